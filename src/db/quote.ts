@@ -1,0 +1,68 @@
+/**
+ * Identifier and literal quoting. Every name that reaches SQL (from flags,
+ * headers or the server) goes through quoteId; every value through
+ * quoteString or a `?` placeholder.
+ */
+export function quoteId(name: string): string {
+  return `\`${name.replace(/`/g, '``')}\``;
+}
+
+export function quoteQualified(db: string | undefined, table: string): string {
+  return db === undefined ? quoteId(table) : `${quoteId(db)}.${quoteId(table)}`;
+}
+
+/**
+ * A SQL string literal for bytes, safe whatever sql_mode says about
+ * backslashes: printable ASCII other than quote and backslash is written as
+ * is; anything else makes the whole literal a hex literal.
+ */
+export function quoteBytes(bytes: Buffer): string {
+  for (const b of bytes) {
+    if (b < 0x20 || b > 0x7e || b === 0x27 || b === 0x5c) return bytes.length === 0 ? "''" : `0x${bytes.toString('hex')}`;
+  }
+  return `'${bytes.toString('latin1')}'`;
+}
+
+/** A string literal for text (UTF-8 on a utf8mb4 connection), hex-encoded so no escaping mode matters. */
+export function quoteString(text: string): string {
+  return text === '' ? "''" : `_utf8mb4 0x${Buffer.from(text, 'utf8').toString('hex')}`;
+}
+
+/** Splits `db.table` (either part may be backquoted) into its parts. */
+export function splitQualifiedName(text: string): { db: string | undefined; table: string } | undefined {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    if (text[i] === '`') {
+      let name = '';
+      i++;
+      for (;;) {
+        if (i >= text.length) return undefined;
+        if (text[i] === '`') {
+          if (text[i + 1] === '`') {
+            name += '`';
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        name += text[i++];
+      }
+      parts.push(name);
+    } else {
+      const dot = text.indexOf('.', i);
+      const end = dot === -1 ? text.length : dot;
+      parts.push(text.slice(i, end));
+      i = end;
+    }
+    if (i < text.length) {
+      if (text[i] !== '.') return undefined;
+      i++;
+      if (i === text.length) return undefined;
+    }
+  }
+  if (parts.length === 1 && parts[0]) return { db: undefined, table: parts[0] };
+  if (parts.length === 2 && parts[0] && parts[1]) return { db: parts[0], table: parts[1] };
+  return undefined;
+}

@@ -1,0 +1,29 @@
+import { type FlatloadError, isFlatloadError } from './codes.js';
+
+/** Where in the input, as "file F, line L, byte offset B, chunk C". */
+export function describeLocation(err: FlatloadError): string {
+  const c = err.context;
+  const parts: string[] = [];
+  if (c.file !== undefined) parts.push(`file ${c.file}`);
+  if (c.line !== undefined) parts.push(`line ${c.line}`);
+  if (c.byteOffset !== undefined) parts.push(`byte offset ${c.byteOffset}`);
+  if (c.chunk !== undefined) parts.push(`chunk ${c.chunk}`);
+  return parts.join(', ');
+}
+
+/**
+ * The only place errors become text. One line for the error, then optional
+ * hint and resume lines; never a stack trace for an expected failure.
+ */
+export function formatError(err: unknown): string {
+  if (!isFlatloadError(err)) {
+    const text = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    return `flatload: internal error (please report): ${text}`;
+  }
+  const where = describeLocation(err);
+  const errno = err.context.serverErrno !== undefined ? ` [server error ${err.context.serverErrno}]` : '';
+  const lines = [`flatload: ${err.message}${where ? ` (${where})` : ''}${errno}`];
+  if (err.context.hint) lines.push(`  hint: ${err.context.hint}`);
+  if (err.context.resumeCommand) lines.push(`  resume with: ${err.context.resumeCommand}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { PassThrough, type Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { FlatloadError } from '../errors/index.js';
+import { inputError, type InputSource } from './source.js';
+
+/**
+ * A half-open byte range [startByte, endByte) of a plain file. The one place
+ * where that becomes Node's inclusive `end`.
+ */
+export function readRange(path: string, startByte: number, endByte: number, highWaterMark: number): Readable {
+  if (endByte <= startByte) {
+    const empty = new PassThrough();
+    empty.end();
+    return empty;
+  }
+  return createReadStream(path, { start: startByte, end: endByte - 1, highWaterMark });
+}
+
+type ZstdFactory = () => NodeJS.ReadWriteStream;
+
+/** Node >= 22.15 has zstd in zlib; on Node 20 we use the `zstd` program. */
+function nativeZstd(): ZstdFactory | undefined {
+  const f = (zlib as unknown as { createZstdDecompress?: ZstdFactory }).createZstdDecompress;
+  return typeof f === 'function' ? f : undefined;
+}
+
+/** The input's bytes, decompressed, as one stream (stdin, .gz, .zst, or a whole plain file). */
+export function openByteStream(source: InputSource, highWaterMark: number): Readable {
+  const raw: Readable =
+    source.kind === 'stdin' ? process.stdin : createReadStream(source.path, { highWaterMark });
+  raw.on('error', () => undefined); // surfaced through the pipeline below
+  if (source.compression === 'none') {
+    return source.kind === 'stdin' ? raw : withInputErrors(raw, source.path);
+  }
+  if (source.compression === 'gzip') {
+    const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
+    return pipeInto(raw, gunzip as unknown as NodeJS.ReadWriteStream, source.path);
+  }
+  const native = nativeZstd();
+  if (native) return pipeInto(raw, native(), source.path);
+  return spawnZstd(source);
+}
+
+function withInputErrors(stream: Readable, path: string): Readable {
+  const out = new PassThrough({ highWaterMark: stream.readableHighWaterMark });
+  stream.on('error', (err) => out.destroy(inputError(err, path)));
+  stream.pipe(out);
+  return out;
+}
+
+function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string): Readable {
+  const t = transform as unknown as Readable & NodeJS.WritableStream;
+  raw.on('error', (err) => t.destroy(inputError(err, path)));
+  t.on('error', () => undefined);
+  raw.pipe(t);
+  const out = new PassThrough({ highWaterMark: 1 << 20 });
+  t.on('error', (err: Error) =>
+    out.destroy(
+      err instanceof FlatloadError
+        ? err
+        : new FlatloadError('INPUT_MALFORMED', `cannot decompress ${path}: ${err.message}`, { file: path }),
+    ),
+  );
+  t.pipe(out);
+  return out;
+}
+
+function spawnZstd(source: InputSource): Readable {
+  const args = ['-dc', '--no-progress'];
+  const child = spawn('zstd', source.kind === 'stdin' ? args : [...args, '--', source.path], {
+    stdio: [source.kind === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  if (source.kind === 'stdin' && child.stdin) process.stdin.pipe(child.stdin);
+  const out = new PassThrough({ highWaterMark: 1 << 20 });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.on('error', (err: NodeJS.ErrnoException) => {
+    out.destroy(
+      err.code === 'ENOENT'
+        ? new FlatloadError('CONFIG', `${source.path} is zstd-compressed, and this Node has no zstd: install the zstd program (apt-get install -y zstd)`, { file: source.path })
+        : new FlatloadError('INPUT_UNREADABLE', `zstd failed on ${source.path}: ${err.message}`, { file: source.path }),
+    );
+  });
+  child.stdout!.pipe(out, { end: false });
+  child.on('close', (code) => {
+    if (code === 0) out.end();
+    else out.destroy(new FlatloadError('INPUT_MALFORMED', `cannot decompress ${source.path}: ${stderr.trim() || `zstd exited ${code}`}`, { file: source.path }));
+  });
+  out.on('close', () => {
+    if (child.exitCode === null) child.kill();
+  });
+  return out;
+}

@@ -1,0 +1,62 @@
+/**
+ * `npm test`: starts one throwaway MariaDB for the whole run (unless
+ * DATABASE_URL points at a server), runs every test file with node:test
+ * against it, and always stops it, also when tests fail or the run is
+ * interrupted.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...findTests(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2);
+const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+
+let server: ThrowawayServer | undefined;
+const env = { ...process.env };
+if (!env['DATABASE_URL']) {
+  server = await startThrowawayServer({ log: (l) => process.stderr.write(`${l}\n`) });
+  env['DATABASE_URL'] = server.url;
+  env['FLATLOAD_TEST_SERVER_DIR'] = server.baseDir;
+  if (server.rocksdb) env['FLATLOAD_TEST_ROCKSDB'] = '1';
+  process.stderr.write(`test server: MariaDB on ${server.url} (${server.rocksdb ? 'MyRocks loaded' : 'no MyRocks'})\n`);
+} else {
+  process.stderr.write('test server: using DATABASE_URL\n');
+}
+
+const stop = async (): Promise<void> => {
+  const s = server;
+  server = undefined;
+  if (s) await s.stop().catch((e: unknown) => process.stderr.write(`stopping test server: ${String(e)}\n`));
+};
+
+let code = 1;
+try {
+  code = await new Promise<number>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files.map((f) => relative(root, f))],
+      { cwd: root, env, stdio: 'inherit' },
+    );
+    const forward = (sig: NodeJS.Signals): void => {
+      child.kill(sig);
+    };
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
+  });
+} finally {
+  await stop();
+}
+process.exitCode = code;
