@@ -1,0 +1,189 @@
+import { FlatloadError } from '../errors/index.js';
+import type { CharsetInfo } from './charsets.js';
+import { countNewlines } from './newlines.js';
+import { RecordScanner, type ScanFormat, type ScanTargets } from './scanner.js';
+import type { CutChunk, InputSummary } from './types.js';
+
+export interface CutOptions {
+  format: ScanFormat;
+  charset: CharsetInfo;
+  /** The statement's target fields; see RecordScanner. */
+  targets: ScanTargets | undefined;
+  chunkSizeBytes: number;
+  /** A record longer than this is an error (a stray quote usually). */
+  maxRecordBytes: number;
+  /** Header records to skip (--ignore-lines). */
+  ignoreLines: number;
+  /** Drop a leading UTF-8 byte-order mark (never data). */
+  stripBom: boolean;
+  /** Keep each chunk's bytes (inputs that cannot be re-read). */
+  keepBytes: boolean;
+  /** Input name for messages. */
+  file: string;
+}
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * Cuts a byte stream into chunks of whole records, deterministically: chunk
+ * k ends at the first record end at or after (its start + chunkSizeBytes).
+ * The same input and options always give the same chunks.
+ *
+ * Pull-based: the next block is read only when the consumer asks for the
+ * next chunk, so a slow consumer bounds memory.
+ */
+export async function* cutChunks(
+  blocks: AsyncIterable<Buffer>,
+  opts: CutOptions,
+  summary?: (s: InputSummary) => void,
+): AsyncGenerator<CutChunk> {
+  const scanner = new RecordScanner(opts.format, opts.charset, opts.targets);
+  // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not.
+  const header = opts.ignoreLines > 0 ? new RecordScanner(opts.format, opts.charset, undefined, true) : undefined;
+
+  let base = 0; // absolute offset of buf[0]
+  let carry: Buffer | undefined;
+  let first = true;
+  let headerDone = header === undefined;
+  let headerBytes = 0;
+  let bomBytes = 0;
+  let newlinesBefore = 0; // newlines before chunkStart
+  let chunkStart = 0;
+  let chunkNewlines = 0;
+  let chunkRecordsAtStart = 0;
+  let chunkIndex = 0;
+  let target = 0;
+  let parts: Buffer[] = [];
+  let totalBytes = 0;
+
+  const emit = (end: number): CutChunk => {
+    const chunk: CutChunk = {
+      index: chunkIndex++,
+      startByte: chunkStart,
+      endByte: end,
+      firstLine: newlinesBefore + 1,
+      firstRecord: chunkRecordsAtStart,
+      records: scanner.records - chunkRecordsAtStart,
+      newlines: chunkNewlines,
+    };
+    if (opts.keepBytes) chunk.buffers = parts;
+    parts = [];
+    newlinesBefore += chunkNewlines;
+    chunkNewlines = 0;
+    chunkStart = end;
+    chunkRecordsAtStart = scanner.records;
+    target = chunkStart + opts.chunkSizeBytes;
+    return chunk;
+  };
+
+  const take = (buf: Buffer, from: number, to: number): void => {
+    if (to <= from) return;
+    chunkNewlines += countNewlines(buf, from, to);
+    if (opts.keepBytes) parts.push(buf.subarray(from, to));
+  };
+
+  const checkRecordSize = (abs: number): void => {
+    if (abs - scanner.currentRecordStart > opts.maxRecordBytes) {
+      throw new FlatloadError(
+        'INPUT_MALFORMED',
+        `a record is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: an unterminated quote or a wrong --lines-terminated-by?`,
+        { file: opts.file, byteOffset: scanner.currentRecordStart, hint: 'if the record is genuine, raise --chunk-size' },
+      );
+    }
+  };
+
+  /** Scans buf (which starts at absolute offset `base`); leaves what needs more lookahead in `carry`. */
+  function* process(buf: Buffer, final: boolean): Generator<CutChunk> {
+    let pos = 0;
+    if (first) {
+      first = false;
+      if (opts.stripBom && buf.length >= 3 && buf.subarray(0, 3).equals(BOM)) {
+        bomBytes = 3;
+        headerBytes = 3;
+        pos = 3;
+        newlinesBefore = 0;
+      }
+      chunkStart = pos;
+      target = pos + opts.chunkSizeBytes;
+    }
+    if (!headerDone && header) {
+      // Header records: counted for line numbers, never sent.
+      while (header.records < opts.ignoreLines) {
+        const r = header.scan(buf, pos, base, final, base + pos);
+        newlinesBefore += countNewlines(buf, pos, r.pos);
+        pos = r.pos;
+        if (!r.atRecordEnd) break;
+      }
+      if (header.records < opts.ignoreLines && final) {
+        header.finish(base + buf.length);
+        pos = buf.length;
+      }
+      if (header.records >= opts.ignoreLines) {
+        headerDone = true;
+        headerBytes = base + pos;
+        chunkStart = base + pos;
+        target = chunkStart + opts.chunkSizeBytes;
+      } else {
+        carry = buf.subarray(pos);
+        base += pos;
+        return;
+      }
+    }
+    let segStart = pos;
+    for (;;) {
+      const r = scanner.scan(buf, pos, base, final, target);
+      take(buf, segStart, r.pos);
+      if (r.atRecordEnd) {
+        yield emit(base + r.pos);
+        pos = segStart = r.pos;
+        if (pos < buf.length || !final) continue;
+      }
+      checkRecordSize(base + r.pos);
+      if (r.pos < buf.length) {
+        carry = buf.subarray(r.pos);
+        if (carry.length > opts.maxRecordBytes + scanner.lookahead) checkRecordSize(base + buf.length);
+      }
+      base += r.pos;
+      return;
+    }
+  }
+
+  for await (const block of blocks) {
+    if (block.length === 0) continue;
+    totalBytes += block.length;
+    const buf = carry ? Buffer.concat([carry, block]) : block;
+    carry = undefined;
+    yield* process(buf, false);
+  }
+  if (first) {
+    summary?.({ totalBytes: 0, headerBytes: 0, bomBytes: 0, records: 0, newlines: 0, chunks: 0 });
+    return;
+  }
+  if (carry !== undefined && carry.length > 0) {
+    const rest: Buffer = carry;
+    carry = undefined;
+    yield* process(rest, true);
+  }
+  if (!headerDone) {
+    summary?.({ totalBytes, headerBytes: totalBytes, bomBytes, records: 0, newlines: newlinesBefore, chunks: 0 });
+    return;
+  }
+  const open = scanner.finish(totalBytes);
+  if (open) {
+    throw new FlatloadError(
+      'INPUT_MALFORMED',
+      'unterminated quoted field: the input ends inside a field that opens with a quote',
+      { file: opts.file, byteOffset: open.quoteOffset },
+    );
+  }
+  checkRecordSize(totalBytes);
+  if (totalBytes > chunkStart) yield emit(totalBytes);
+  summary?.({
+    totalBytes,
+    headerBytes,
+    bomBytes,
+    records: scanner.records,
+    newlines: newlinesBefore,
+    chunks: chunkIndex,
+  });
+}

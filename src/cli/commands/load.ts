@@ -1,0 +1,45 @@
+import { writeFileSync } from 'node:fs';
+import { toLoadOptions, type LoadArgs } from '../../config/loadOptions.js';
+import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
+import { executeLoad } from '../../load/execute.js';
+import { renderChart } from '../../report/chart.js';
+import { EventHub } from '../../report/events.js';
+import { makeReporter } from '../../report/reporters.js';
+import { renderSummary } from '../../report/summary.js';
+import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
+import type { CliIo } from '../io.js';
+
+export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): Promise<ExitCode> {
+  const options = toLoadOptions(args);
+  const { options: conn, warnings } = await connectionFromArgs(args, io.cwd, io.env);
+  for (const w of warnings) io.stderr.write(`warning: ${w}\n`);
+
+  const events = new EventHub();
+  const reporter = makeReporter(options.json && options.progress === 'auto' ? 'lines' : options.progress, io.stderr);
+  events.on((e) => reporter.onEvent(e));
+  const stop = new AbortController();
+  const offSignals = io.onInterrupt(() => stop.abort());
+  let result;
+  try {
+    result = await executeLoad(options, conn, events, stop.signal);
+  } finally {
+    offSignals();
+    reporter.close();
+  }
+  const { report, error } = result;
+  report.timeline = reporter.state.timeline;
+  if (options.chartPath) {
+    writeFileSync(options.chartPath, renderChart([{ name: report.table, points: report.timeline }], { title: `flatload: ${report.table}` }));
+  }
+  const text = renderSummary(report);
+  if (options.json) {
+    io.stdout.write(`${JSON.stringify(report)}\n`);
+    io.stderr.write(`${text}\n`);
+  } else {
+    io.stdout.write(`${text}\n`);
+  }
+  if (error) throw error;
+  if (report.status === 'rejected-within-budget') return EXIT.rejectedWithinBudget;
+  if (report.status === 'stopped') throw new FlatloadError('INTERNAL', 'load stopped without an error');
+  return EXIT.ok;
+}

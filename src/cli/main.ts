@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+import yargs, { type Argv } from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { EXIT, FlatloadError, formatError, isFlatloadError, type ExitCode } from '../errors/index.js';
+import { withConnectionOptions } from './connectionArgs.js';
+import { withFormatOptions } from './formatArgs.js';
+import type { CliIo } from './io.js';
+
+function withLoadOptions<T>(y: Argv<T>) {
+  return withFormatOptions(withConnectionOptions(y))
+    .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input)' })
+    .option('table', { alias: 't', type: 'string', describe: '[db.]table to load into', group: 'Load:' })
+    .option('jobs', { alias: 'j', type: 'number', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
+    .option('chunk-size', { type: 'string', describe: 'bytes per chunk, e.g. 64MiB, 1G (default 64MiB)', group: 'Load:' })
+    .option('strategy', { type: 'string', describe: 'force a strategy: load-data | insert | surrogate-key', group: 'Load:' })
+    .option('mode', { type: 'string', describe: 'append (default) | replace | swap', group: 'Load:' })
+    .option('keep-old', { type: 'boolean', describe: 'with --mode swap: keep the previous table as <table>_old', group: 'Load:' })
+    .option('allow-ddl', { type: 'boolean', describe: 'let the plan change the table (drop/re-add indexes, take the surrogate key out)', group: 'Load:' })
+    .option('sort-chunks', { type: 'string', describe: 'sort rows by the clustered key within each chunk: auto | on | off', group: 'Load:' })
+    .option('dry-run', { type: 'boolean', describe: 'print the plan and change nothing (same as flatload plan)', group: 'Load:' })
+    .option('max-errors', { type: 'number', describe: 'rejected rows allowed before the load stops (default 0)', group: 'Bad rows:' })
+    .option('reject-file', { type: 'string', describe: 'where rejected rows go (default: <input>.rejects.tsv beside the input)', group: 'Bad rows:' })
+    .option('on-duplicate', { type: 'string', describe: 'error (default) | ignore | replace', group: 'Bad rows:' })
+    .option('ignore', { type: 'boolean', describe: 'alias of --on-duplicate ignore (mysqlimport)', group: 'Bad rows:' })
+    .option('replace', { type: 'boolean', describe: 'alias of --on-duplicate replace (mysqlimport)', group: 'Bad rows:' })
+    .option('allow-truncation', { type: 'boolean', describe: 'accept values the server truncates or converts (counted as warnings)', group: 'Bad rows:' })
+    .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over', group: 'Resume:' })
+    .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
+    .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
+    .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
+    .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' });
+}
+
+export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) => void): Argv {
+  const run = (fn: () => Promise<ExitCode>): Promise<void> => fn().then(setExit);
+  return yargs(argv)
+    .scriptName('flatload')
+    .usage('$0 <command> [options]\n\nBulk-load flat files (CSV/TSV) into MySQL/MariaDB: parallel, resumable, exactly once.')
+    .command(
+      'load <file>',
+      'load a file into a table',
+      (y) => withLoadOptions(y),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand(a as never, io)),
+    )
+    .command(
+      'plan <file>',
+      'show the plan for a load without changing anything (= load --dry-run)',
+      (y) => withLoadOptions(y),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...(a as object), dryRun: true } as never, io)),
+    )
+    .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false })
+    .demandCommand(1, 'name a command: load, plan, status or bench')
+    .strict()
+    .help()
+    .alias('help', '?')
+    .version()
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new FlatloadError('USAGE', msg);
+    });
+}
+
+async function main(): Promise<void> {
+  let code: ExitCode = EXIT.ok;
+  let interrupts = 0;
+  const io: CliIo = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    onInterrupt(first) {
+      const handler = (): void => {
+        interrupts++;
+        if (interrupts === 1) {
+          process.stderr.write('\ninterrupt: finishing the chunks in flight (Ctrl-C again to abort at once; nothing half-done is kept)\n');
+          first();
+        } else {
+          process.stderr.write('\naborting\n');
+          process.exit(EXIT.stopped);
+        }
+      };
+      process.on('SIGINT', handler);
+      process.on('SIGTERM', handler);
+      return () => {
+        process.off('SIGINT', handler);
+        process.off('SIGTERM', handler);
+      };
+    },
+  };
+  try {
+    await buildCli(hideBin(process.argv), io, (c) => (code = c)).parseAsync();
+  } catch (err) {
+    process.stderr.write(`${formatError(err)}\n`);
+    code = isFlatloadError(err) ? err.exitCode : EXIT.internal;
+  }
+  process.exitCode = code;
+}
+
+await main();

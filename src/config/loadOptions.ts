@@ -1,0 +1,169 @@
+import { FlatloadError } from '../errors/index.js';
+import { splitQualifiedName } from '../db/quote.js';
+import type { ColumnTarget, DuplicateHandling } from '../plan/sql.js';
+import type { ConnectionFlags } from './connection.js';
+import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
+import { parseByteSize } from './size.js';
+
+export const STRATEGIES = ['load-data', 'insert', 'surrogate-key'] as const;
+export type StrategyName = (typeof STRATEGIES)[number];
+export const MODES = ['append', 'replace', 'swap'] as const;
+export type LoadMode = (typeof MODES)[number];
+export const PROGRESS_MODES = ['auto', 'bar', 'lines', 'none'] as const;
+export type ProgressOption = (typeof PROGRESS_MODES)[number];
+
+/** Everything `load`/`plan` need, validated and defaulted once. */
+export interface LoadOptions {
+  file: string;
+  db: string | undefined;
+  table: string;
+  format: FileFormat;
+  columns: ColumnTarget[] | undefined;
+  /** undefined: chosen from the server (see plan). */
+  jobs: number | undefined;
+  chunkSizeBytes: number;
+  strategy: StrategyName | undefined;
+  mode: LoadMode;
+  dryRun: boolean;
+  progress: ProgressOption;
+  json: boolean;
+  chartPath: string | undefined;
+  maxErrors: number;
+  rejectFile: string | undefined;
+  onDuplicate: DuplicateHandling;
+  allowTruncation: boolean;
+  restart: boolean;
+  keepHistory: boolean;
+  allowDdl: boolean;
+  keepOld: boolean;
+  /** Sort each chunk by the clustered key before sending (key-order loads). */
+  sortChunks: 'auto' | 'on' | 'off';
+  stripBom: boolean;
+  /** Schema for resume bookkeeping. */
+  bookkeepingSchema: string | undefined;
+}
+
+/** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
+export interface LoadArgs extends FormatFlags, ConnectionFlags {
+  file?: string;
+  table?: string;
+  columns?: string;
+  jobs?: number;
+  chunkSize?: string;
+  strategy?: string;
+  mode?: string;
+  dryRun?: boolean;
+  progress?: string;
+  json?: boolean;
+  chart?: string;
+  maxErrors?: number;
+  rejectFile?: string;
+  onDuplicate?: string;
+  ignore?: boolean;
+  replace?: boolean;
+  allowTruncation?: boolean;
+  restart?: boolean;
+  keepHistory?: boolean;
+  allowDdl?: boolean;
+  keepOld?: boolean;
+  sortChunks?: string;
+  keepBom?: boolean;
+  bookkeepingSchema?: string;
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new FlatloadError('USAGE', `--${option}: "${value}" is not one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+/** `a,b,@skip,c` → column targets; names may be backquoted. */
+export function parseColumnList(text: string): ColumnTarget[] {
+  const out: ColumnTarget[] = [];
+  for (const raw of splitCommas(text)) {
+    const item = raw.trim();
+    if (item === '') throw new FlatloadError('USAGE', `--columns: empty column name in "${text}"`);
+    if (item.startsWith('@')) {
+      const name = item.slice(1);
+      if (!/^[A-Za-z0-9_$.]+$/.test(name)) throw new FlatloadError('USAGE', `--columns: "${item}" is not a valid user variable`);
+      out.push({ name, isVariable: true });
+    } else if (item.startsWith('`')) {
+      if (!item.endsWith('`') || item.length < 3) throw new FlatloadError('USAGE', `--columns: unbalanced backquote in "${item}"`);
+      out.push({ name: item.slice(1, -1).replace(/``/g, '`'), isVariable: false });
+    } else {
+      out.push({ name: item, isVariable: false });
+    }
+  }
+  return out;
+}
+
+function splitCommas(text: string): string[] {
+  const parts: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '`') {
+      if (quoted && text[i + 1] === '`') {
+        cur += '``';
+        i++;
+        continue;
+      }
+      quoted = !quoted;
+    }
+    if (c === ',' && !quoted) {
+      parts.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  parts.push(cur);
+  return parts;
+}
+
+export function toLoadOptions(a: LoadArgs): LoadOptions {
+  if (!a.file) throw new FlatloadError('USAGE', 'missing the input file (use - for standard input)');
+  if (!a.table) throw new FlatloadError('USAGE', 'missing --table [db.]table');
+  const name = splitQualifiedName(a.table);
+  if (!name) throw new FlatloadError('USAGE', `--table: "${a.table}" is not a table name (db.table or table; backquote names with dots)`);
+  if (a.jobs !== undefined && (!Number.isInteger(a.jobs) || a.jobs < 1 || a.jobs > 64)) {
+    throw new FlatloadError('USAGE', `--jobs must be a whole number from 1 to 64, got ${String(a.jobs)}`);
+  }
+  if (a.maxErrors !== undefined && (!Number.isInteger(a.maxErrors) || a.maxErrors < 0)) {
+    throw new FlatloadError('USAGE', `--max-errors must be a whole number >= 0, got ${String(a.maxErrors)}`);
+  }
+  if (a.ignore && a.replace) throw new FlatloadError('USAGE', '--ignore and --replace are mutually exclusive');
+  let onDuplicate = oneOf(a.onDuplicate, ['error', 'ignore', 'replace'] as const, 'on-duplicate', 'error');
+  if (a.ignore || a.replace) {
+    if (a.onDuplicate !== undefined) throw new FlatloadError('USAGE', '--ignore/--replace are aliases of --on-duplicate; give one of them');
+    onDuplicate = a.ignore ? 'ignore' : 'replace';
+  }
+  const chunkSizeBytes = a.chunkSize === undefined ? 64 * 1024 * 1024 : parseByteSize(a.chunkSize, 'chunk-size');
+  return {
+    file: a.file,
+    db: name.db,
+    table: name.table,
+    format: resolveFormat(a),
+    columns: a.columns === undefined ? undefined : parseColumnList(a.columns),
+    jobs: a.jobs,
+    chunkSizeBytes,
+    strategy: a.strategy === undefined ? undefined : oneOf(a.strategy, STRATEGIES, 'strategy', 'load-data'),
+    mode: oneOf(a.mode, MODES, 'mode', 'append'),
+    dryRun: a.dryRun ?? false,
+    progress: oneOf(a.progress, PROGRESS_MODES, 'progress', 'auto'),
+    json: a.json ?? false,
+    chartPath: a.chart,
+    maxErrors: a.maxErrors ?? 0,
+    rejectFile: a.rejectFile,
+    onDuplicate,
+    allowTruncation: a.allowTruncation ?? false,
+    restart: a.restart ?? false,
+    keepHistory: a.keepHistory ?? false,
+    allowDdl: a.allowDdl ?? false,
+    keepOld: a.keepOld ?? false,
+    sortChunks: oneOf(a.sortChunks, ['auto', 'on', 'off'] as const, 'sort-chunks', 'auto'),
+    stripBom: !(a.keepBom ?? false),
+    bookkeepingSchema: a.bookkeepingSchema,
+  };
+}

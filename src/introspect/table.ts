@@ -1,0 +1,148 @@
+import type { Connection, PoolConnection } from 'mysql2/promise';
+import { quoteQualified } from '../db/quote.js';
+import { FlatloadError } from '../errors/index.js';
+import type { ColumnFacts, IndexFacts, TableFacts } from './types.js';
+
+type Conn = Connection | PoolConnection;
+
+async function rows<T>(conn: Conn, sql: string, values?: unknown[]): Promise<T[]> {
+  const [r] = await conn.query(sql, values);
+  return r as T[];
+}
+
+/** Read-only facts about the target table. Throws UNKNOWN_DATABASE / UNKNOWN_TABLE with the name. */
+export async function readTableFacts(conn: Conn, db: string, table: string): Promise<TableFacts> {
+  const schemata = await rows<{ n: number }>(conn, 'SELECT COUNT(*) AS n FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [db]);
+  if (Number(schemata[0]?.n ?? 0) === 0) {
+    throw new FlatloadError('UNKNOWN_DATABASE', `unknown database \`${db}\``, { table: `${db}.${table}` });
+  }
+  const t = (
+    await rows<{ ENGINE: string | null; ROW_FORMAT: string | null; CREATE_OPTIONS: string | null; TABLE_ROWS: string | number | null; TABLE_COLLATION: string | null; TABLE_TYPE: string; AUTO_INCREMENT: string | number | null }>(
+      conn,
+      `SELECT ENGINE, ROW_FORMAT, CREATE_OPTIONS, TABLE_ROWS, TABLE_COLLATION, TABLE_TYPE, AUTO_INCREMENT
+         FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`,
+      [db, table],
+    )
+  )[0];
+  if (!t) throw new FlatloadError('UNKNOWN_TABLE', `unknown table \`${db}\`.\`${table}\``, { table: `${db}.${table}` });
+  if (t.TABLE_TYPE !== 'BASE TABLE') {
+    throw new FlatloadError('UNSUPPORTED', `\`${db}\`.\`${table}\` is a ${t.TABLE_TYPE.toLowerCase()}, not a table`, { table: `${db}.${table}` });
+  }
+
+  const columns: ColumnFacts[] = (
+    await rows<{
+      COLUMN_NAME: string;
+      ORDINAL_POSITION: number;
+      DATA_TYPE: string;
+      COLUMN_TYPE: string;
+      IS_NULLABLE: string;
+      COLUMN_DEFAULT: string | null;
+      EXTRA: string;
+      CHARACTER_MAXIMUM_LENGTH: string | number | null;
+      CHARACTER_SET_NAME: string | null;
+    }>(
+      conn,
+      `SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
+              CHARACTER_MAXIMUM_LENGTH, CHARACTER_SET_NAME
+         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
+      [db, table],
+    )
+  ).map((c) => ({
+    name: c.COLUMN_NAME,
+    ordinal: Number(c.ORDINAL_POSITION),
+    dataType: c.DATA_TYPE.toLowerCase(),
+    columnType: c.COLUMN_TYPE,
+    nullable: c.IS_NULLABLE === 'YES',
+    defaultValue: c.COLUMN_DEFAULT,
+    extra: c.EXTRA ?? '',
+    maxChars: c.CHARACTER_MAXIMUM_LENGTH === null ? null : Number(c.CHARACTER_MAXIMUM_LENGTH),
+    characterSet: c.CHARACTER_SET_NAME,
+    generated: /GENERATED|VIRTUAL|PERSISTENT|STORED/i.test(c.EXTRA ?? ''),
+  }));
+
+  const stats = await rows<{ INDEX_NAME: string; NON_UNIQUE: number | string; SEQ_IN_INDEX: number; COLUMN_NAME: string; INDEX_TYPE: string }>(
+    conn,
+    `SELECT INDEX_NAME, NON_UNIQUE, SEQ_IN_INDEX, COLUMN_NAME, INDEX_TYPE
+       FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
+    [db, table],
+  );
+  const byName = new Map<string, IndexFacts>();
+  for (const s of stats) {
+    let ix = byName.get(s.INDEX_NAME);
+    if (!ix) {
+      ix = { name: s.INDEX_NAME, unique: Number(s.NON_UNIQUE) === 0, primary: s.INDEX_NAME === 'PRIMARY', columns: [], type: s.INDEX_TYPE };
+      byName.set(s.INDEX_NAME, ix);
+    }
+    ix.columns.push(s.COLUMN_NAME);
+  }
+  const indexes = [...byName.values()];
+  const primaryKey = indexes.find((i) => i.primary);
+  const notNull = new Set(columns.filter((c) => !c.nullable).map((c) => c.name));
+  // Without a PRIMARY KEY, InnoDB and MyRocks cluster by the first UNIQUE NOT NULL key.
+  const clusteredKey =
+    primaryKey ?? indexes.find((i) => i.unique && i.columns.every((c) => notNull.has(c)) && i.type !== 'FULLTEXT');
+  const autoInc = columns.find((c) => /auto_increment/i.test(c.extra));
+
+  const foreignKeys = await rows<{ CONSTRAINT_NAME: string; COLUMN_NAME: string; REFERENCED_TABLE_NAME: string }>(
+    conn,
+    `SELECT CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE
+      WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY CONSTRAINT_NAME, ORDINAL_POSITION`,
+    [db, table],
+  );
+  const fkMap = new Map<string, { name: string; columns: string[]; referencedTable: string }>();
+  for (const f of foreignKeys) {
+    const fk = fkMap.get(f.CONSTRAINT_NAME) ?? { name: f.CONSTRAINT_NAME, columns: [], referencedTable: f.REFERENCED_TABLE_NAME };
+    fk.columns.push(f.COLUMN_NAME);
+    fkMap.set(f.CONSTRAINT_NAME, fk);
+  }
+  const referencedBy = Number(
+    (
+      await rows<{ n: number }>(
+        conn,
+        `SELECT COUNT(DISTINCT CONSTRAINT_SCHEMA, CONSTRAINT_NAME) AS n FROM information_schema.KEY_COLUMN_USAGE
+          WHERE REFERENCED_TABLE_SCHEMA = ? AND REFERENCED_TABLE_NAME = ?`,
+        [db, table],
+      )
+    )[0]?.n ?? 0,
+  );
+  const triggers = (
+    await rows<{ TRIGGER_NAME: string; EVENT_MANIPULATION: string; ACTION_TIMING: string }>(
+      conn,
+      `SELECT TRIGGER_NAME, EVENT_MANIPULATION, ACTION_TIMING FROM information_schema.TRIGGERS
+        WHERE EVENT_OBJECT_SCHEMA = ? AND EVENT_OBJECT_TABLE = ?`,
+      [db, table],
+    )
+  ).map((r) => ({ name: r.TRIGGER_NAME, event: r.EVENT_MANIPULATION, timing: r.ACTION_TIMING }));
+  const partitions = await rows<{ n: number }>(
+    conn,
+    `SELECT COUNT(*) AS n FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND PARTITION_NAME IS NOT NULL`,
+    [db, table],
+  );
+  const qualified = quoteQualified(db, table);
+  const empty = (await rows<{ one: number }>(conn, `SELECT 1 AS one FROM ${qualified} LIMIT 1`)).length === 0;
+  const create = await rows<Record<string, string>>(conn, `SHOW CREATE TABLE ${qualified}`);
+  const createSql = String(create[0]?.['Create Table'] ?? '');
+  const collation = t.TABLE_COLLATION;
+
+  return {
+    db,
+    table,
+    engine: (t.ENGINE ?? 'UNKNOWN').toUpperCase(),
+    rowFormat: t.ROW_FORMAT,
+    createOptions: t.CREATE_OPTIONS ?? '',
+    charset: collation ? collation.split('_')[0]! : null,
+    columns,
+    indexes,
+    primaryKey,
+    clusteredKey,
+    autoIncrementColumn: autoInc?.name,
+    autoIncrementNext: t.AUTO_INCREMENT === null ? null : String(t.AUTO_INCREMENT),
+    foreignKeys: [...fkMap.values()],
+    referencedBy,
+    triggers,
+    partitioned: Number(partitions[0]?.n ?? 0) > 0,
+    empty,
+    approxRows: Number(t.TABLE_ROWS ?? 0),
+    createSql,
+  };
+}

@@ -1,0 +1,90 @@
+/** Facts read from the server, the table and the input; the planner's only inputs besides options. */
+
+export type Flavor = 'mariadb' | 'mysql' | 'percona' | 'tidb' | 'unknown';
+
+export interface ServerFacts {
+  flavor: Flavor;
+  /** As the server reports it, e.g. "10.11.19-MariaDB-0+deb12u1". */
+  version: string;
+  /** [major, minor, patch]. */
+  versionNumber: [number, number, number];
+  /** ENGINE -> SUPPORT (YES, DEFAULT, NO, DISABLED), upper-case engine names. */
+  engines: Record<string, string>;
+  /** Lower-case variable name -> value, for the variables that matter to loading. */
+  variables: Record<string, string>;
+  localInfile: boolean;
+  maxAllowedPacketBytes: number;
+  /** Binary logging on (log_bin). */
+  binlog: boolean;
+  /** Privileges of the current user as SHOW GRANTS states them. */
+  grants: string[];
+  /** Best guess of the server's CPU count (thread_pool_size defaults to it on MariaDB). */
+  serverCpus: number | undefined;
+}
+
+export interface ColumnFacts {
+  name: string;
+  ordinal: number;
+  dataType: string;
+  columnType: string;
+  nullable: boolean;
+  defaultValue: string | null;
+  /** e.g. "auto_increment", "VIRTUAL GENERATED". */
+  extra: string;
+  maxChars: number | null;
+  characterSet: string | null;
+  generated: boolean;
+}
+
+export interface IndexFacts {
+  name: string;
+  unique: boolean;
+  primary: boolean;
+  columns: string[];
+  /** BTREE, FULLTEXT, SPATIAL, HASH, LSM ... */
+  type: string;
+}
+
+export interface ForeignKeyFacts {
+  name: string;
+  columns: string[];
+  referencedTable: string;
+}
+
+export interface TriggerFacts {
+  name: string;
+  event: string;
+  timing: string;
+}
+
+export interface TableFacts {
+  db: string;
+  table: string;
+  /** Upper-case engine name, e.g. INNODB, ROCKSDB, ARIA, MYISAM, TOKUDB. */
+  engine: string;
+  rowFormat: string | null;
+  createOptions: string;
+  /** Default character set of the table. */
+  charset: string | null;
+  columns: ColumnFacts[];
+  indexes: IndexFacts[];
+  /** The explicit PRIMARY KEY, if any. */
+  primaryKey: IndexFacts | undefined;
+  /**
+   * The key the engine clusters rows by: the PRIMARY KEY, else (InnoDB,
+   * MyRocks) the first UNIQUE key whose columns are all NOT NULL.
+   */
+  clusteredKey: IndexFacts | undefined;
+  autoIncrementColumn: string | undefined;
+  autoIncrementNext: string | null;
+  foreignKeys: ForeignKeyFacts[];
+  /** Foreign keys in other tables that reference this one. */
+  referencedBy: number;
+  triggers: TriggerFacts[];
+  partitioned: boolean;
+  empty: boolean;
+  /** information_schema estimate. */
+  approxRows: number;
+  /** CREATE TABLE text, for swap mode and bench. */
+  createSql: string;
+}

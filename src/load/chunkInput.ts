@@ -1,0 +1,111 @@
+import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { cutChunks, type CutOptions } from '../chunking/cut.js';
+import type { CutChunk, InputSummary } from '../chunking/types.js';
+import { openByteStream, readRange } from '../input/streams.js';
+import { inputError, type InputSource } from '../input/source.js';
+
+/** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
+const SCAN_BLOCK_BYTES = 4 << 20;
+
+/**
+ * Where chunks come from and how their bytes are read back. A plain file is
+ * scanned once for boundaries and each chunk is re-read by byte range (in
+ * parallel, and again on retry or resume); a stream (stdin, .gz, .zst) is cut
+ * on the fly and each chunk carries its bytes.
+ */
+export class ChunkInput {
+  summary: InputSummary | undefined;
+  bytesScanned = 0;
+
+  constructor(
+    readonly source: InputSource,
+    private readonly cut: Omit<CutOptions, 'keepBytes'>,
+  ) {}
+
+  get seekable(): boolean {
+    return this.source.seekable;
+  }
+
+  chunks(): AsyncGenerator<CutChunk> {
+    const blocks = this.source.seekable ? this.fileBlocks() : this.streamBlocks();
+    return cutChunks(blocks, { ...this.cut, keepBytes: !this.source.seekable }, (s) => (this.summary = s));
+  }
+
+  private async *fileBlocks(): AsyncGenerator<Buffer> {
+    let fh;
+    try {
+      fh = await open(this.source.path, 'r');
+    } catch (err) {
+      throw inputError(err, this.source.path);
+    }
+    try {
+      let position = 0;
+      for (;;) {
+        const buf = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
+        const { bytesRead } = await fh.read(buf, 0, buf.length, position);
+        if (bytesRead === 0) break;
+        position += bytesRead;
+        this.bytesScanned = position;
+        yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
+      }
+    } catch (err) {
+      throw inputError(err, this.source.path);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private async *streamBlocks(): AsyncGenerator<Buffer> {
+    const stream = openByteStream(this.source, 1 << 20);
+    for await (const b of stream) {
+      const buf = b as Buffer;
+      this.bytesScanned += buf.length;
+      yield buf;
+    }
+  }
+
+  /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each becomes one LOCAL INFILE packet). */
+  open(chunk: CutChunk, pieceBytes: number): Readable {
+    if (chunk.buffers) return Readable.from(coalesce(chunk.buffers, pieceBytes), { objectMode: false });
+    const s = readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
+    return s;
+  }
+
+  /** The whole chunk in memory (row-level work on a chunk only). */
+  async readAll(chunk: CutChunk): Promise<Buffer> {
+    if (chunk.buffers) return Buffer.concat(chunk.buffers);
+    const fh = await open(this.source.path, 'r');
+    try {
+      const buf = Buffer.allocUnsafe(chunk.endByte - chunk.startByte);
+      let off = 0;
+      while (off < buf.length) {
+        const { bytesRead } = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
+        if (bytesRead === 0) break;
+        off += bytesRead;
+      }
+      return buf.subarray(0, off);
+    } finally {
+      await fh.close();
+    }
+  }
+}
+
+function* coalesce(buffers: Buffer[], pieceBytes: number): Generator<Buffer> {
+  let pending: Buffer[] = [];
+  let size = 0;
+  for (const b of buffers) {
+    if (b.length >= pieceBytes && pending.length === 0) {
+      for (let i = 0; i < b.length; i += pieceBytes) yield b.subarray(i, i + pieceBytes);
+      continue;
+    }
+    pending.push(b);
+    size += b.length;
+    if (size >= pieceBytes) {
+      yield Buffer.concat(pending, size);
+      pending = [];
+      size = 0;
+    }
+  }
+  if (size > 0) yield Buffer.concat(pending, size);
+}

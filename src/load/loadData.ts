@@ -1,0 +1,62 @@
+import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
+import type { Readable } from 'node:stream';
+import { refuseInfileRequest } from '../db/connect.js';
+import { parseLoadInfo, type LoadInfo, type ServerWarning } from './warnings.js';
+
+export interface LoadDataRun {
+  conn: PoolConnection;
+  /** LOAD DATA LOCAL INFILE '<fileToken>' ... */
+  sql: string;
+  /** The only file name this statement may ask for. */
+  fileToken: string;
+  open(): Readable;
+  onBytes(bytes: number): void;
+  /** Warnings the session keeps (max_error_count). */
+  maxWarnings: number;
+}
+
+export interface LoadDataResult {
+  info: LoadInfo;
+  affectedRows: number;
+  warnings: ServerWarning[];
+  /** More warnings were raised than the server kept. */
+  warningsTruncated: boolean;
+  bytesSent: number;
+}
+
+/**
+ * One LOAD DATA LOCAL statement streaming one chunk. The factory answers only
+ * the request for this chunk's token: whatever other name the server asks
+ * for gets a stream that fails, so no other client file is ever sent.
+ * Transaction control is the caller's: the chunk's rows and its bookkeeping
+ * commit together.
+ */
+export async function runLoadData(run: LoadDataRun): Promise<LoadDataResult> {
+  let bytesSent = 0;
+  let opened = false;
+  const [res] = await run.conn.query<ResultSetHeader>({
+    sql: run.sql,
+    infileStreamFactory: (requested: string): Readable => {
+      if (requested !== run.fileToken || opened) return refuseInfileRequest(requested);
+      opened = true;
+      const stream = run.open();
+      stream.on('data', (b: Buffer) => {
+        bytesSent += b.length;
+        run.onBytes(b.length);
+      });
+      return stream;
+    },
+  });
+  const info = parseLoadInfo(res.info) ?? { records: res.affectedRows, deleted: 0, skipped: 0, warnings: res.warningStatus };
+  let warnings: ServerWarning[] = [];
+  if (info.warnings > 0 || res.warningStatus > 0) {
+    const [rows] = await run.conn.query(`SHOW WARNINGS LIMIT ${run.maxWarnings}`);
+    warnings = (rows as Array<{ Level: string; Code: number; Message: string }>).map((w) => ({
+      level: w.Level,
+      code: Number(w.Code),
+      message: w.Message,
+    }));
+  }
+  const raised = Math.max(info.warnings, res.warningStatus);
+  return { info, affectedRows: res.affectedRows, warnings, warningsTruncated: raised > warnings.length, bytesSent };
+}

@@ -1,0 +1,171 @@
+import type { Pool, PoolConnection } from 'mysql2/promise';
+import pLimit from 'p-limit';
+import type { CutChunk } from '../chunking/types.js';
+import { toFlatloadError } from '../db/errors.js';
+import { FlatloadError, isFlatloadError } from '../errors/index.js';
+import type { ConnectionState, EventHub } from '../report/events.js';
+import { backoffMs, isRetryable } from './retry.js';
+
+/** What a chunk's execution reports back. */
+export interface ChunkOutcome {
+  records: number;
+  rowsLoaded: number;
+  rejected: number;
+  warnings: number;
+  bytes: number;
+}
+
+export interface ChunkContext {
+  conn: PoolConnection;
+  slot: number;
+  attempt: number;
+  setState(state: ConnectionState): void;
+}
+
+/**
+ * Runs one chunk on a connection, inside its own transaction, and either
+ * commits it (rows and bookkeeping together) or leaves nothing behind.
+ */
+export type ChunkExecutor = (chunk: CutChunk, ctx: ChunkContext) => Promise<ChunkOutcome>;
+
+export interface RunOptions {
+  pool: Pool;
+  jobs: number;
+  chunks: AsyncIterable<CutChunk>;
+  execute: ChunkExecutor;
+  /** SQL run once on each new connection (session settings). */
+  sessionSql: readonly string[];
+  events: EventHub;
+  /** Chunks already committed by an earlier run (resume): skipped. */
+  isDone?: (chunk: CutChunk) => boolean;
+  signal?: AbortSignal;
+  maxAttempts?: number;
+  /** For tests: a deterministic clock and sleep. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export interface RunResult {
+  chunks: number;
+  skippedChunks: number;
+  totals: ChunkOutcome;
+  perChunk: Array<{ chunk: number; records: number; elapsedMs: number; bytes: number }>;
+  /** Set when the run stopped before the end (error or interrupt). */
+  stoppedBy: FlatloadError | undefined;
+}
+
+const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Pulls chunks one at a time and runs them over `jobs` pooled connections
+ * with p-limit. It pulls the next chunk only when a connection is free, so
+ * for streamed inputs at most jobs + 1 chunks are in memory. On the first
+ * fatal error (or an abort) it stops dispatching, lets in-flight chunks
+ * finish (commit or roll back), and reports.
+ */
+export async function runChunks(o: RunOptions): Promise<RunResult> {
+  const limit = pLimit(o.jobs);
+  const sleep = o.sleep ?? defaultSleep;
+  const maxAttempts = o.maxAttempts ?? 5;
+  const initialised = new WeakSet<object>();
+  const freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
+  const inflight = new Set<Promise<void>>();
+  const totals: ChunkOutcome = { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 };
+  const perChunk: RunResult['perChunk'] = [];
+  let stoppedBy: FlatloadError | undefined;
+  let chunks = 0;
+  let skipped = 0;
+  const t0 = Date.now();
+
+  const stop = (err: FlatloadError): void => {
+    if (!stoppedBy) stoppedBy = err;
+  };
+  const onAbort = (): void => stop(new FlatloadError('INTERRUPTED', 'interrupted'));
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  if (o.signal?.aborted) onAbort();
+
+  const runOne = async (chunk: CutChunk): Promise<void> => {
+    const slot = freeSlots.pop() ?? 0;
+    const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
+    try {
+      for (let attempt = 1; ; attempt++) {
+        let conn: PoolConnection | undefined;
+        const started = Date.now();
+        try {
+          conn = await o.pool.getConnection();
+          if (!initialised.has(conn.connection)) {
+            for (const sql of o.sessionSql) await conn.query(sql);
+            initialised.add(conn.connection);
+          }
+          o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
+          setState('loading');
+          const out = await o.execute(chunk, { conn, slot, attempt, setState });
+          conn.release();
+          conn = undefined;
+          totals.records += out.records;
+          totals.rowsLoaded += out.rowsLoaded;
+          totals.rejected += out.rejected;
+          totals.warnings += out.warnings;
+          totals.bytes += out.bytes;
+          const elapsedMs = Date.now() - started;
+          perChunk.push({ chunk: chunk.index, records: out.records, elapsedMs, bytes: out.bytes });
+          o.events.emit({
+            type: 'chunk-committed',
+            chunk: chunk.index,
+            slot,
+            records: out.records,
+            rowsLoaded: out.rowsLoaded,
+            rejected: out.rejected,
+            bytes: out.bytes,
+            elapsedMs,
+            atMs: Date.now() - t0,
+          });
+          return;
+        } catch (err) {
+          if (conn) {
+            // A connection that failed mid-statement may hold a half-done transaction: never reuse it.
+            conn.destroy();
+            conn = undefined;
+          }
+          if (!isFlatloadError(err) && isRetryable(err) && attempt < maxAttempts && !stoppedBy) {
+            const delayMs = backoffMs(attempt);
+            const reason = toFlatloadError(err, `chunk ${chunk.index}`).message;
+            o.events.emit({ type: 'chunk-retry', chunk: chunk.index, attempt, delayMs, reason });
+            setState('retrying');
+            await sleep(delayMs);
+            continue;
+          }
+          const fe = toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte });
+          o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: fe.message });
+          stop(fe);
+          return;
+        }
+      }
+    } finally {
+      setState('idle');
+      freeSlots.push(slot);
+    }
+  };
+
+  try {
+    for await (const chunk of o.chunks) {
+      if (stoppedBy) break;
+      chunks++;
+      if (o.isDone?.(chunk)) {
+        skipped++;
+        continue;
+      }
+      const p: Promise<void> = limit(() => runOne(chunk)).finally(() => inflight.delete(p));
+      inflight.add(p);
+      // Backpressure on the input: pull the next chunk only when a connection is free.
+      while (inflight.size >= o.jobs && !stoppedBy) await Promise.race(inflight);
+      if (stoppedBy) break;
+    }
+  } catch (err) {
+    stop(isFlatloadError(err) ? err : toFlatloadError(err, 'reading the input'));
+  } finally {
+    await Promise.allSettled([...inflight]);
+    o.signal?.removeEventListener('abort', onAbort);
+  }
+  perChunk.sort((a, b) => a.chunk - b.chunk);
+  return { chunks, skippedChunks: skipped, totals, perChunk, stoppedBy };
+}

@@ -1,0 +1,58 @@
+/**
+ * What a LOAD DATA LOCAL warning means for the row it names. LOCAL makes the
+ * server treat errors as warnings and carry on, so these are the only
+ * evidence that a row was skipped or changed.
+ */
+export interface ServerWarning {
+  level: string;
+  code: number;
+  message: string;
+}
+
+export type WarningClass =
+  /** The row is not in the table (duplicate key under IGNORE). */
+  | 'skipped'
+  /** The row was malformed: too few or too many fields. */
+  | 'malformed'
+  /** A value was changed: truncated, clipped, converted, defaulted. */
+  | 'altered'
+  /** Informational: nothing happened to the data. */
+  | 'note';
+
+const SKIPPED = new Set([1062, 1022, 1169, 1586, 1557]);
+const MALFORMED = new Set([1261, 1262]);
+const ALTERED = new Set([1263, 1264, 1265, 1292, 1300, 1366, 1406, 1048, 1364, 1265, 1411, 4025, 1690, 1918, 1366]);
+
+export function classifyWarning(w: ServerWarning): WarningClass {
+  if (w.level.toLowerCase() === 'note') return 'note';
+  if (SKIPPED.has(w.code)) return 'skipped';
+  if (MALFORMED.has(w.code)) return 'malformed';
+  if (ALTERED.has(w.code)) return 'altered';
+  // Unknown warnings are treated as data changes: never assume a warning is harmless.
+  return 'altered';
+}
+
+/** The 1-based row number within the statement that a warning names, if it names one. */
+export function warningRow(message: string): number | undefined {
+  const m = /\bat row (\d+)\b/i.exec(message) ?? /^Row (\d+)\b/i.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Parses "Records: 3  Deleted: 0  Skipped: 0  Warnings: 0" from the OK packet. */
+export interface LoadInfo {
+  records: number;
+  deleted: number;
+  skipped: number;
+  warnings: number;
+}
+
+export function parseLoadInfo(info: string | undefined): LoadInfo | undefined {
+  if (!info) return undefined;
+  const n = (k: string): number | undefined => {
+    const m = new RegExp(`${k}:\\s*(\\d+)`).exec(info);
+    return m ? Number(m[1]) : undefined;
+  };
+  const records = n('Records');
+  if (records === undefined) return undefined;
+  return { records, deleted: n('Deleted') ?? 0, skipped: n('Skipped') ?? 0, warnings: n('Warnings') ?? 0 };
+}

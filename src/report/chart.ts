@@ -1,0 +1,208 @@
+/**
+ * A standalone SVG line chart of rows/s against elapsed seconds, in the
+ * manner of the gnuplot charts of published loader comparisons: one polyline
+ * per series in a distinct colour, a legend, axes with rounded tick labels.
+ * Pure: no dependencies, no I/O.
+ */
+export interface Series {
+  name: string;
+  /** [elapsed seconds, rows per second] */
+  points: Array<[number, number]>;
+}
+
+export interface ChartOptions {
+  title?: string;
+  width?: number;
+  height?: number;
+  xLabel?: string;
+  yLabel?: string;
+}
+
+/** gnuplot's default line colours, then a few more. */
+const COLOURS = ['#9400d3', '#009e73', '#56b4e9', '#e69f00', '#0072b2', '#e51e10', '#000000', '#f0e442', '#8b4513', '#ff69b4'];
+/** After the colours run out, the same colours dashed. */
+const DASHES = ['', '8 4', '2 3', '8 3 2 3'];
+
+const FONT = 'font-family="Helvetica, Arial, sans-serif"';
+
+/** Escapes text for element content and double-quoted attribute values. */
+export function escapeXml(text: string): string {
+  // Control characters XML 1.0 forbids are dropped; lone surrogates become U+FFFD.
+  const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
+  return clean.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** A coordinate rounded to 0.01 px, without trailing zeros. */
+function px(n: number): string {
+  const r = Math.round(n * 100) / 100;
+  return Object.is(r, -0) ? '0' : String(r);
+}
+
+const STEPS = [1, 2, 2.5, 5, 10];
+/** Seconds read better without quarter steps. */
+const TIME_STEPS = [1, 2, 5, 10];
+
+/** A "nice" step (1, 2, 2.5 or 5 × 10^k by default) giving about `target` intervals over `span`. */
+export function niceStep(span: number, target = 5, steps: readonly number[] = STEPS): number {
+  if (!(span > 0) || !Number.isFinite(span)) return 1;
+  const raw = span / target;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / mag;
+  const nice = steps.find((s) => f <= s * (1 + 1e-9)) ?? 10;
+  return nice * mag;
+}
+
+export interface Axis {
+  min: number;
+  max: number;
+  step: number;
+  ticks: number[];
+}
+
+/** A rounded axis covering [lo, hi] (always including 0 for rates and times starting at 0). */
+export function niceAxis(lo: number, hi: number, target = 5, steps: readonly number[] = STEPS): Axis {
+  let min = Math.min(0, lo);
+  let max = Math.max(0, hi);
+  if (!(max > min)) max = min + 1;
+  const step = niceStep(max - min, target, steps);
+  min = Math.floor(min / step + 1e-9) * step;
+  max = Math.ceil(max / step - 1e-9) * step;
+  const ticks: number[] = [];
+  const n = Math.round((max - min) / step);
+  for (let i = 0; i <= n; i++) ticks.push(roundTo(min + i * step, step));
+  return { min, max, step, ticks };
+}
+
+function decimalsFor(step: number): number {
+  for (let d = 0; d <= 6; d++) if (Math.abs(Math.round(step * 10 ** d) - step * 10 ** d) < 1e-6) return d;
+  return 6;
+}
+
+function roundTo(v: number, step: number): number {
+  const d = decimalsFor(step);
+  return Number(v.toFixed(d));
+}
+
+function trimZeros(s: string): string {
+  return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
+}
+
+/**
+ * Tick labels for one axis in one unit chosen from the largest tick:
+ * 0, 50k, 100k, 150k; 0, 0.5M, 1M, 1.5M; 0, 2.5, 5.
+ */
+export function formatTicks(ticks: number[], step: number): string[] {
+  const top = Math.max(...ticks.map((t) => Math.abs(t)), 0);
+  const units: Array<[number, string]> = [
+    [1e12, 'T'],
+    [1e9, 'G'],
+    [1e6, 'M'],
+    [1e3, 'k'],
+  ];
+  const [div, suffix] = units.find(([u]) => top >= u) ?? [1, ''];
+  const d = decimalsFor(step / div);
+  return ticks.map((t) => (t === 0 ? '0' : `${trimZeros((t / div).toFixed(d))}${suffix}`));
+}
+
+export function renderChart(series: Series[], opts: ChartOptions = {}): string {
+  const width = opts.width !== undefined && opts.width >= 200 ? opts.width : 800;
+  const height = opts.height !== undefined && opts.height >= 150 ? opts.height : 450;
+  const title = opts.title ?? 'Load rate';
+  const xLabel = opts.xLabel ?? 'elapsed time (s)';
+  const yLabel = opts.yLabel ?? 'rows/s';
+
+  const clean = series.map((s) => ({
+    name: s.name,
+    points: s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).sort((a, b) => a[0] - b[0]),
+  }));
+  // Loops rather than Math.min(...xs): a long run can have more points than a call has arguments.
+  let [x0, x1, y0, y1] = [0, 1, 0, 1];
+  let first = true;
+  for (const s of clean) {
+    for (const [x, y] of s.points) {
+      if (first) [x0, x1, y0, y1, first] = [x, x, y, y, false];
+      else [x0, x1, y0, y1] = [Math.min(x0, x), Math.max(x1, x), Math.min(y0, y), Math.max(y1, y)];
+    }
+  }
+  const xAxis = niceAxis(x0, x1, 8, TIME_STEPS);
+  const yAxis = niceAxis(y0, y1, 6);
+
+  const left = 80;
+  const right = 24;
+  const top = title ? 48 : 20;
+  const bottom = 56;
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
+  const sx = (x: number): number => left + ((x - xAxis.min) / (xAxis.max - xAxis.min)) * plotW;
+  const sy = (y: number): number => top + plotH - ((y - yAxis.min) / (yAxis.max - yAxis.min)) * plotH;
+
+  const out: string[] = [];
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">`,
+  );
+  out.push(`<title>${escapeXml(title)}</title>`);
+  out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
+  if (title) out.push(`<text x="${px(width / 2)}" y="28" text-anchor="middle" font-size="16" ${FONT}>${escapeXml(title)}</text>`);
+
+  // Grid and ticks.
+  out.push('<g class="grid" stroke="#d0d0d0" stroke-width="1" stroke-dasharray="2 3">');
+  for (const t of xAxis.ticks) out.push(`<line x1="${px(sx(t))}" y1="${px(top)}" x2="${px(sx(t))}" y2="${px(top + plotH)}"/>`);
+  for (const t of yAxis.ticks) out.push(`<line x1="${px(left)}" y1="${px(sy(t))}" x2="${px(left + plotW)}" y2="${px(sy(t))}"/>`);
+  out.push('</g>');
+
+  const xLabels = formatTicks(xAxis.ticks, xAxis.step);
+  const yLabels = formatTicks(yAxis.ticks, yAxis.step);
+  out.push(`<g class="x-ticks" font-size="12" ${FONT} text-anchor="middle">`);
+  xAxis.ticks.forEach((t, i) => out.push(`<text x="${px(sx(t))}" y="${px(top + plotH + 18)}">${escapeXml(xLabels[i]!)}</text>`));
+  out.push('</g>');
+  out.push(`<g class="y-ticks" font-size="12" ${FONT} text-anchor="end">`);
+  yAxis.ticks.forEach((t, i) => out.push(`<text x="${px(left - 8)}" y="${px(sy(t) + 4)}">${escapeXml(yLabels[i]!)}</text>`));
+  out.push('</g>');
+
+  // Frame (the axes).
+  out.push(`<rect class="frame" x="${px(left)}" y="${px(top)}" width="${px(plotW)}" height="${px(plotH)}" fill="none" stroke="#000000" stroke-width="1"/>`);
+  out.push(`<text x="${px(left + plotW / 2)}" y="${px(height - 14)}" text-anchor="middle" font-size="13" ${FONT}>${escapeXml(xLabel)}</text>`);
+  out.push(
+    `<text x="18" y="${px(top + plotH / 2)}" text-anchor="middle" font-size="13" ${FONT} transform="rotate(-90 18 ${px(top + plotH / 2)})">${escapeXml(yLabel)}</text>`,
+  );
+
+  // Series.
+  out.push(`<g class="plot" fill="none" stroke-width="2" stroke-linejoin="round" stroke-linecap="round">`);
+  clean.forEach((s, i) => {
+    const colour = COLOURS[i % COLOURS.length]!;
+    const dash = DASHES[Math.floor(i / COLOURS.length) % DASHES.length]!;
+    const pts = s.points.map(([x, y]) => `${px(sx(x))},${px(sy(y))}`).join(' ');
+    const dashAttr = dash ? ` stroke-dasharray="${dash}"` : '';
+    out.push(`<polyline class="series" data-name="${escapeXml(s.name)}" stroke="${colour}"${dashAttr} points="${pts}"/>`);
+    // A lone point draws nothing as a line: mark it.
+    if (s.points.length === 1) {
+      const [x, y] = s.points[0]!;
+      out.push(`<circle class="marker" cx="${px(sx(x))}" cy="${px(sy(y))}" r="3" fill="${colour}" stroke="none"/>`);
+    }
+  });
+  out.push('</g>');
+
+  // Legend, top right inside the plot like gnuplot's default key.
+  if (clean.length > 0) {
+    const lineH = 18;
+    const longest = Math.max(...clean.map((s) => [...s.name].length), 1);
+    const boxW = Math.min(plotW - 16, 44 + longest * 7.2);
+    const boxH = clean.length * lineH + 10;
+    const bx = left + plotW - boxW - 8;
+    const by = top + 8;
+    out.push(`<g class="legend" font-size="12" ${FONT}>`);
+    out.push(`<rect x="${px(bx)}" y="${px(by)}" width="${px(boxW)}" height="${px(boxH)}" fill="#ffffff" fill-opacity="0.85" stroke="#808080"/>`);
+    clean.forEach((s, i) => {
+      const colour = COLOURS[i % COLOURS.length]!;
+      const dash = DASHES[Math.floor(i / COLOURS.length) % DASHES.length]!;
+      const y = by + 5 + lineH * i + lineH / 2;
+      const dashAttr = dash ? ` stroke-dasharray="${dash}"` : '';
+      out.push(`<line x1="${px(bx + 8)}" y1="${px(y)}" x2="${px(bx + 34)}" y2="${px(y)}" stroke="${colour}" stroke-width="2"${dashAttr}/>`);
+      out.push(`<text x="${px(bx + 40)}" y="${px(y + 4)}">${escapeXml(s.name)}</text>`);
+    });
+    out.push('</g>');
+  }
+
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,70 @@
+import type { TableSizes } from './sizes.js';
+import { fmtInt, fmtMB, fmtRate } from './format.js';
+
+/** The JSON report (`--json`): one object on stdout. Field names are a public interface. */
+export interface LoadReport {
+  status: 'ok' | 'rejected-within-budget' | 'stopped' | 'dry-run';
+  table: string;
+  engine: string;
+  strategy: string;
+  mode: string;
+  /** Rows now in the table from this input (this run plus resumed chunks). */
+  rows: number;
+  /** Records in the input (header lines excluded). */
+  rowsInInput: number;
+  rejected: number;
+  /** Duplicates skipped because --on-duplicate ignore asked for it. */
+  skippedDuplicates: number;
+  warnings: number;
+  inputBytes: number;
+  inputBytesCompressed: number | null;
+  seconds: number;
+  rowsPerSec: number;
+  mbPerSec: number;
+  jobs: number;
+  chunks: number;
+  chunkSizeBytes: number;
+  resumedChunks: number;
+  encrypted: boolean;
+  rejectFile: string | null;
+  slowestChunk: { chunk: number; seconds: number; rows: number } | null;
+  /** [seconds since start, rows committed in that second]. */
+  timeline: Array<[number, number]>;
+  sizes: (TableSizes & { inputToOnDiskRatio: number | null; growthBytes: number | null }) | null;
+  notes: string[];
+  error: { code: string; message: string } | null;
+}
+
+export function renderSummary(r: LoadReport): string {
+  const lines: string[] = [];
+  const head =
+    r.status === 'ok'
+      ? 'loaded'
+      : r.status === 'rejected-within-budget'
+        ? 'loaded with rejected rows'
+        : r.status === 'dry-run'
+          ? 'dry run'
+          : 'stopped';
+  lines.push(`${head}: ${r.table} (${r.engine}, strategy ${r.strategy}, mode ${r.mode})`);
+  lines.push(
+    `  rows:     ${fmtInt(r.rows)} loaded + ${fmtInt(r.rejected)} rejected${r.skippedDuplicates ? ` + ${fmtInt(r.skippedDuplicates)} duplicates skipped` : ''} = ${fmtInt(r.rows + r.rejected + r.skippedDuplicates)} of ${fmtInt(r.rowsInInput)} in the input`,
+  );
+  lines.push(
+    `  time:     ${r.seconds.toFixed(2)} s, ${fmtRate(r.rowsPerSec)} rows/s, ${r.mbPerSec.toFixed(1)} MB/s over ${r.jobs} connection${r.jobs === 1 ? '' : 's'}${r.encrypted ? ' (TLS)' : ' (unencrypted)'}`,
+  );
+  lines.push(
+    `  input:    ${fmtMB(r.inputBytes)}${r.inputBytesCompressed !== null ? ` (${fmtMB(r.inputBytesCompressed)} compressed)` : ''} in ${r.chunks} chunk${r.chunks === 1 ? '' : 's'}${r.resumedChunks ? ` (${r.resumedChunks} from an earlier run)` : ''}`,
+  );
+  if (r.slowestChunk) lines.push(`  slowest:  chunk ${r.slowestChunk.chunk}, ${r.slowestChunk.seconds.toFixed(2)} s for ${fmtInt(r.slowestChunk.rows)} rows`);
+  if (r.warnings) lines.push(`  warnings: ${fmtInt(r.warnings)}`);
+  if (r.sizes) {
+    const s = r.sizes;
+    const disk = s.onDiskBytes === null ? 'not available' : fmtMB(s.onDiskBytes);
+    lines.push(
+      `  on disk:  ${disk} (${s.onDiskSource})${s.inputToOnDiskRatio !== null ? `, input/on-disk ${s.inputToOnDiskRatio.toFixed(2)}` : ''}${s.growthBytes !== null ? `, grew by ${fmtMB(s.growthBytes)}` : ''}`,
+    );
+  }
+  if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile}`);
+  for (const n of r.notes) lines.push(`  note:     ${n}`);
+  return lines.join('\n');
+}
