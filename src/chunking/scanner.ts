@@ -19,6 +19,10 @@ import { ILSEQ, type CharsetInfo } from './charsets.js';
  * - Text fields of a multi-byte character set are read character by
  *   character (a trail byte is never special; a malformed sequence can
  *   swallow a terminator); binary, numeric and temporal targets byte by byte.
+ *   next_line() always uses the file's character set.
+ * - FIELDS TERMINATED BY equal to LINES TERMINATED BY drops the line
+ *   terminator (READ_INFO's constructor); without a line terminator a record
+ *   is exactly N fields.
  */
 export interface ScanFormat {
   fieldTerm: Buffer;
@@ -57,18 +61,74 @@ export interface OpenQuote {
   recordOffset: number;
 }
 
+/** Fast-path result: `resumeAt` set when malformed UTF-8 follows `pos` and the general path must take over. */
+interface FastStop extends ScanStop {
+  resumeAt?: number;
+}
+
+/** Malformed UTF-8 is located by validating pieces of about this size (only after a whole span failed). */
+const UTF8_PIECE = 16 * 1024;
+
+const EMPTY = Buffer.alloc(0);
+
+/** term occurs at buf[i] (bounds-checked). */
+function matchAt(buf: Buffer, i: number, term: Buffer): boolean {
+  const n = term.length;
+  if (n === 0 || i + n > buf.length) return false;
+  for (let k = 0; k < n; k++) if (buf[i + k] !== term[k]) return false;
+  return true;
+}
+
+/**
+ * Whether matching FT can hide a line terminator or an escape from a plain
+ * search: FT is matched at a top-level byte (after LT failed there) and
+ * consumes |FT| bytes raw, so an LT starting inside it (`FT=',\n' LT='\n'`:
+ * `a,\n` has no line end) or an escape byte inside it is never seen.
+ */
+function fieldTermHides(ft: Buffer, lt: Buffer, esc: number): boolean {
+  for (let k = 1; k < ft.length; k++) {
+    if (ft[k] === esc) return true;
+    const m = Math.min(ft.length - k, lt.length);
+    if (m > 0 && ft.subarray(k, k + m).equals(lt.subarray(0, m))) return true;
+  }
+  return false;
+}
+
+const isAscii = (b: Buffer): boolean => b.every((x) => x < 0x80);
+
 export class RecordScanner {
   /** Records completed so far. */
   records = 0;
+  /** Times the fast path met malformed UTF-8 and handed a stretch to the general path. */
+  fastPathFallbacks = 0;
   private mode: Mode;
   private field = 0;
   private recordHasBytes = false;
   private recordStartAbs = 0;
   private quoteAbs = -1;
-  private fast: boolean;
+  /** The byte-jumping fast path applies to this format (see scanFast). */
+  private readonly fast: boolean;
+  /** The fast path is suspended (malformed UTF-8) until a record ends at or after this offset. */
+  private fastResumeAbs = 0;
   private readonly validateUtf8: boolean;
+  /** Cache of the last UTF-8 validation: buf[vFrom, vTo) of vBuf is well-formed; vBad ends the piece that is not. */
+  private vBuf: Buffer | undefined;
+  private vFrom = 0;
+  private vTo = 0;
+  private vBad = -1;
+  private readonly lineTerm: Buffer;
+  private readonly fieldTerm: Buffer;
   private readonly lt0: number;
   private readonly ft0: number;
+  private readonly nFields: number;
+  /** Per byte: non-zero when it is special in that state (tables for the skip loops). */
+  private readonly tUnquoted: Uint8Array;
+  private readonly tUnquotedMb: Uint8Array;
+  private readonly tQuoted: Uint8Array;
+  private readonly tQuotedMb: Uint8Array;
+  private readonly tSkip: Uint8Array;
+  /** Per byte: the file charset's charlen() of that byte alone is not 1 (a multi-byte lead, or ILSEQ). */
+  private readonly lead: Uint8Array;
   /** Bytes of lookahead a step may need before it can decide. */
   readonly lookahead: number;
 
@@ -80,16 +140,41 @@ export class RecordScanner {
     private readonly linesOnly = false,
   ) {
     this.mode = linesOnly ? Mode.SkipLine : Mode.FieldStart;
-    this.lt0 = fmt.lineTerm.length ? fmt.lineTerm[0]! : -1;
-    this.ft0 = fmt.fieldTerm.length ? fmt.fieldTerm[0]! : -1;
+    this.fieldTerm = fmt.fieldTerm;
+    // READ_INFO: if (m_field_term.eq(m_line_term)) m_line_term.reset();
+    this.lineTerm = fmt.lineTerm.length && fmt.lineTerm.equals(fmt.fieldTerm) ? EMPTY : fmt.lineTerm;
+    this.lt0 = this.lineTerm.length ? this.lineTerm[0]! : -1;
+    this.ft0 = this.fieldTerm.length ? this.fieldTerm[0]! : -1;
+    this.nFields = targets ? targets.fields : Number.POSITIVE_INFINITY;
+    const esc = fmt.escape;
     this.fast =
       !linesOnly &&
       fmt.enclosure === -1 &&
-      fmt.lineTerm.length > 0 &&
-      (fmt.escape === -1 || !fmt.lineTerm.includes(fmt.escape)) &&
-      (!charset.multiByte || charset.utf8);
+      this.lineTerm.length > 0 &&
+      (esc === -1 || !this.lineTerm.includes(esc)) &&
+      !fieldTermHides(this.fieldTerm, this.lineTerm, esc) &&
+      (!charset.multiByte || (charset.utf8 && isAscii(this.lineTerm) && isAscii(this.fieldTerm) && esc < 0x80));
     this.validateUtf8 = charset.multiByte && charset.utf8;
-    this.lookahead = Math.max(fmt.lineTerm.length, fmt.fieldTerm.length) + 6;
+    this.lookahead = Math.max(this.lineTerm.length, this.fieldTerm.length) + 6;
+
+    this.lead = new Uint8Array(256);
+    if (charset.multiByte) {
+      const one = Buffer.alloc(1);
+      for (let b = 0; b < 256; b++) {
+        one[0] = b;
+        if (charset.charlen(one, 0, 1) !== 1) this.lead[b] = 1;
+      }
+    }
+    const table = (bytes: number[], withLead: boolean): Uint8Array => {
+      const t = withLead ? Uint8Array.from(this.lead) : new Uint8Array(256);
+      for (const b of bytes) if (b >= 0) t[b] = 1;
+      return t;
+    };
+    this.tUnquoted = table([esc, this.lt0, this.ft0], false);
+    this.tUnquotedMb = table([esc, this.lt0, this.ft0], true);
+    this.tQuoted = table([esc, fmt.enclosure], false);
+    this.tQuotedMb = table([esc, fmt.enclosure], true);
+    this.tSkip = table([esc, this.lt0], true);
   }
 
   /** Absolute offset where the record in progress began. */
@@ -102,9 +187,9 @@ export class RecordScanner {
     return !this.recordHasBytes;
   }
 
-  /** Whether the byte-jumping fast path is (still) in use. */
+  /** Whether the byte-jumping fast path is in use (not suspended by malformed UTF-8). */
   get usingFastPath(): boolean {
-    return this.fast;
+    return this.fast && this.recordStartAbs >= this.fastResumeAbs;
   }
 
   /**
@@ -114,13 +199,26 @@ export class RecordScanner {
    * passes the unscanned rest again, followed by more input.
    */
   scan(buf: Buffer, from: number, base: number, final: boolean, stopAt = Number.POSITIVE_INFINITY): ScanStop {
-    if (this.fast && !this.recordHasBytes) {
-      const r = this.scanFast(buf, from, base, final, stopAt);
-      if (r) return r;
-      // Malformed UTF-8 ahead: the server's multi-byte rules apply from this record on.
-      this.fast = false;
+    if (this.linesOnly && this.lineTerm.length === 0) {
+      // No line terminator (FT == LT): next_line() returns at once, so IGNORE n LINES skips nothing.
+      this.records++;
+      return { pos: from, atRecordEnd: true };
     }
-    return this.scanGeneral(buf, from, base, final, stopAt);
+    if (!this.fast) return this.scanGeneral(buf, from, base, final, stopAt);
+    let pos = from;
+    for (;;) {
+      if (!this.recordHasBytes && base + pos >= this.fastResumeAbs) {
+        const r = this.scanFast(buf, pos, base, final, stopAt);
+        if (r.resumeAt === undefined) return r;
+        // Malformed UTF-8 ahead: the server's multi-byte rules apply to the records around it.
+        this.fastPathFallbacks++;
+        this.fastResumeAbs = r.resumeAt;
+        pos = r.pos;
+      }
+      const g = this.scanGeneral(buf, pos, base, final, Math.min(stopAt, this.fastResumeAbs));
+      if (!g.atRecordEnd || base + g.pos >= stopAt) return g;
+      pos = g.pos;
+    }
   }
 
   /**
@@ -129,196 +227,306 @@ export class RecordScanner {
    */
   finish(endAbs: number): OpenQuote | undefined {
     const open = this.mode === Mode.Quoted ? { quoteOffset: this.quoteAbs, recordOffset: this.recordStartAbs } : undefined;
-    if (this.recordHasBytes) this.endRecord(endAbs);
+    if (this.recordHasBytes) {
+      this.records++;
+      this.mode = this.linesOnly ? Mode.SkipLine : Mode.FieldStart;
+      this.field = 0;
+      this.recordHasBytes = false;
+      this.recordStartAbs = endAbs;
+      this.quoteAbs = -1;
+    }
     return open;
   }
 
-  private endRecord(nextStartAbs: number): void {
-    this.records++;
-    this.mode = this.linesOnly ? Mode.SkipLine : Mode.FieldStart;
-    this.field = 0;
-    this.recordHasBytes = false;
-    this.recordStartAbs = nextStartAbs;
-    this.quoteAbs = -1;
-  }
-
-  private startBytes(abs: number): void {
-    if (!this.recordHasBytes) {
-      this.recordHasBytes = true;
-      this.recordStartAbs = abs;
-    }
-  }
-
   /**
-   * No enclosure and a byte-safe (or well-formed UTF-8) input: records end at
-   * every unescaped line terminator, found with indexOf at memory speed. It
-   * scans only up to the last line terminator in the buffer, so every call
-   * starts at a record boundary; returns undefined (without consuming
-   * anything) when that span is not well-formed UTF-8.
+   * No enclosure, and every byte is a character (single-byte charset, or
+   * well-formed UTF-8 with ASCII separators): a record ends at every line
+   * terminator that is not escaped, whatever N is. Found with indexOf at
+   * memory speed; an occurrence is escaped iff an odd run of escape bytes
+   * precedes it (the run's first byte is always read at top level), so
+   * escapes cost nothing unless they touch a terminator.
+   *
+   * Scans only up to the last line terminator in the buffer (all of it when
+   * `final`), so every call starts and ends at a record boundary. UTF-8 is
+   * validated first; where it is malformed, returns the last record boundary
+   * before that stretch with `resumeAt` = the end of the stretch.
    */
-  private scanFast(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): ScanStop | undefined {
-    const term = this.fmt.lineTerm;
+  private scanFast(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): FastStop {
+    const term = this.lineTerm;
+    const L = term.length;
+    const t0 = this.lt0;
     const esc = this.fmt.escape;
     let end: number;
     if (final) end = buf.length;
     else {
-      const last = buf.lastIndexOf(term);
-      end = last < from ? from : last + term.length;
+      const last = L === 1 ? buf.lastIndexOf(t0) : buf.lastIndexOf(term);
+      end = last < from ? from : last + L;
     }
-    if (this.validateUtf8 && end > from && !isUtf8(buf.subarray(from, end))) return undefined;
+    let validEnd = end;
+    let badEnd = -1;
+    if (this.validateUtf8 && end > from) {
+      const cached = this.vBuf === buf && this.vFrom <= from && from <= this.vTo && (this.vTo >= end || this.vBad !== -1);
+      if (!cached) this.validate(buf, from, end);
+      if (this.vTo < end) {
+        validEnd = this.vTo;
+        badEnd = Math.min(this.vBad, end);
+      }
+    }
     let i = from;
     let recStart = from;
-    let nextEsc = esc === -1 ? -1 : buf.indexOf(esc, i);
-    while (i < end) {
-      if (nextEsc !== -1 && nextEsc < i) nextEsc = buf.indexOf(esc, i);
-      const t = buf.indexOf(term, i);
-      if (nextEsc !== -1 && nextEsc < end && (t === -1 || nextEsc < t)) {
-        // The escape takes the next byte, whatever it is.
-        i = Math.min(nextEsc + 2, buf.length);
-        nextEsc = buf.indexOf(esc, i);
-        continue;
+    let records = this.records;
+    for (;;) {
+      const t = L === 1 ? buf.indexOf(t0, i) : buf.indexOf(term, i);
+      if (t === -1 || t + L > validEnd) break;
+      if (t > recStart && buf[t - 1] === esc) {
+        let k = t - 1;
+        while (k > recStart && buf[k - 1] === esc) k--;
+        if (((t - k) & 1) === 1) {
+          i = t + 1; // the escape takes the terminator's first byte
+          continue;
+        }
       }
-      if (t === -1 || t >= end) break;
-      i = t + term.length;
-      this.records++;
-      this.recordStartAbs = base + i;
+      i = t + L;
+      records++;
       recStart = i;
-      if (base + i >= stopAt) return { pos: i, atRecordEnd: true };
+      if (base + i >= stopAt) break;
     }
+    this.records = records;
+    this.recordStartAbs = base + recStart;
+    if (base + recStart >= stopAt && recStart > from) return { pos: recStart, atRecordEnd: true };
+    if (badEnd !== -1) return { pos: recStart, atRecordEnd: false, resumeAt: base + badEnd };
     if (final) {
       // What follows the last terminator is a record without one.
-      if (recStart < buf.length) this.startBytes(base + recStart);
+      if (recStart < buf.length) this.recordHasBytes = true;
       return { pos: buf.length, atRecordEnd: false };
     }
     // Stop at the last record boundary, so the next call starts on one.
     return { pos: recStart, atRecordEnd: false };
   }
 
-  private matches(buf: Buffer, i: number, term: Buffer): boolean {
-    if (term.length === 0 || i + term.length > buf.length) return false;
-    for (let k = 1; k < term.length; k++) if (buf[i + k] !== term[k]) return false;
-    return buf[i] === term[0];
+  /** Validates buf[from, end) as UTF-8, piece by piece (cut after line terminators) when it is not all well-formed. */
+  private validate(buf: Buffer, from: number, end: number): void {
+    this.vBuf = buf;
+    this.vFrom = from;
+    this.vBad = -1;
+    if (isUtf8(buf.subarray(from, end))) {
+      this.vTo = end;
+      return;
+    }
+    // Cutting right after an ASCII terminator never splits a character, so
+    // the pieces are well-formed iff their concatenation is.
+    const term = this.lineTerm;
+    let p = from;
+    while (p < end) {
+      const t = buf.indexOf(term, Math.min(p + UTF8_PIECE, end));
+      const q = t === -1 || t + term.length > end ? end : t + term.length;
+      if (!isUtf8(buf.subarray(p, q))) {
+        this.vTo = p;
+        this.vBad = q;
+        return;
+      }
+      p = q;
+    }
+    this.vTo = end; // not reached: the whole span was malformed
   }
 
-  private textField(): boolean {
+  private isText(field: number): boolean {
     if (!this.charset.multiByte) return false;
     const t = this.targets;
-    return t === undefined || this.field >= t.fields || t.textField[this.field] === true;
+    return t === undefined || field >= t.fields || t.textField[field] === true;
   }
 
+  /**
+   * read_field() N times, then next_line(), one byte class at a time: runs of
+   * ordinary bytes are skipped with a table lookup; only special bytes
+   * (escape, terminator first bytes, enclosure, multi-byte lead bytes of a
+   * text field) take the exact slow steps.
+   */
   private scanGeneral(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): ScanStop {
-    const { fieldTerm, lineTerm, enclosure, escape } = this.fmt;
+    const lineTerm = this.lineTerm;
+    const fieldTerm = this.fieldTerm;
+    const enc = this.fmt.enclosure;
+    const esc = this.fmt.escape;
     const lt0 = this.lt0;
     const ft0 = this.ft0;
+    const LL = lineTerm.length;
+    const FL = fieldTerm.length;
+    const linesOnly = this.linesOnly;
+    const nFields = this.nFields;
+    const csMb = this.charset.multiByte;
+    const lead = this.lead;
+    const tSkip = this.tSkip;
     const end = buf.length;
-    const limit = final ? end : end - this.lookahead;
+    const stop = final ? end : end - this.lookahead;
+
+    let mode = this.mode;
+    let field = this.field;
+    let hasBytes = this.recordHasBytes;
+    let recStart = this.recordStartAbs;
+    let quoteAbs = this.quoteAbs;
+    let records = this.records;
+    let mb = this.isText(field);
+    let atRecordEnd = false;
     let i = from;
-    let mb = this.textField();
-    while (i < end) {
-      if (i >= limit && !final) return { pos: i, atRecordEnd: false };
-      let c = buf[i]!;
-      const mode = this.mode;
-      if (mode === Mode.FieldStart) {
-        this.startBytes(base + i);
-        mb = this.textField();
-        if (c === enclosure) {
-          this.mode = Mode.Quoted;
-          this.quoteAbs = base + i;
-          i++;
-        } else {
-          this.mode = Mode.Unquoted;
+
+    loop: while (i < stop) {
+      let recordEnd = false;
+      switch (mode) {
+        case Mode.FieldStart: {
+          if (!hasBytes) {
+            hasBytes = true;
+            recStart = base + i;
+          }
+          mb = this.isText(field);
+          if (buf[i] === enc) {
+            mode = Mode.Quoted;
+            quoteAbs = base + i;
+            i++;
+          } else {
+            mode = Mode.Unquoted;
+          }
+          continue loop;
         }
-        continue;
-      }
-      if (mode === Mode.SkipLine) {
-        this.startBytes(base + i);
-        if (this.charset.multiByte && this.charset.charlen(buf, i, i + 1) !== 1) {
-          // next_line()'s multi-byte branch: no escape check, only the terminator-prefix check.
-          const g = this.skipGroup(buf, i, end);
-          {
-            if (c === lt0 && g <= lineTerm.length && this.matches(buf, i, lineTerm)) {
-              i += lineTerm.length;
-              this.endRecord(base + i);
-              if (base + i >= stopAt) return { pos: i, atRecordEnd: true };
-              continue;
+        case Mode.Unquoted: {
+          const t = mb ? this.tUnquotedMb : this.tUnquoted;
+          while (i < stop && t[buf[i]!] === 0) i++;
+          if (i >= stop) break loop;
+          const c = buf[i]!;
+          if (c === esc) {
+            if (i + 1 >= end) {
+              i = end; // escape then EOF: the escape byte is data, the record ends at EOF
+              break loop;
+            }
+            if (esc !== enc || buf[i + 1] === esc) {
+              i += 2;
+              continue loop;
+            }
+            // ESCAPED BY = ENCLOSED BY and not doubled: the byte is an (unquoted, so data) enclosure.
+          }
+          if (c === lt0 && (LL === 1 || matchAt(buf, i, lineTerm))) {
+            i += LL;
+            recordEnd = true;
+            break;
+          }
+          if (c === ft0 && (FL === 1 || matchAt(buf, i, fieldTerm))) {
+            i += FL;
+            field++;
+            quoteAbs = -1;
+            if (field < nFields) mode = Mode.FieldStart;
+            else if (LL === 0) recordEnd = true; // no lines: a record is N fields
+            else mode = Mode.SkipLine;
+            break;
+          }
+          i += mb ? this.mbTail(buf, i, end) : 1;
+          continue loop;
+        }
+        case Mode.Quoted: {
+          const t = mb ? this.tQuotedMb : this.tQuoted;
+          while (i < stop && t[buf[i]!] === 0) i++;
+          if (i >= stop) break loop;
+          const c = buf[i]!;
+          if (c === esc) {
+            if (i + 1 >= end) {
+              i = end;
+              break loop;
+            }
+            if (esc !== enc || buf[i + 1] === esc) {
+              i += 2;
+              continue loop;
+            }
+            // ESCAPED BY = ENCLOSED BY and not doubled: the byte acts as the enclosure.
+          }
+          if (c === enc) {
+            const n = i + 1;
+            if (n >= end) {
+              // Quote then EOF closes the field and the record.
+              mode = Mode.Unquoted;
+              quoteAbs = -1;
+              i = n;
+              break loop;
+            }
+            const d = buf[n]!;
+            if (d === enc) {
+              i += 2;
+              continue loop;
+            }
+            if (d === lt0 && (LL === 1 || matchAt(buf, n, lineTerm))) {
+              i = n + LL;
+              recordEnd = true;
+              break;
+            }
+            if (d === ft0 && (FL === 1 || matchAt(buf, n, fieldTerm))) {
+              i = n + FL;
+              field++;
+              quoteAbs = -1;
+              if (field < nFields) mode = Mode.FieldStart;
+              else if (LL === 0) recordEnd = true;
+              else mode = Mode.SkipLine;
+              break;
+            }
+            // A quote that closes nothing is data; the field stays quoted.
+          }
+          i += mb ? this.mbTail(buf, i, end) : 1;
+          continue loop;
+        }
+        case Mode.SkipLine: {
+          // next_line(): quote-blind, escape-aware, multi-byte in the file's charset.
+          if (!hasBytes) {
+            hasBytes = true;
+            recStart = base + i;
+          }
+          while (i < stop && tSkip[buf[i]!] === 0) i++;
+          if (i >= stop) break loop;
+          const c = buf[i]!;
+          if (csMb && lead[c] === 1) {
+            // Its bytes are taken while the sequence is "too small", and never given back.
+            const g = this.skipGroup(buf, i, end);
+            if (c === lt0 && g <= LL && matchAt(buf, i, lineTerm)) {
+              i += LL;
+              recordEnd = true;
+              break;
             }
             i += g;
-            continue;
+            continue loop;
           }
+          if (c === esc) {
+            i += i + 1 < end ? 2 : 1;
+            continue loop;
+          }
+          if (c === lt0 && (LL === 1 || matchAt(buf, i, lineTerm))) {
+            i += LL;
+            recordEnd = true;
+            break;
+          }
+          i++;
+          continue loop;
         }
-        if (c === escape) {
-          i += i + 1 < end ? 2 : 1;
-          continue;
-        }
-        if (c === lt0 && this.matches(buf, i, lineTerm)) {
-          i += lineTerm.length;
-          this.endRecord(base + i);
-          if (base + i >= stopAt) return { pos: i, atRecordEnd: true };
-          continue;
-        }
-        i++;
-        continue;
       }
-      // Inside a field (read_field's loop).
-      const quoted = mode === Mode.Quoted;
-      if (c === escape) {
-        if (i + 1 >= end) {
-          i = end; // escape then EOF: the escape byte is data, the record ends at EOF
-          continue;
+      if (recordEnd) {
+        records++;
+        mode = linesOnly ? Mode.SkipLine : Mode.FieldStart;
+        field = 0;
+        hasBytes = false;
+        recStart = base + i;
+        quoteAbs = -1;
+        if (base + i >= stopAt) {
+          atRecordEnd = true;
+          break loop;
         }
-        if (escape !== enclosure || buf[i + 1] === escape) {
-          i += 2;
-          continue;
-        }
-        // ESCAPED BY = ENCLOSED BY and not doubled: the byte acts as the enclosure.
-        c = enclosure;
       }
-      if (!quoted && c === lt0 && this.matches(buf, i, lineTerm)) {
-        i += lineTerm.length;
-        this.endRecord(base + i);
-        if (base + i >= stopAt) return { pos: i, atRecordEnd: true };
-        continue;
-      }
-      if (quoted && c === enclosure) {
-        const n = i + 1;
-        if (n >= end) {
-          // Quote then EOF closes the field and the record.
-          this.mode = Mode.Unquoted;
-          this.quoteAbs = -1;
-          i = n;
-          continue;
-        }
-        const d = buf[n]!;
-        if (d === enclosure) {
-          i += 2;
-          continue;
-        }
-        if (d === lt0 && this.matches(buf, n, lineTerm)) {
-          i = n + lineTerm.length;
-          this.endRecord(base + i);
-          if (base + i >= stopAt) return { pos: i, atRecordEnd: true };
-          continue;
-        }
-        if (d === ft0 && this.matches(buf, n, fieldTerm)) {
-          i = n + fieldTerm.length;
-          this.fieldDone();
-          continue;
-        }
-        i = n; // a quote that closes nothing is data; the field stays quoted
-        continue;
-      }
-      if (!quoted && c === ft0 && this.matches(buf, i, fieldTerm)) {
-        i += fieldTerm.length;
-        this.fieldDone();
-        continue;
-      }
-      i += mb ? this.mbTail(buf, i, end) : 1;
     }
-    return { pos: i, atRecordEnd: false };
+    this.mode = mode;
+    this.field = field;
+    this.recordHasBytes = hasBytes;
+    this.recordStartAbs = recStart;
+    this.quoteAbs = quoteAbs;
+    this.records = records;
+    return { pos: i, atRecordEnd };
   }
 
   /** read_mbtail(): after a data byte, the rest of its character; the byte that makes it invalid is read again. */
   private mbTail(buf: Buffer, i: number, end: number): number {
+    if (this.lead[buf[i]!] === 0) return 1;
     const cs = this.charset;
     let chlen = cs.charlen(buf, i, i + 1);
     if (chlen === 1 || chlen === ILSEQ) return 1;
@@ -343,11 +551,5 @@ export class RecordScanner {
       chlen = cs.charlen(buf, i, i + k);
     }
     return k;
-  }
-
-  private fieldDone(): void {
-    this.field++;
-    this.quoteAbs = -1;
-    this.mode = this.targets !== undefined && this.field >= this.targets.fields ? Mode.SkipLine : Mode.FieldStart;
   }
 }

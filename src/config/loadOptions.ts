@@ -21,7 +21,8 @@ export interface LoadOptions {
   columns: ColumnTarget[] | undefined;
   /** undefined: chosen from the server (see plan). */
   jobs: number | undefined;
-  chunkSizeBytes: number;
+  /** undefined: sized from the input (see plan). */
+  chunkSizeBytes: number | undefined;
   strategy: StrategyName | undefined;
   mode: LoadMode;
   dryRun: boolean;
@@ -139,7 +140,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     if (a.onDuplicate !== undefined) throw new FlatloadError('USAGE', '--ignore/--replace are aliases of --on-duplicate; give one of them');
     onDuplicate = a.ignore ? 'ignore' : 'replace';
   }
-  const chunkSizeBytes = a.chunkSize === undefined ? 64 * 1024 * 1024 : parseByteSize(a.chunkSize, 'chunk-size');
+  const chunkSizeBytes = a.chunkSize === undefined ? undefined : parseByteSize(a.chunkSize, 'chunk-size');
   return {
     file: a.file,
     db: name.db,

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { connect as netConnect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { checkServerIdentity, createSecureContext, TLSSocket } from 'node:tls';
 import mysql, { type Connection, type ConnectionOptions as Mysql2Options, type Pool } from 'mysql2/promise';
 import type { ConnectionOptions, SslOptions } from '../config/connection.js';
 import { describeConnection } from '../config/connection.js';
@@ -11,12 +13,16 @@ import { toFlatloadError } from './errors.js';
  * compromised server can send one in reply to any statement) gets this
  * stream: it fails at once, so nothing from the client's disk is sent.
  * Per-query factories override it for the one chunk flatload is loading.
+ * The requested name is only quoted in the message, never opened.
  */
 export function refuseInfileRequest(requestedName: string): Readable {
   const stream = new Readable({ read() {} });
+  const shown = JSON.stringify(requestedName.length > 200 ? `${requestedName.slice(0, 200)}…` : requestedName);
   process.nextTick(() =>
     stream.destroy(
-      new FlatloadError('SERVER_ERROR', `the server asked for local file "${requestedName}", which flatload did not offer; refused`),
+      new FlatloadError('SERVER_ERROR', `the server asked for local file ${shown}, which flatload did not offer; refused (nothing was sent)`, {
+        hint: 'a server only asks for a file it was not given when it is misbehaving or compromised; check what you are connected to',
+      }),
     ),
   );
   return stream;
@@ -35,25 +41,67 @@ function readPem(path: string, what: string): Buffer {
   }
 }
 
-/** mysql2's `ssl` option for a mode; undefined means plain TCP. */
-export function tlsConfig(ssl: SslOptions, host: string): Mysql2Options['ssl'] | undefined {
-  if (ssl.mode === 'DISABLED') return undefined;
-  const verifyCa = ssl.mode === 'VERIFY_CA' || ssl.mode === 'VERIFY_IDENTITY';
-  const config: Record<string, unknown> = {
-    rejectUnauthorized: verifyCa,
-  };
-  if (ssl.ca) config['ca'] = readPem(ssl.ca, '--ssl-ca');
-  if (ssl.cert) config['cert'] = readPem(ssl.cert, '--ssl-cert');
-  if (ssl.key) config['key'] = readPem(ssl.key, '--ssl-key');
-  if (ssl.mode === 'VERIFY_CA') {
-    // The chain is checked against the CA, the host name is not (mysql client semantics).
-    config['checkServerIdentity'] = () => undefined;
-  }
-  if (ssl.mode === 'VERIFY_IDENTITY') config['servername'] = host;
-  return config as Mysql2Options['ssl'];
+/** mysql2's `ssl` object as flatload builds it (mysql2 reads `verifyIdentity`, not Node's checkServerIdentity). */
+export interface TlsSettings {
+  rejectUnauthorized: boolean;
+  verifyIdentity: boolean;
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
 }
 
-function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: Mysql2Options['ssl'] | undefined): Mysql2Options {
+/**
+ * mysql2's `ssl` option for a mode (the mysql client's --ssl-mode meanings);
+ * undefined means plain TCP.
+ * - PREFERRED, REQUIRED: encrypt, do not check the certificate.
+ * - VERIFY_CA: the chain must lead to --ssl-ca (or, without it, to a CA
+ *   Node trusts); the host name is not checked.
+ * - VERIFY_IDENTITY: VERIFY_CA plus the host name (or IP) connected to must
+ *   be in the certificate.
+ * Certificate files are read and checked here, so a bad file is a CONFIG
+ * error before anything is sent.
+ */
+export function tlsConfig(ssl: SslOptions, _host?: string): TlsSettings | undefined {
+  if (ssl.mode === 'DISABLED') return undefined;
+  const verifyCa = ssl.mode === 'VERIFY_CA' || ssl.mode === 'VERIFY_IDENTITY';
+  const config: TlsSettings = { rejectUnauthorized: verifyCa, verifyIdentity: ssl.mode === 'VERIFY_IDENTITY' };
+  if (Boolean(ssl.cert) !== Boolean(ssl.key)) {
+    throw new FlatloadError('CONFIG', ssl.cert ? '--ssl-cert needs --ssl-key (the client certificate\'s private key)' : '--ssl-key needs --ssl-cert');
+  }
+  if (ssl.ca) config.ca = readPem(ssl.ca, '--ssl-ca');
+  if (ssl.cert) config.cert = readPem(ssl.cert, '--ssl-cert');
+  if (ssl.key) config.key = readPem(ssl.key, '--ssl-key');
+  try {
+    createSecureContext({ ca: config.ca, cert: config.cert, key: config.key });
+  } catch (err) {
+    const files = [ssl.ca && `--ssl-ca ${ssl.ca}`, ssl.cert && `--ssl-cert ${ssl.cert}`, ssl.key && `--ssl-key ${ssl.key}`].filter(Boolean).join(', ');
+    throw new FlatloadError('CONFIG', `cannot use the TLS files (${files}): ${(err as Error).message}`, {
+      hint: 'they must be PEM files, and --ssl-key must be the key of --ssl-cert',
+    });
+  }
+  return config;
+}
+
+/**
+ * Opens the TCP (or Unix) socket for mysql2. Node checks a server
+ * certificate's names against `servername || host || socket._host`; mysql2
+ * passes neither servername nor host when the host is an IP address, and Node
+ * records `_host` only for names it looked up, so an IP would be checked as
+ * "localhost". Recording the address here makes VERIFY_IDENTITY check the
+ * address actually connected to, before any credentials are sent.
+ */
+function socketFactory(c: ConnectionOptions): () => Socket {
+  return () => {
+    if (c.socketPath) return netConnect(c.socketPath);
+    const s = netConnect({ host: c.host, port: c.port });
+    s.setNoDelay(true);
+    s.once('connect', () => s.setKeepAlive(true));
+    (s as unknown as { _host: string | null })._host = c.host;
+    return s;
+  };
+}
+
+function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings | undefined): Mysql2Options {
   const o: Mysql2Options = {
     user: c.user,
     charset: 'utf8mb4',
@@ -63,16 +111,18 @@ function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: Mysql2Options
     multipleStatements: false,
     connectTimeout: 10_000,
     infileStreamFactory: refuseInfileRequest,
+    stream: socketFactory(c),
   };
   if (c.socketPath) o.socketPath = c.socketPath;
   else {
+    // Still given: mysql2 uses them for the SNI name and its TLS session cache.
     o.host = c.host;
     o.port = c.port;
   }
   if (c.password !== undefined) o.password = c.password;
   if (c.database !== undefined) o.database = c.database;
   if (!open.localInfile) o.flags = ['-LOCAL_FILES'];
-  if (ssl !== undefined) o.ssl = ssl;
+  if (ssl !== undefined) o.ssl = ssl as Mysql2Options['ssl'];
   return o;
 }
 
@@ -82,11 +132,106 @@ function isNoTlsOnServer(err: unknown): boolean {
   return code === 'HANDSHAKE_NO_SSL_SUPPORT' || /does not support secure connection/i.test(String((err as Error).message));
 }
 
+function isTlsHandshakeError(err: unknown): boolean {
+  const code = String((err as { code?: string }).code ?? '');
+  return code === 'HANDSHAKE_SSL_ERROR' || /^ERR_(TLS|SSL)_|^CERT_|^UNABLE_TO_|^DEPTH_ZERO|SELF_SIGNED/.test(code);
+}
+
+/** A connect-time TLS failure in words that say which check failed and what to do. */
+function tlsFailure(err: unknown, c: ConnectionOptions, where: string): FlatloadError {
+  const msg = String((err as Error).message ?? err);
+  const mode = c.ssl.mode;
+  const ca = c.ssl.ca ? `the CA in --ssl-ca ${c.ssl.ca}` : 'any CA this machine trusts (no --ssl-ca was given)';
+  if (/altnames|does not match|Hostname\/IP/i.test(msg)) {
+    return new FlatloadError('TLS', `${where}: the server's certificate is not for "${c.host}" (${msg})`, {
+      hint: `--ssl-mode ${mode} checks that the certificate names the host you connect to; connect with a name or IP address the certificate lists, or use --ssl-mode VERIFY_CA to check only the CA`,
+    });
+  }
+  if (/self[- ]signed|unable to (get|verify)|issuer|certificate signature|chain/i.test(msg)) {
+    return new FlatloadError('TLS', `${where}: the server's certificate could not be verified against ${ca} (${msg})`, {
+      hint: `--ssl-mode ${mode} needs --ssl-ca to name the CA certificate that signed the server's certificate`,
+    });
+  }
+  if (/expired|not yet valid/i.test(msg)) {
+    return new FlatloadError('TLS', `${where}: the server's certificate is not valid now (${msg})`);
+  }
+  return new FlatloadError('TLS', `${where}: the TLS handshake failed (${msg})`, { hint: `--ssl-mode is ${mode}` });
+}
+
+function connectError(err: unknown, c: ConnectionOptions, where: string): FlatloadError {
+  if (err instanceof FlatloadError) return err;
+  if (isNoTlsOnServer(err)) {
+    return new FlatloadError('TLS', `${where}: --ssl-mode ${c.ssl.mode} needs an encrypted connection, but the server does not offer TLS`, {
+      hint: 'give the server ssl_cert and ssl_key (SHOW VARIABLES LIKE \'have_ssl\' says YES when it has them), or use --ssl-mode PREFERRED or DISABLED',
+    });
+  }
+  if (isTlsHandshakeError(err)) return tlsFailure(err, c, where);
+  return toFlatloadError(err, where);
+}
+
+/** What the TLS layer of a connection really is. */
+export interface TlsInfo {
+  /** e.g. "TLSv1.3". */
+  version: string;
+  /** Cipher suite as the client socket negotiated it, e.g. "TLS_AES_256_GCM_SHA384". */
+  cipher: string;
+  /** `SHOW SESSION STATUS LIKE 'Ssl_cipher'`: the server's view; null when it could not be read. */
+  serverCipher: string | null;
+  /** The certificate chain was verified (VERIFY_CA / VERIFY_IDENTITY). */
+  verified: boolean;
+}
+
 /** Resolved once per process: whether PREFERRED ended up encrypted. */
 export interface Session {
   options: ConnectionOptions;
-  ssl: Mysql2Options['ssl'] | undefined;
+  ssl: TlsSettings | undefined;
+  /**
+   * The connection really is TLS: the client socket is a TLS socket and the
+   * server reports a cipher for the session (Ssl_cipher), or could not be
+   * asked. Never merely "TLS was requested".
+   */
   encrypted: boolean;
+  tls: TlsInfo | undefined;
+}
+
+function socketOf(conn: Connection): unknown {
+  return (conn as unknown as { connection?: { stream?: unknown } }).connection?.stream;
+}
+
+/**
+ * Checks the first connection's transport and reads the server's view of it.
+ * Throws when TLS was configured but the socket is not TLS, or when a
+ * verifying mode's checks did not hold (defence in depth: mysql2 and Node
+ * already refuse those during the handshake).
+ */
+async function inspectTls(conn: Connection, c: ConnectionOptions, ssl: TlsSettings | undefined, where: string): Promise<TlsInfo | undefined> {
+  const sock = socketOf(conn);
+  const isTls = sock instanceof TLSSocket && sock.encrypted === true;
+  if (ssl !== undefined && !isTls) {
+    throw new FlatloadError('TLS', `${where}: TLS was negotiated but the connection is not encrypted; refusing to continue`);
+  }
+  if (!isTls) return undefined;
+  if (ssl?.rejectUnauthorized && !sock.authorized) {
+    throw new FlatloadError('TLS', `${where}: the server's certificate was not verified (${String(sock.authorizationError)})`);
+  }
+  if (ssl?.verifyIdentity && !c.socketPath) {
+    const err = checkServerIdentity(c.host, sock.getPeerCertificate());
+    if (err) throw tlsFailure(err, c, where);
+  }
+  let serverCipher: string | null = null;
+  try {
+    const [rows] = await conn.query("SHOW SESSION STATUS LIKE 'Ssl_cipher'");
+    const row = (rows as Array<Record<string, unknown>>)[0];
+    serverCipher = row ? String(row['Value'] ?? '') : null;
+  } catch {
+    serverCipher = null;
+  }
+  return {
+    version: sock.getProtocol() ?? 'unknown',
+    cipher: sock.getCipher()?.standardName ?? sock.getCipher()?.name ?? 'unknown',
+    serverCipher,
+    verified: Boolean(ssl?.rejectUnauthorized),
+  };
 }
 
 /**
@@ -96,23 +241,32 @@ export interface Session {
  */
 export async function openSession(c: ConnectionOptions, open: OpenOptions = {}): Promise<{ session: Session; conn: Connection }> {
   const where = `connecting to ${describeConnection(c)}`;
+  // As with the mysql client, PREFERRED over a Unix socket does not try TLS (the socket is local).
   const ssl = c.socketPath && c.ssl.mode === 'PREFERRED' ? undefined : tlsConfig(c.ssl, c.host);
+  let conn: Connection;
+  let used = ssl;
   try {
-    const conn = await mysql.createConnection(baseOptions(c, open, ssl));
-    return { session: { options: c, ssl, encrypted: ssl !== undefined }, conn };
+    conn = await mysql.createConnection(baseOptions(c, open, ssl));
   } catch (err) {
     if (c.ssl.mode === 'PREFERRED' && ssl !== undefined && isNoTlsOnServer(err)) {
+      used = undefined;
       try {
-        const conn = await mysql.createConnection(baseOptions(c, open, undefined));
-        return { session: { options: c, ssl: undefined, encrypted: false }, conn };
+        conn = await mysql.createConnection(baseOptions(c, open, undefined));
       } catch (err2) {
-        throw toFlatloadError(err2, where);
+        throw connectError(err2, c, where);
       }
+    } else {
+      throw connectError(err, c, where);
     }
-    if (c.ssl.mode !== 'DISABLED' && c.ssl.mode !== 'PREFERRED' && isNoTlsOnServer(err)) {
-      throw new FlatloadError('TLS', `${where}: --ssl-mode ${c.ssl.mode} but the server does not support TLS`);
-    }
-    throw toFlatloadError(err, where);
+  }
+  try {
+    const tls = await inspectTls(conn, c, used, where);
+    // A server that says it has no cipher for a TLS socket is behind something that terminated TLS: not end to end.
+    const encrypted = tls !== undefined && tls.serverCipher !== '';
+    return { session: { options: c, ssl: used, encrypted, tls }, conn };
+  } catch (err) {
+    conn.destroy();
+    throw connectError(err, c, where);
   }
 }
 
@@ -120,10 +274,18 @@ export async function openConnection(s: Session, open: OpenOptions = {}): Promis
   try {
     return await mysql.createConnection(baseOptions(s.options, open, s.ssl));
   } catch (err) {
-    throw toFlatloadError(err, `connecting to ${describeConnection(s.options)}`);
+    throw connectError(err, s.options, `connecting to ${describeConnection(s.options)}`);
   }
 }
 
 export function openPool(s: Session, size: number, open: OpenOptions = {}): Pool {
-  return mysql.createPool({ ...baseOptions(s.options, open, s.ssl), connectionLimit: size, maxIdle: size, waitForConnections: true });
+  const pool = mysql.createPool({ ...baseOptions(s.options, open, s.ssl), connectionLimit: size, maxIdle: size, waitForConnections: true });
+  if (s.ssl !== undefined) {
+    // mysql2 already refuses to go on without TLS when `ssl` is set; a pooled connection that is somehow plain is dropped.
+    pool.pool.on('connection', (c) => {
+      const sock = (c as unknown as { stream?: unknown }).stream;
+      if (!(sock instanceof TLSSocket)) c.destroy();
+    });
+  }
+  return pool;
 }

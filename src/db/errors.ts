@@ -44,7 +44,8 @@ export function isRetryableLock(err: unknown): boolean {
  * a message a DBA can act on. `where` says what we were doing.
  */
 export function toFlatloadError(err: unknown, where: string, context: ErrorContext = {}): FlatloadError {
-  if (err instanceof FlatloadError) return err.withContext(context);
+  // The error's own context (its exact line, say) wins over the caller's coarser one.
+  if (err instanceof FlatloadError) return new FlatloadError(err.code, err.message, { ...context, ...err.context }, { cause: err.cause });
   const e = asServerError(err) ?? {};
   const msg = e.sqlMessage ?? e.message ?? String(err);
   const ctx: ErrorContext = { ...context };

@@ -19,8 +19,10 @@ export interface RowProblem {
 export interface LoadDataExecutorOptions {
   input: ChunkInput;
   file: string;
-  /** The LOAD DATA statement for a chunk and the file token it uses. */
-  statementFor(chunk: CutChunk): { sql: string; fileToken: string };
+  /** The LOAD DATA statement for a chunk, the file token it uses, and statements to run first in the same session. */
+  statementFor(chunk: CutChunk): { sql: string; fileToken: string; pre: string[] };
+  /** Each chunk in its own transaction (false: the engine cannot roll back; nothing to wrap). */
+  transactional: boolean;
   pieceBytes: number;
   maxWarnings: number;
   events: EventHub;
@@ -68,10 +70,11 @@ export async function describeProblems(
 export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
   return async (chunk, ctx) => {
     const { conn } = ctx;
-    const { sql, fileToken } = o.statementFor(chunk);
-    await conn.query('START TRANSACTION');
-    let committed = false;
+    const { sql, fileToken, pre } = o.statementFor(chunk);
+    if (o.transactional) await conn.query('START TRANSACTION');
+    let committed = !o.transactional;
     try {
+      for (const p of pre) await conn.query(p);
       const result = await runLoadData({
         conn,
         sql,
@@ -81,7 +84,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         maxWarnings: o.maxWarnings,
       });
       ctx.setState('checking');
-      if (result.info.records !== chunk.records) {
+      if (chunk.records >= 0 && result.info.records !== chunk.records) {
         throw new FlatloadError(
           'INPUT_MALFORMED',
           `the server read ${result.info.records} records in chunk ${chunk.index} where flatload found ${chunk.records}: the format options do not match the file`,
@@ -97,18 +100,26 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
       const problems = await describeProblems(o, chunk, result);
       const dupSkipped = o.duplicatesExpected ? result.info.skipped : 0;
       if (problems.length === 0 && (o.duplicatesExpected || result.info.skipped === 0) && !result.warningsTruncated) {
+        const records = chunk.records >= 0 ? chunk.records : result.info.records;
         const outcome: ChunkOutcome = {
-          records: chunk.records,
-          rowsLoaded: chunk.records - dupSkipped,
+          records,
+          rowsLoaded: records - dupSkipped,
           rejected: 0,
           warnings: result.warnings.length,
           bytes: result.bytesSent,
         };
         if (o.beforeCommit) await o.beforeCommit(chunk, ctx, outcome);
         ctx.setState('committing');
-        await conn.query('COMMIT');
+        if (o.transactional) await conn.query('COMMIT');
         committed = true;
         return outcome;
+      }
+      if (!o.transactional) {
+        throw new FlatloadError(
+          'ROWS_REJECTED',
+          `chunk ${chunk.index} loaded with ${problems.length} row problem(s), and this engine cannot roll the chunk back: its rows stay in the table`,
+          { file: o.file, chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte },
+        );
       }
       await conn.query('ROLLBACK');
       committed = true; // nothing left open

@@ -29,12 +29,18 @@ export interface ChunkContext {
 export type ChunkExecutor = (chunk: CutChunk, ctx: ChunkContext) => Promise<ChunkOutcome>;
 
 export interface RunOptions {
+  /** connectionLimit >= jobs; each slot keeps one connection for the whole run. */
   pool: Pool;
   jobs: number;
   chunks: AsyncIterable<CutChunk>;
   execute: ChunkExecutor;
   /** SQL run once on each new connection (session settings). */
   sessionSql: readonly string[];
+  /**
+   * Run on each slot's connection after its last chunk (e.g. SET rocksdb_bulk_load=0,
+   * which is where MyRocks reports a failed bulk load). An error here stops the run.
+   */
+  sessionEnd?: readonly string[];
   events: EventHub;
   /** Chunks already committed by an earlier run (resume): skipped. */
   isDone?: (chunk: CutChunk) => boolean;
@@ -66,8 +72,9 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   const limit = pLimit(o.jobs);
   const sleep = o.sleep ?? defaultSleep;
   const maxAttempts = o.maxAttempts ?? 5;
-  const initialised = new WeakSet<object>();
   const freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
+  /** The connection each slot holds between chunks; dropped after any error. */
+  const held = new Map<number, PoolConnection>();
   const inflight = new Set<Promise<void>>();
   const totals: ChunkOutcome = { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 };
   const perChunk: RunResult['perChunk'] = [];
@@ -88,18 +95,18 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
     const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
     try {
       for (let attempt = 1; ; attempt++) {
-        let conn: PoolConnection | undefined;
+        let conn: PoolConnection | undefined = held.get(slot);
+        held.delete(slot);
         const started = Date.now();
         try {
-          conn = await o.pool.getConnection();
-          if (!initialised.has(conn.connection)) {
+          if (!conn) {
+            conn = await o.pool.getConnection();
             for (const sql of o.sessionSql) await conn.query(sql);
-            initialised.add(conn.connection);
           }
           o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
           setState('loading');
           const out = await o.execute(chunk, { conn, slot, attempt, setState });
-          conn.release();
+          held.set(slot, conn);
           conn = undefined;
           totals.records += out.records;
           totals.rowsLoaded += out.rowsLoaded;
@@ -165,6 +172,16 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   } finally {
     await Promise.allSettled([...inflight]);
     o.signal?.removeEventListener('abort', onAbort);
+    for (const [slot, conn] of held) {
+      try {
+        for (const sql of o.sessionEnd ?? []) await conn.query(sql);
+        conn.release();
+      } catch (err) {
+        conn.destroy();
+        stop(toFlatloadError(err, `finishing connection ${slot}`));
+      }
+    }
+    held.clear();
   }
   perChunk.sort((a, b) => a.chunk - b.chunk);
   return { chunks, skippedChunks: skipped, totals, perChunk, stoppedBy };

@@ -27,6 +27,11 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
     reporter.close();
   }
   const { report, error } = result;
+  if (options.dryRun) {
+    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: result.plan })}\n`);
+    else io.stdout.write(`${JSON.stringify(result.plan, null, 2)}\n`);
+    return EXIT.ok;
+  }
   report.timeline = reporter.state.timeline;
   if (options.chartPath) {
     writeFileSync(options.chartPath, renderChart([{ name: report.table, points: report.timeline }], { title: `flatload: ${report.table}` }));

@@ -1,0 +1,152 @@
+import { ILSEQ, type CharsetInfo } from '../chunking/charsets.js';
+import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
+
+/**
+ * A record's field values exactly as LOAD DATA reads them (READ_INFO
+ * read_field + unescape + read_sep_field's NULL rules), for the paths that
+ * need values rather than bytes: batched INSERT, sorting by key, sampling.
+ * The record's bounds come from RecordScanner; this mirrors its state
+ * machine and additionally builds values.
+ *
+ * A value is a Buffer of the field's bytes after unescaping, null for SQL
+ * NULL, or undefined when the record ended before this field ("no data":
+ * the server uses the column default and warns 1261).
+ */
+export type FieldValue = Buffer | null | undefined;
+
+export interface ParsedRecord {
+  values: FieldValue[];
+  /** More fields than targets (the server skips them and warns 1262). */
+  extraData: boolean;
+}
+
+const UNESCAPE: Record<number, number> = { 0x6e: 0x0a, 0x74: 0x09, 0x72: 0x0d, 0x62: 0x08, 0x30: 0x00, 0x5a: 0x1a };
+
+export function parseRecord(
+  buf: Buffer,
+  start: number,
+  end: number,
+  fmt: ScanFormat,
+  charset: CharsetInfo,
+  targets: ScanTargets,
+): ParsedRecord {
+  const { fieldTerm, lineTerm, enclosure, escape } = fmt;
+  const lt0 = lineTerm.length ? lineTerm[0]! : -1;
+  const ft0 = fieldTerm.length ? fieldTerm[0]! : -1;
+  const matches = (i: number, term: Buffer): boolean => {
+    if (term.length === 0 || i + term.length > end) return false;
+    for (let k = 0; k < term.length; k++) if (buf[i + k] !== term[k]) return false;
+    return true;
+  };
+  const mbTail = (i: number): number => {
+    let chlen = charset.charlen(buf, i, i + 1);
+    if (chlen === 1 || chlen === ILSEQ) return 1;
+    let k = 1;
+    while (chlen < 0) {
+      if (i + k >= end) return end - i;
+      k++;
+      chlen = charset.charlen(buf, i, i + k);
+      if (chlen === ILSEQ) return k - 1;
+    }
+    return k;
+  };
+
+  const values: FieldValue[] = [];
+  let i = start;
+  let lineEnded = false;
+  while (values.length < targets.fields) {
+    if (lineEnded || i >= end) {
+      values.push(undefined);
+      continue;
+    }
+    const mb = charset.multiByte && targets.textField[values.length] === true;
+    const out: number[] = [];
+    let quoted = false;
+    let closed = false;
+    let foundNull = false;
+    if (buf[i] === enclosure) {
+      quoted = true;
+      i++;
+    }
+    let fieldDone = false;
+    while (!fieldDone) {
+      if (i >= end) {
+        // EOF: an unterminated quoted field keeps its opening quote (found_eof uses the whole buffer).
+        if (quoted) out.unshift(enclosure);
+        quoted = false;
+        lineEnded = true;
+        break;
+      }
+      let c = buf[i]!;
+      if (c === escape) {
+        if (i + 1 >= end) {
+          out.push(escape);
+          i = end;
+          continue;
+        }
+        const d = buf[i + 1]!;
+        if (escape !== enclosure || d === escape) {
+          if (d === 0x4e) foundNull = true; // \N
+          out.push(UNESCAPE[d] ?? d);
+          i += 2;
+          continue;
+        }
+        c = enclosure;
+      }
+      if (!quoted && c === lt0 && matches(i, lineTerm)) {
+        i += lineTerm.length;
+        lineEnded = true;
+        break;
+      }
+      if (quoted && c === enclosure) {
+        const n = i + 1;
+        if (n >= end) {
+          closed = true;
+          i = n;
+          lineEnded = true;
+          break;
+        }
+        const d = buf[n]!;
+        if (d === enclosure) {
+          out.push(enclosure);
+          i += 2;
+          continue;
+        }
+        if (d === lt0 && matches(n, lineTerm)) {
+          closed = true;
+          i = n + lineTerm.length;
+          lineEnded = true;
+          break;
+        }
+        if (d === ft0 && matches(n, fieldTerm)) {
+          closed = true;
+          i = n + fieldTerm.length;
+          fieldDone = true;
+          break;
+        }
+        out.push(enclosure);
+        i = n;
+        continue;
+      }
+      if (!quoted && c === ft0 && matches(i, fieldTerm)) {
+        i += fieldTerm.length;
+        fieldDone = true;
+        break;
+      }
+      const g = mb ? mbTail(i) : 1;
+      for (let k = 0; k < g; k++) out.push(buf[i + k]!);
+      i += g;
+    }
+    const value = Buffer.from(out);
+    const isNullWord = !closed && enclosure !== -1 && value.length === 4 && value.toString('latin1') === 'NULL';
+    values.push(isNullWord || (value.length === 1 && foundNull) ? null : value);
+  }
+  // Anything left before the line terminator is extra data (next_line() skips it).
+  let extraData = false;
+  if (!lineEnded) {
+    const rest = end - i;
+    const termAtEnd = lineTerm.length > 0 && rest >= lineTerm.length && matches(end - lineTerm.length, lineTerm);
+    extraData = rest > (termAtEnd ? lineTerm.length : 0);
+  }
+  return { values, extraData };
+}

@@ -1,0 +1,169 @@
+/**
+ * Shared helpers for the chunking tests (not a test file itself): the case
+ * format of the JSON fixtures, and drivers that run a case through
+ * RecordScanner directly and through cutChunks.
+ */
+import { readFileSync } from 'node:fs';
+import { charsetInfo, type CharsetInfo } from '../../src/chunking/charsets.js';
+import { cutChunks, type CutOptions } from '../../src/chunking/cut.js';
+import { RecordScanner, type ScanFormat, type ScanTargets } from '../../src/chunking/scanner.js';
+import type { CutChunk, InputSummary } from '../../src/chunking/types.js';
+import { FlatloadError } from '../../src/errors/index.js';
+
+/** One case of chunking-cases.json / chunking-fuzz.json. */
+export interface ScanCase {
+  name: string;
+  /** Input bytes, hex. */
+  hex: string;
+  /** Hex. */
+  fieldTerm: string;
+  /** Hex. */
+  lineTerm: string;
+  enclosure: number;
+  escape: number;
+  charset: string;
+  ncols: number;
+  /** Per target: scanned as text in the file's character set (else byte by byte). */
+  text: boolean[];
+  ignore: number;
+  /** Expected record end offsets (exclusive), as the server (emulator) reads them. */
+  ends: number[];
+  /** Offset of the opening quote when the input ends inside a quoted field. */
+  openQuote: number | null;
+}
+
+export function readCases(file: string): ScanCase[] {
+  const doc = JSON.parse(readFileSync(new URL(file, import.meta.url), 'utf8')) as { cases: ScanCase[] };
+  return doc.cases;
+}
+
+export function formatOf(c: ScanCase): ScanFormat {
+  return {
+    fieldTerm: Buffer.from(c.fieldTerm, 'hex'),
+    lineTerm: Buffer.from(c.lineTerm, 'hex'),
+    enclosure: c.enclosure,
+    escape: c.escape,
+  };
+}
+
+export function charsetOf(c: ScanCase): CharsetInfo {
+  const cs = charsetInfo(c.charset);
+  if (!cs) throw new Error(`unknown charset ${c.charset}`);
+  return cs;
+}
+
+export function targetsOf(c: ScanCase): ScanTargets {
+  return { fields: c.ncols, textField: c.text };
+}
+
+export function describe(c: ScanCase): string {
+  const fmt = (h: string): string => JSON.stringify(Buffer.from(h, 'hex').toString('latin1'));
+  const b = (n: number): string => (n < 0 ? 'none' : JSON.stringify(String.fromCharCode(n)));
+  return (
+    `${c.name}: data=${fmt(c.hex)} (hex ${c.hex}) FT=${fmt(c.fieldTerm)} LT=${fmt(c.lineTerm)} ENC=${b(c.enclosure)} ` +
+    `ESC=${b(c.escape)} cs=${c.charset} text=[${c.text.join(',')}] ignore=${c.ignore}`
+  );
+}
+
+export interface WholeScan {
+  /** Where the header (IGNORE n LINES) ends. */
+  headerEnd: number;
+  /** Record end offsets, as a single pass over the whole input sees them. */
+  ends: number[];
+  openQuote: number | undefined;
+}
+
+/**
+ * Scans the whole input in one buffer, like the server: header lines with
+ * next_line() rules, then records one by one (stopAt = just past the start).
+ */
+export function scanWhole(data: Buffer, format: ScanFormat, charset: CharsetInfo, targets: ScanTargets | undefined, ignore: number): WholeScan {
+  let pos = 0;
+  if (ignore > 0) {
+    const header = new RecordScanner(format, charset, undefined, true);
+    while (header.records < ignore && pos < data.length) {
+      const r = header.scan(data, pos, 0, true, pos + 1);
+      pos = r.pos;
+      if (!r.atRecordEnd) break;
+    }
+  }
+  const headerEnd = pos;
+  const scanner = new RecordScanner(format, charset, targets);
+  const ends: number[] = [];
+  while (pos < data.length) {
+    const r = scanner.scan(data, pos, 0, true, pos + 1);
+    pos = r.pos;
+    if (!r.atRecordEnd) break;
+    ends.push(pos);
+  }
+  const before = scanner.records;
+  const open = scanner.finish(data.length);
+  if (scanner.records > before) ends.push(data.length);
+  return { headerEnd, ends, openQuote: open?.quoteOffset };
+}
+
+export function scanCase(c: ScanCase): WholeScan {
+  return scanWhole(Buffer.from(c.hex, 'hex'), formatOf(c), charsetOf(c), targetsOf(c), c.ignore);
+}
+
+/** Splits data into blocks of `size` bytes (the last may be shorter). */
+export function* blocksOf(data: Buffer, size: number): Generator<Buffer> {
+  for (let i = 0; i < data.length; i += size) yield data.subarray(i, i + size);
+}
+
+async function* asyncBlocks(data: Buffer, size: number): AsyncGenerator<Buffer> {
+  for (const b of blocksOf(data, size)) yield b;
+}
+
+export interface CutResult {
+  chunks: CutChunk[];
+  summary: InputSummary | undefined;
+  error: FlatloadError | undefined;
+}
+
+export async function cut(data: Buffer, opts: Partial<CutOptions> & Pick<CutOptions, 'format' | 'charset' | 'targets'>, blockSize: number): Promise<CutResult> {
+  const full: CutOptions = {
+    chunkSizeBytes: 1,
+    maxRecordBytes: Number.MAX_SAFE_INTEGER,
+    ignoreLines: 0,
+    stripBom: false,
+    keepBytes: false,
+    file: 'test.txt',
+    ...opts,
+  };
+  const chunks: CutChunk[] = [];
+  let summary: InputSummary | undefined;
+  try {
+    for await (const ch of cutChunks(asyncBlocks(data, blockSize), full, (s) => (summary = s))) chunks.push(ch);
+  } catch (err) {
+    if (err instanceof FlatloadError) return { chunks, summary, error: err };
+    throw err;
+  }
+  return { chunks, summary, error: undefined };
+}
+
+export function cutCase(c: ScanCase, chunkSizeBytes: number, blockSize: number, extra: Partial<CutOptions> = {}): Promise<CutResult> {
+  return cut(
+    Buffer.from(c.hex, 'hex'),
+    { format: formatOf(c), charset: charsetOf(c), targets: targetsOf(c), ignoreLines: c.ignore, chunkSizeBytes, ...extra },
+    blockSize,
+  );
+}
+
+/** Deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function countLf(data: Buffer, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if (data[i] === 0x0a) n++;
+  return n;
+}
