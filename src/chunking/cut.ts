@@ -38,8 +38,14 @@ export async function* cutChunks(
   summary?: (s: InputSummary) => void,
 ): AsyncGenerator<CutChunk> {
   const scanner = new RecordScanner(opts.format, opts.charset, opts.targets);
-  // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not.
-  const header = opts.ignoreLines > 0 ? new RecordScanner(opts.format, opts.charset, undefined, true) : undefined;
+  // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not. Without
+  // a line terminator in the statement (LINES TERMINATED BY ''), the server skips n records instead.
+  const header =
+    opts.ignoreLines > 0
+      ? opts.format.lineTerm.length > 0
+        ? new RecordScanner(opts.format, opts.charset, undefined, true)
+        : new RecordScanner(opts.format, opts.charset, opts.targets)
+      : undefined;
 
   let base = 0; // absolute offset of buf[0]
   let carry: Buffer | undefined;
@@ -84,10 +90,15 @@ export async function* cutChunks(
 
   const checkRecordSize = (abs: number): void => {
     if (abs - scanner.currentRecordStart > opts.maxRecordBytes) {
+      const start = scanner.currentRecordStart;
+      const quote = scanner.openQuoteOffset;
       throw new FlatloadError(
         'INPUT_MALFORMED',
-        `a record is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: an unterminated quote or a wrong --lines-terminated-by?`,
-        { file: opts.file, byteOffset: scanner.currentRecordStart, hint: 'if the record is genuine, raise --chunk-size' },
+        quote === undefined
+          ? `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: a wrong --lines-terminated-by?`
+          : `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: ` +
+              `the quote at byte ${quote} opens a field that does not close (an unterminated or stray quote?)`,
+        { file: opts.file, byteOffset: quote ?? start, hint: 'if the record is genuine, raise --chunk-size' },
       );
     }
   };
@@ -96,6 +107,10 @@ export async function* cutChunks(
   function* process(buf: Buffer, final: boolean): Generator<CutChunk> {
     let pos = 0;
     if (first) {
+      if (opts.stripBom && !final && buf.length < 3 && BOM.subarray(0, buf.length).equals(buf)) {
+        carry = buf; // could still be a byte-order mark: wait for more bytes
+        return;
+      }
       first = false;
       if (opts.stripBom && buf.length >= 3 && buf.subarray(0, 3).equals(BOM)) {
         bomBytes = 3;
@@ -155,7 +170,7 @@ export async function* cutChunks(
     carry = undefined;
     yield* process(buf, false);
   }
-  if (first) {
+  if (totalBytes === 0) {
     summary?.({ totalBytes: 0, headerBytes: 0, bomBytes: 0, records: 0, newlines: 0, chunks: 0 });
     return;
   }
@@ -172,7 +187,7 @@ export async function* cutChunks(
   if (open) {
     throw new FlatloadError(
       'INPUT_MALFORMED',
-      'unterminated quoted field: the input ends inside a field that opens with a quote',
+      `unterminated quoted field: the quote at byte ${open.quoteOffset} opens a field that runs to the end of the input`,
       { file: opts.file, byteOffset: open.quoteOffset },
     );
   }

@@ -187,6 +187,11 @@ export class RecordScanner {
     return !this.recordHasBytes;
   }
 
+  /** Absolute offset of the opening quote while inside a quoted field. */
+  get openQuoteOffset(): number | undefined {
+    return this.mode === Mode.Quoted ? this.quoteAbs : undefined;
+  }
+
   /** Whether the byte-jumping fast path is in use (not suspended by malformed UTF-8). */
   get usingFastPath(): boolean {
     return this.fast && this.recordStartAbs >= this.fastResumeAbs;

@@ -34,6 +34,8 @@ function withLoadOptions<T>(y: Argv<T>) {
 
 export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) => void): Argv {
   const run = (fn: () => Promise<ExitCode>): Promise<void> => fn().then(setExit);
+  // yargs turns a lone "-" positional into ""; "-" means standard input.
+  const fileArg = (a: { file?: unknown }): object => ({ ...a, file: a.file === '' && argv.includes('-') ? '-' : a.file });
   return yargs(argv)
     .scriptName('flatload')
     .usage('$0 <command> [options]\n\nBulk-load flat files (CSV/TSV) into MySQL/MariaDB: parallel, resumable, exactly once.')
@@ -41,13 +43,13 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
       'load <file>',
       'load a file into a table',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand(a as never, io)),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand(fileArg(a) as never, io)),
     )
     .command(
       'plan <file>',
       'show the plan for a load without changing anything (= load --dry-run)',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...(a as object), dryRun: true } as never, io)),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true } as never, io)),
     )
     .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false })
     .demandCommand(1, 'name a command: load, plan, status or bench')

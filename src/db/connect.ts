@@ -68,7 +68,12 @@ export function tlsConfig(ssl: SslOptions, _host?: string): TlsSettings | undefi
   if (Boolean(ssl.cert) !== Boolean(ssl.key)) {
     throw new FlatloadError('CONFIG', ssl.cert ? '--ssl-cert needs --ssl-key (the client certificate\'s private key)' : '--ssl-key needs --ssl-cert');
   }
-  if (ssl.ca) config.ca = readPem(ssl.ca, '--ssl-ca');
+  if (ssl.ca) {
+    config.ca = readPem(ssl.ca, '--ssl-ca');
+    if (!config.ca.includes('-----BEGIN CERTIFICATE-----')) {
+      throw new FlatloadError('CONFIG', `--ssl-ca ${ssl.ca} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+    }
+  }
   if (ssl.cert) config.cert = readPem(ssl.cert, '--ssl-cert');
   if (ssl.key) config.key = readPem(ssl.key, '--ssl-key');
   try {
@@ -215,8 +220,13 @@ async function inspectTls(conn: Connection, c: ConnectionOptions, ssl: TlsSettin
     throw new FlatloadError('TLS', `${where}: the server's certificate was not verified (${String(sock.authorizationError)})`);
   }
   if (ssl?.verifyIdentity && !c.socketPath) {
+    // The handshake already checked this (see socketFactory); reaching here with a mismatch means that check was skipped.
     const err = checkServerIdentity(c.host, sock.getPeerCertificate());
-    if (err) throw tlsFailure(err, c, where);
+    if (err) {
+      throw new FlatloadError('TLS', `${where}: the server's certificate is not for "${c.host}" (${err.message}); found only after connecting`, {
+        hint: 'this is a flatload bug (the TLS handshake should have refused it): please report it',
+      });
+    }
   }
   let serverCipher: string | null = null;
   try {

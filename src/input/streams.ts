@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import { PassThrough, type Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { FlatloadError } from '../errors/index.js';
-import { inputError, type InputSource } from './source.js';
+import { peek } from './peek.js';
+import { detectCompression, inputError, type Compression, type InputSource } from './source.js';
 
 /**
  * A half-open byte range [startByte, endByte) of a plain file. The one place
@@ -26,21 +27,30 @@ function nativeZstd(): ZstdFactory | undefined {
   return typeof f === 'function' ? f : undefined;
 }
 
-/** The input's bytes, decompressed, as one stream (stdin, .gz, .zst, or a whole plain file). */
-export function openByteStream(source: InputSource, highWaterMark: number): Readable {
-  const raw: Readable =
-    source.kind === 'stdin' ? process.stdin : createReadStream(source.path, { highWaterMark });
+/**
+ * The input's bytes, decompressed, as one stream (stdin, .gz, .zst, or a
+ * whole plain file). Standard input is sniffed for gzip/zstd magic, so
+ * `zcat`-less pipes work too.
+ */
+export async function openByteStream(source: InputSource, highWaterMark: number): Promise<{ stream: Readable; compression: Compression }> {
+  let raw: Readable = source.kind === 'stdin' ? process.stdin : createReadStream(source.path, { highWaterMark });
   raw.on('error', () => undefined); // surfaced through the pipeline below
-  if (source.compression === 'none') {
-    return source.kind === 'stdin' ? raw : withInputErrors(raw, source.path);
+  let compression = source.compression;
+  if (source.kind === 'stdin') {
+    const peeked = await peek(raw, 4);
+    raw = peeked.stream;
+    compression = detectCompression(peeked.head, '-');
   }
-  if (source.compression === 'gzip') {
+  if (compression === 'none') {
+    return { stream: source.kind === 'stdin' ? raw : withInputErrors(raw, source.path), compression };
+  }
+  if (compression === 'gzip') {
     const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
-    return pipeInto(raw, gunzip as unknown as NodeJS.ReadWriteStream, source.path);
+    return { stream: pipeInto(raw, gunzip as unknown as NodeJS.ReadWriteStream, source.path), compression };
   }
   const native = nativeZstd();
-  if (native) return pipeInto(raw, native(), source.path);
-  return spawnZstd(source);
+  if (native) return { stream: pipeInto(raw, native(), source.path), compression };
+  return { stream: spawnZstd(source, raw), compression };
 }
 
 function withInputErrors(stream: Readable, path: string): Readable {
@@ -67,12 +77,15 @@ function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string
   return out;
 }
 
-function spawnZstd(source: InputSource): Readable {
+function spawnZstd(source: InputSource, raw: Readable): Readable {
   const args = ['-dc', '--no-progress'];
   const child = spawn('zstd', source.kind === 'stdin' ? args : [...args, '--', source.path], {
     stdio: [source.kind === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
-  if (source.kind === 'stdin' && child.stdin) process.stdin.pipe(child.stdin);
+  if (source.kind === 'stdin' && child.stdin) {
+    child.stdin.on('error', () => undefined);
+    raw.pipe(child.stdin);
+  } else raw.destroy();
   const out = new PassThrough({ highWaterMark: 1 << 20 });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));

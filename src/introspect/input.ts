@@ -14,7 +14,7 @@ const NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', '
 const TEMPORAL = new Set(['date', 'datetime', 'timestamp', 'time']);
 
 async function readHead(source: InputSource): Promise<Buffer> {
-  const stream = openByteStream(source, 1 << 20);
+  const { stream } = await openByteStream(source, 1 << 20);
   const parts: Buffer[] = [];
   let size = 0;
   try {

@@ -86,7 +86,7 @@ export async function applyPlan(
     ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
     stripBom: o.stripBom && prep.charset.utf8,
     file: o.file,
-  });
+  }, o.format);
   const chunks: AsyncIterable<CutChunk> = unchunkable ? wholeFile(source) : input.chunks();
   const jobs = unchunkable ? 1 : plan.concurrency;
   const pieceBytes = Math.max(16 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2)));

@@ -3,10 +3,14 @@ import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { openByteStream, readRange } from '../input/streams.js';
-import { inputError, type InputSource } from '../input/source.js';
+import type { FileFormat } from '../config/format.js';
+import { FlatloadError } from '../errors/index.js';
+import { sniffInput } from '../input/sniff.js';
+import { inputError, type Compression, type InputSource } from '../input/source.js';
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
 const SCAN_BLOCK_BYTES = 4 << 20;
+const SNIFF_BYTES = 64 * 1024;
 
 /**
  * Where chunks come from and how their bytes are read back. A plain file is
@@ -17,19 +21,59 @@ const SCAN_BLOCK_BYTES = 4 << 20;
 export class ChunkInput {
   summary: InputSummary | undefined;
   bytesScanned = 0;
+  /** What the bytes turned out to be compressed with (stdin is sniffed). */
+  compression: Compression;
 
   constructor(
     readonly source: InputSource,
     private readonly cut: Omit<CutOptions, 'keepBytes'>,
-  ) {}
+    private readonly fileFormat: FileFormat,
+  ) {
+    this.compression = source.compression;
+  }
 
   get seekable(): boolean {
     return this.source.seekable;
   }
 
   chunks(): AsyncGenerator<CutChunk> {
-    const blocks = this.source.seekable ? this.fileBlocks() : this.streamBlocks();
+    const blocks = this.sniffed(this.source.seekable ? this.fileBlocks() : this.streamBlocks());
     return cutChunks(blocks, { ...this.cut, keepBytes: !this.source.seekable }, (s) => (this.summary = s));
+  }
+
+  /** Checks the first 64 KiB for a binary file or a wrong line terminator before anything is sent. */
+  private async *sniffed(blocks: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+    const held: Buffer[] = [];
+    let size = 0;
+    let checked = false;
+    const check = (): void => {
+      checked = true;
+      const problem = sniffInput(Buffer.concat(held).subarray(0, SNIFF_BYTES), this.fileFormat);
+      if (problem) {
+        throw new FlatloadError('INPUT_MALFORMED', problem.message, {
+          file: this.source.path,
+          line: problem.line,
+          byteOffset: problem.byteOffset,
+          hint: problem.hint,
+        });
+      }
+    };
+    for await (const b of blocks) {
+      if (checked) {
+        yield b;
+        continue;
+      }
+      held.push(b);
+      size += b.length;
+      if (size >= SNIFF_BYTES) {
+        check();
+        yield* held;
+      }
+    }
+    if (!checked) {
+      check();
+      yield* held;
+    }
   }
 
   private async *fileBlocks(): AsyncGenerator<Buffer> {
@@ -57,7 +101,8 @@ export class ChunkInput {
   }
 
   private async *streamBlocks(): AsyncGenerator<Buffer> {
-    const stream = openByteStream(this.source, 1 << 20);
+    const { stream, compression } = await openByteStream(this.source, 1 << 20);
+    this.compression = compression;
     for await (const b of stream) {
       const buf = b as Buffer;
       this.bytesScanned += buf.length;

@@ -10,8 +10,8 @@ export interface LoadReport {
   mode: string;
   /** Rows now in the table from this input (this run plus resumed chunks). */
   rows: number;
-  /** Records in the input (header lines excluded). */
-  rowsInInput: number;
+  /** Records in the input (header lines excluded); null when the load stopped before reading it all. */
+  rowsInInput: number | null;
   rejected: number;
   /** Duplicates skipped because --on-duplicate ignore asked for it. */
   skippedDuplicates: number;
@@ -47,7 +47,7 @@ export function renderSummary(r: LoadReport): string {
           : 'stopped';
   lines.push(`${head}: ${r.table} (${r.engine}, strategy ${r.strategy}, mode ${r.mode})`);
   lines.push(
-    `  rows:     ${fmtInt(r.rows)} loaded + ${fmtInt(r.rejected)} rejected${r.skippedDuplicates ? ` + ${fmtInt(r.skippedDuplicates)} duplicates skipped` : ''} = ${fmtInt(r.rows + r.rejected + r.skippedDuplicates)} of ${fmtInt(r.rowsInInput)} in the input`,
+    `  rows:     ${fmtInt(r.rows)} loaded + ${fmtInt(r.rejected)} rejected${r.skippedDuplicates ? ` + ${fmtInt(r.skippedDuplicates)} duplicates skipped` : ''} = ${fmtInt(r.rows + r.rejected + r.skippedDuplicates)}${r.rowsInInput === null ? ' (the input was not read to the end)' : ` of ${fmtInt(r.rowsInInput)} in the input`}`,
   );
   lines.push(
     `  time:     ${r.seconds.toFixed(2)} s, ${fmtRate(r.rowsPerSec)} rows/s, ${r.mbPerSec.toFixed(1)} MB/s over ${r.jobs} connection${r.jobs === 1 ? '' : 's'}${r.encrypted ? ' (TLS)' : ' (unencrypted)'}`,

@@ -7,8 +7,9 @@ of chunking-cases.test.ts. Only needed again if the research cases change:
     python3 test/unit/chunking-cases-gen.py [/tmp/ldresearch]
 
 Cases flatload never scans for boundaries are skipped, with the reason in the
-output file: LINES STARTING BY, fixed-width rows (FT='' and ENC=''), LT=''
-and FT == LT (those load as one unchunked chunk).
+output file: LINES STARTING BY and fixed-width rows (FT='' and ENC=''). Cases
+with LT='' or FT == LT are kept: flatload loads those as one unchunked chunk,
+but RecordScanner still reads them like the server (locateRecords uses it).
 
 Every kept case's record ends are re-derived with the vendored emulator
 (chunking_emu.py) and must equal the server-checked harness results.
@@ -31,10 +32,6 @@ def skip_reason(c):
         return 'LINES STARTING BY'
     if not c['fterm'] and not c['enc']:
         return 'fixed-width rows'
-    if not c['lterm']:
-        return 'empty line terminator'
-    if c['fterm'] == c['lterm']:
-        return 'field terminator equals line terminator'
     return None
 
 

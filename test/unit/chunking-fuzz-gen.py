@@ -34,13 +34,17 @@ CHARSETS = ['latin1', 'latin1', 'utf8mb4', 'utf8mb4', 'utf8mb4', 'utf8mb3', 'gbk
             'sjis', 'cp932', 'gb2312', 'ujis', 'eucjpms']
 FTERMS = [b',', b',', b'\t', b'\t', b'|', b'||', b',\n', b'|"']
 LTERMS = [b'\n', b'\n', b'\r\n', b'\r\n', b'||\n', b'\r']
+# Rarer: non-ASCII terminators (the server only warns), FT == LT (the server
+# drops LT), no line terminator, FT that hides LT bytes, no FT.
+WEIRD_FTERMS = [b'\xa7', b'\xc2\xa7', b'\n', b'', b'\\,', b'||']
+WEIRD_LTERMS = [b'', b'\xa1\n', b'|\n', b',']
 
 # Bytes that matter somewhere: ASCII specials, gbk/big5/sjis trail bytes in
 # 0x40-0x7E (0x5C is the escape, 0x7C the pipe), lead bytes of every
 # multi-byte set, utf8 lead/continuation bytes, never-valid bytes.
-SPECIAL = [b'"', b'"', b'\\', b'\\', b',', b'\t', b'|', b'\r', b'\n', b'\n', b' ', b'N']
+SPECIAL = [b'"', b'"', b'\\', b'\\', b',', b'\t', b'|', b'\r', b'\n', b'\n', b' ', b'N', b"'", b'^']
 PLAIN = [b'a', b'b', b'x', b'0', b'@', b'~']
-HIGH = [b'\x81', b'\xa1', b'\xa4', b'\x8e', b'\x8f', b'\xe4', b'\xc3', b'\xf0', b'\xb8', b'\xad',
+HIGH = [b'\x81', b'\xa7', b'\xa1', b'\xa4', b'\x8e', b'\x8f', b'\xe4', b'\xc3', b'\xf0', b'\xb8', b'\xad',
         b'\x80', b'\xff', b'\xdf', b'\xfe', b'\xed']
 WHOLE = ['\u4e2d'.encode(), '\u00e9'.encode(), '\U0001F600'.encode(), b'\x81\x5c', b'\xa4\x5c', b'\x81\x7c',
          b'\xb0\xa1', b'\x8f\xa1\xa1', b'\x8e\xa1', b'\xe4\xb8']
@@ -72,14 +76,19 @@ def gen_data(r, fterm, lterm, enc):
 
 def gen_case(r, i):
     cs = r.choice(CHARSETS)
-    fterm = r.choice(FTERMS)
-    lterm = r.choice(LTERMS)
-    while lterm == fterm:
-        lterm = r.choice(LTERMS)
-    enc = r.choice([b'"', b'"', b''])
+    weird = r.random() < 0.15   # non-ASCII separators, FT == LT, no line terminator, other bytes
+    fterm = r.choice(FTERMS + (WEIRD_FTERMS if weird else []))
+    lterm = r.choice(LTERMS + (WEIRD_LTERMS if weird else []))
+    if fterm == lterm and not weird:
+        lterm = b'\r\n' if fterm == b'\n' else b'\n'
+    enc = r.choice([b'"', b'"', b''] + ([b"'", b'\xa1'] if weird else []))
+    if not fterm and not enc:
+        enc = b'"'    # FT='' and ENC='' is fixed-width, which flatload never scans
     esc_choices = [b'\\', b'\\', b'']
     if enc:
         esc_choices.append(enc)
+    if weird:
+        esc_choices += [b'^', b'\x81']
     esc = r.choice(esc_choices)
     ncols = r.randint(1, 4)
     text = [r.random() < 0.6 for _ in range(ncols)]

@@ -80,7 +80,8 @@ export interface WholeScan {
 export function scanWhole(data: Buffer, format: ScanFormat, charset: CharsetInfo, targets: ScanTargets | undefined, ignore: number): WholeScan {
   let pos = 0;
   if (ignore > 0) {
-    const header = new RecordScanner(format, charset, undefined, true);
+    // IGNORE n LINES: physical lines (next_line), or n records when the statement has no line terminator.
+    const header = format.lineTerm.length ? new RecordScanner(format, charset, undefined, true) : new RecordScanner(format, charset, targets);
     while (header.records < ignore && pos < data.length) {
       const r = header.scan(data, pos, 0, true, pos + 1);
       pos = r.pos;

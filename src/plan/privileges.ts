@@ -1,0 +1,743 @@
+/**
+ * Least privilege, as a pure function of the plan and of `SHOW GRANTS`:
+ * which privileges a load needs (requiredPrivileges), and which of those the
+ * current user's grants do not give (missingPrivileges / checkPrivileges).
+ * No I/O: the caller reads the grants (ServerFacts.grants) and CURRENT_USER().
+ *
+ * Every need below was checked statement by statement against MariaDB 10.11
+ * with a user holding exactly the listed privileges (test/db/security.test.ts
+ * and docs/security.md).
+ *
+ * How the server combines grants, and what this module copies of it:
+ * - A privilege counts if it is granted globally (ON *.*), on the database,
+ *   on the table, or (only for needs that name columns) on every column.
+ * - Database grants: only the FIRST matching database row counts, not the
+ *   union. A grant naming the database exactly wins over wildcard patterns
+ *   (`_`, `%`; `\_` is a literal underscore). When several wildcard patterns
+ *   match and none is exact, the server picks one by an internal sort order;
+ *   this module counts all of them, so it can miss a gap that the server
+ *   then reports at load time, but never invents one.
+ * - Roles: the privileges of a role count when SHOW GRANTS lists them, which
+ *   MariaDB does only for the roles active in the session (the default role
+ *   at login). A role granted but not active is reported in `inactiveRoles`.
+ *   MySQL 8 lists active roles' privileges merged into the user's lines.
+ * - MySQL partial revokes (`REVOKE … ON db.* FROM u`) take a global privilege
+ *   away for that database.
+ * - Routine (FUNCTION/PROCEDURE/PACKAGE) and PROXY grants are ignored.
+ */
+import { FlatloadError } from '../errors/index.js';
+import { quoteId } from '../db/quote.js';
+
+export type Privilege =
+  | 'SELECT'
+  | 'INSERT'
+  | 'UPDATE'
+  | 'DELETE'
+  | 'CREATE'
+  | 'DROP'
+  | 'ALTER'
+  | 'INDEX'
+  | 'REFERENCES'
+  | 'TRIGGER'
+  | 'LOCK TABLES'
+  | 'CREATE TEMPORARY TABLES'
+  | 'FILE'
+  | 'RELOAD'
+  | 'PROCESS'
+  | 'SUPER'
+  | 'BINLOG ADMIN'
+  | 'SYSTEM VARIABLES ADMIN';
+
+/** db `*` means the server as a whole (ON *.*); no table means the whole database. */
+export interface PrivilegeTarget {
+  db: string;
+  table?: string;
+}
+
+export interface PrivilegeNeed {
+  privilege: Privilege;
+  on: PrivilegeTarget;
+  /** What flatload runs that needs it, in words for the error message. */
+  why: string;
+  /** Only an optional feature needs it (e.g. the size report): the load itself runs without. */
+  optional?: boolean;
+  /** Privileges that serve instead (e.g. SUPER for BINLOG ADMIN). */
+  alternatives?: Privilege[];
+  /** The need is met by column grants on all of these columns too. */
+  columns?: string[];
+}
+
+export const GLOBAL = '*';
+
+/** Privileges that exist only ON *.*. */
+const GLOBAL_ONLY = new Set([
+  'FILE',
+  'RELOAD',
+  'PROCESS',
+  'SUPER',
+  'SHUTDOWN',
+  'SHOW DATABASES',
+  'REPLICATION SLAVE',
+  'REPLICATION CLIENT',
+  'CREATE USER',
+  'CREATE TABLESPACE',
+  'CREATE ROLE',
+  'DROP ROLE',
+  'BINLOG ADMIN',
+  'BINLOG MONITOR',
+  'BINLOG REPLAY',
+  'CONNECTION ADMIN',
+  'FEDERATED ADMIN',
+  'READ ONLY ADMIN',
+  'REPLICATION MASTER ADMIN',
+  'REPLICATION SLAVE ADMIN',
+  'SLAVE MONITOR',
+  'SYSTEM VARIABLES ADMIN',
+]);
+
+/** Privileges a table-level grant (and so ALL PRIVILEGES ON db.tbl) can carry. */
+const TABLE_LEVEL = new Set([
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'DROP',
+  'REFERENCES',
+  'INDEX',
+  'ALTER',
+  'CREATE VIEW',
+  'SHOW VIEW',
+  'TRIGGER',
+  'DELETE HISTORY',
+]);
+
+const COLUMN_LEVEL = new Set(['SELECT', 'INSERT', 'UPDATE', 'REFERENCES']);
+
+// ------------------------------------------------------------------ needs
+
+export type ModeName = 'append' | 'replace' | 'swap';
+
+export interface PrivilegePlan {
+  /** load-data | insert | surrogate-key */
+  strategy: string;
+  mode: ModeName;
+  db: string;
+  table: string;
+  /** Schema of the resume bookkeeping table. */
+  bookkeepingDb: string;
+  /** Its name, when the plan knows it; otherwise the needs are stated for the whole bookkeeping schema. */
+  bookkeepingTable?: string;
+  /** Whether the plan keeps resume bookkeeping at all (default true). */
+  bookkeeping?: boolean;
+  /** Secondary indexes are dropped before the load and re-added after it. */
+  deferIndexes: boolean;
+  /** The surrogate AUTO_INCREMENT column is taken out for the load and put back. */
+  surrogateDefer: boolean;
+  /** Measure the table's on-disk size afterwards (optional privileges). */
+  sizeReport: boolean;
+  /** --on-duplicate (default error). */
+  onDuplicate?: 'error' | 'ignore' | 'replace';
+  /** How --mode replace empties the table (default truncate). */
+  replaceWith?: 'truncate' | 'delete';
+  /** --mode swap: the table loaded and renamed into place (default `<table>_new`). */
+  shadowTable?: string;
+  /** --mode swap: the name the previous table gets (default `<table>_old`). */
+  oldTable?: string;
+  /** --keep-old: the previous table is kept after the swap. */
+  keepOld?: boolean;
+  /** Upper-case engine of the target, to narrow the size-report needs. */
+  engine?: string;
+}
+
+function need(privilege: Privilege, db: string, table: string | undefined, why: string, extra: Partial<PrivilegeNeed> = {}): PrivilegeNeed {
+  return { privilege, on: table === undefined ? { db } : { db, table }, why, ...extra };
+}
+
+/**
+ * The privileges a plan needs, one entry per privilege and object, each with
+ * the statement that needs it. Optional ones are marked `optional`.
+ */
+export function requiredPrivileges(p: PrivilegePlan): PrivilegeNeed[] {
+  const out: PrivilegeNeed[] = [];
+  const { db, table } = p;
+  const swap = p.mode === 'swap';
+  const shadow = p.shadowTable ?? `${table}_new`;
+  const old = p.oldTable ?? `${table}_old`;
+  const load = swap ? shadow : table;
+
+  out.push(need('SELECT', db, table, 'reading the table definition and checking whether the table is empty (SELECT 1 … LIMIT 1)'));
+  if (swap) {
+    out.push(need('SELECT', db, table, 'CREATE TABLE … LIKE copies the definition of the table'));
+    out.push(need('CREATE', db, shadow, `CREATE TABLE ${shadow} LIKE ${table} (--mode swap loads into a copy)`));
+    out.push(need('SELECT', db, shadow, 'reading the definition of the copy it loads into'));
+  }
+  const verb = p.strategy === 'insert' ? 'INSERT' : 'LOAD DATA LOCAL INFILE';
+  out.push(need('INSERT', db, load, `${verb} writes the rows`));
+  if (p.onDuplicate === 'replace') {
+    out.push(need('DELETE', db, load, `${verb} … REPLACE deletes the old row of a duplicate key (--on-duplicate replace)`));
+  }
+  if (p.mode === 'replace') {
+    if ((p.replaceWith ?? 'truncate') === 'truncate') {
+      out.push(need('DROP', db, table, 'TRUNCATE TABLE empties the table first (--mode replace)'));
+    } else {
+      out.push(need('DELETE', db, table, 'DELETE FROM empties the table first (--mode replace)'));
+    }
+  }
+  if (p.deferIndexes) {
+    out.push(need('ALTER', db, load, 'ALTER TABLE … DROP INDEX before the load and ADD INDEX after it (deferred secondary indexes)'));
+  }
+  if (p.surrogateDefer) {
+    out.push(need('ALTER', db, load, 'ALTER TABLE takes the surrogate AUTO_INCREMENT column out for the load and puts it back'));
+  }
+  if (swap) {
+    const rename = `RENAME TABLE ${table} TO ${old}, ${shadow} TO ${table}`;
+    out.push(need('ALTER', db, table, `${rename} (renaming needs ALTER and DROP on the old name)`));
+    out.push(need('DROP', db, table, `${rename} (renaming needs ALTER and DROP on the old name)`));
+    out.push(need('CREATE', db, old, `${rename} (renaming needs CREATE and INSERT on the new name)`));
+    out.push(need('INSERT', db, old, `${rename} (renaming needs CREATE and INSERT on the new name)`));
+    out.push(need('ALTER', db, shadow, `${rename} (renaming needs ALTER and DROP on the old name)`));
+    out.push(need('DROP', db, shadow, `${rename}; DROP TABLE ${shadow} when the load fails`));
+    out.push(need('CREATE', db, table, `${rename} (renaming needs CREATE and INSERT on the new name)`));
+    out.push(need('DROP', db, old, p.keepOld ? `DROP TABLE IF EXISTS ${old} (an earlier run's previous table)` : `DROP TABLE ${old} after the swap`));
+  }
+  if (p.bookkeeping ?? true) {
+    const bk = p.bookkeepingTable;
+    const name = bk ?? 'the bookkeeping table';
+    out.push(need('CREATE', p.bookkeepingDb, bk, `CREATE TABLE IF NOT EXISTS ${name} (resume bookkeeping)`));
+    out.push(need('SELECT', p.bookkeepingDb, bk, `reading ${name} to resume and to find the rows to update`));
+    out.push(need('INSERT', p.bookkeepingDb, bk, `recording each committed chunk in ${name}`));
+    out.push(need('UPDATE', p.bookkeepingDb, bk, `marking the load finished in ${name}`));
+    out.push(need('DELETE', p.bookkeepingDb, bk, `clearing a finished load from ${name}`));
+  }
+  if (p.sizeReport) {
+    const engine = p.engine?.toUpperCase();
+    const opt = { optional: true };
+    if (engine === undefined || engine === 'INNODB') {
+      out.push(need('PROCESS', GLOBAL, undefined, 'size report: information_schema.INNODB_SYS_TABLESPACES (MySQL: INNODB_TABLESPACES)', opt));
+      out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES … FOR EXPORT writes the dirty pages first', opt));
+      out.push(need('LOCK TABLES', db, undefined, 'size report: FLUSH TABLES … FOR EXPORT locks the table', opt));
+    }
+    if (engine === undefined || (engine !== 'INNODB' && engine !== 'ROCKSDB')) {
+      out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES writes cached blocks (Aria, MyISAM)', opt));
+    }
+    if (engine === undefined || engine === 'ROCKSDB') {
+      out.push(need('SUPER', GLOBAL, undefined, 'size report: SET GLOBAL rocksdb_force_flush_memtable_now', { ...opt, alternatives: ['SYSTEM VARIABLES ADMIN'] }));
+    }
+    out.push(need('INSERT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
+  }
+  return mergeNeeds(out);
+}
+
+/** One entry per privilege and object; reasons joined; required wins over optional. */
+function mergeNeeds(needs: PrivilegeNeed[]): PrivilegeNeed[] {
+  const byKey = new Map<string, PrivilegeNeed>();
+  for (const n of needs) {
+    const key = `${n.privilege}\u0000${n.on.db}\u0000${n.on.table ?? ''}`;
+    const prev = byKey.get(key);
+    if (!prev) {
+      byKey.set(key, { ...n });
+      continue;
+    }
+    if (!prev.why.split('; ').includes(n.why)) prev.why = `${prev.why}; ${n.why}`;
+    if (!n.optional) delete prev.optional;
+  }
+  return [...byKey.values()];
+}
+
+// ------------------------------------------------------------------ parsing SHOW GRANTS
+
+interface Token {
+  kind: 'word' | 'quoted' | 'string' | 'punct';
+  text: string;
+}
+
+function tokenize(line: string): Token[] | undefined {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < line.length) {
+    const c = line[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '`' || c === '"' || c === "'") {
+      let text = '';
+      i++;
+      for (;;) {
+        if (i >= line.length) return undefined;
+        const d = line[i]!;
+        if (d === c) {
+          if (line[i + 1] === c) {
+            text += c;
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        if (d === '\\' && c === "'" && i + 1 < line.length) {
+          // String literals (user/host in MySQL 5.x, password hashes) escape with a backslash.
+          text += line[i + 1]!;
+          i += 2;
+          continue;
+        }
+        text += d;
+        i++;
+      }
+      out.push({ kind: c === '`' ? 'quoted' : c === '"' ? 'quoted' : 'string', text });
+      continue;
+    }
+    if (',.()@*;='.includes(c)) {
+      out.push({ kind: 'punct', text: c });
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < line.length && !/\s/.test(line[j]!) && !',.()@*;=`"\''.includes(line[j]!)) j++;
+    out.push({ kind: 'word', text: line.slice(i, j) });
+    i = j;
+  }
+  return out;
+}
+
+export interface Grantee {
+  user: string;
+  /** undefined for a MariaDB role (roles have no host). */
+  host: string | undefined;
+}
+
+export type GrantLevel =
+  | { kind: 'global' }
+  | { kind: 'db'; db: string }
+  | { kind: 'table'; db: string | undefined; table: string }
+  | { kind: 'other' };
+
+export type ParsedGrant =
+  | {
+      kind: 'privileges';
+      /** GRANT (true) or a MySQL partial REVOKE (false). */
+      grant: boolean;
+      /** Normalised names (upper case, single spaces, `_` as space); ALL PRIVILEGES as 'ALL'. */
+      privileges: Array<{ name: string; columns: string[] | undefined }>;
+      level: GrantLevel;
+      grantees: Grantee[];
+    }
+  | { kind: 'roles'; roles: Grantee[]; grantees: Grantee[] };
+
+function normPrivilege(words: string[]): string {
+  const name = words.join(' ').toUpperCase().replace(/_/g, ' ').replace(/\s+/g, ' ').trim();
+  return name === 'ALL PRIVILEGES' ? 'ALL' : name;
+}
+
+const isWord = (t: Token | undefined, w: string): boolean => t?.kind === 'word' && t.text.toUpperCase() === w;
+
+/** Parses one SHOW GRANTS line; undefined for lines that grant nothing flatload uses (or cannot be read). */
+export function parseGrant(line: string): ParsedGrant | undefined {
+  const toks = tokenize(line.trim().replace(/;\s*$/, ''));
+  if (!toks || toks.length === 0) return undefined;
+  let i = 0;
+  const peek = (): Token | undefined => toks[i];
+  const first = toks[i++];
+  const grant = isWord(first, 'GRANT');
+  if (!grant && !isWord(first, 'REVOKE')) return undefined;
+
+  // The list before ON (privileges) or TO (roles).
+  const items: Array<{ words: string[]; name: Token | undefined; host: string | undefined; columns: string[] | undefined }> = [];
+  let cur: { words: string[]; name: Token | undefined; host: string | undefined; columns: string[] | undefined } = {
+    words: [],
+    name: undefined,
+    host: undefined,
+    columns: undefined,
+  };
+  let terminator: 'ON' | 'TO' | 'FROM' | undefined;
+  while (i < toks.length) {
+    const t = toks[i]!;
+    if (t.kind === 'word' && ['ON', 'TO', 'FROM'].includes(t.text.toUpperCase()) && (cur.words.length > 0 || cur.name)) {
+      terminator = t.text.toUpperCase() as 'ON' | 'TO' | 'FROM';
+      i++;
+      break;
+    }
+    if (t.kind === 'punct' && t.text === ',') {
+      items.push(cur);
+      cur = { words: [], name: undefined, host: undefined, columns: undefined };
+      i++;
+      continue;
+    }
+    if (t.kind === 'punct' && t.text === '(') {
+      const cols: string[] = [];
+      i++;
+      while (i < toks.length && !(toks[i]!.kind === 'punct' && toks[i]!.text === ')')) {
+        const c = toks[i]!;
+        if (!(c.kind === 'punct' && c.text === ',')) cols.push(c.text);
+        i++;
+      }
+      if (i >= toks.length) return undefined;
+      i++;
+      cur.columns = cols;
+      continue;
+    }
+    if (t.kind === 'punct' && t.text === '@') {
+      const h = toks[i + 1];
+      if (!h) return undefined;
+      cur.host = h.text;
+      i += 2;
+      continue;
+    }
+    if (t.kind === 'word') cur.words.push(t.text);
+    else if (t.kind === 'quoted' || t.kind === 'string') cur.name = t;
+    else return undefined;
+    i++;
+  }
+  items.push(cur);
+  if (!terminator) return undefined;
+
+  const readGrantees = (): Grantee[] => {
+    const gs: Grantee[] = [];
+    while (i < toks.length) {
+      const t = toks[i]!;
+      if (t.kind === 'word' && ['IDENTIFIED', 'REQUIRE', 'WITH', 'AS', 'USING', 'PASSWORD', 'ACCOUNT'].includes(t.text.toUpperCase())) break;
+      if (t.kind === 'punct' && t.text === ',') {
+        i++;
+        continue;
+      }
+      if (t.kind === 'punct') break;
+      const user = t.text;
+      i++;
+      let host: string | undefined;
+      if (peek()?.kind === 'punct' && peek()!.text === '@') {
+        const h = toks[i + 1];
+        if (!h || h.kind === 'punct') break;
+        host = h.text;
+        i += 2;
+      }
+      gs.push({ user, host });
+    }
+    return gs;
+  };
+
+  if (terminator === 'TO' || (terminator === 'FROM' && items.every((it) => it.words.length === 0))) {
+    // GRANT role[, role] TO grantee — roles are names, not privilege words.
+    const roles: Grantee[] = items.map((it) => ({ user: it.name?.text ?? it.words.join(' '), host: it.host }));
+    if (!grant) return undefined;
+    return { kind: 'roles', roles, grantees: readGrantees() };
+  }
+  if (terminator !== 'ON') return undefined;
+  const privileges = items.map((it) => ({ name: normPrivilege(it.words), columns: it.columns }));
+  if (privileges.some((p) => p.name === 'PROXY')) return undefined;
+
+  // Object type, then the level.
+  let level: GrantLevel;
+  if (isWord(peek(), 'TABLE')) i++;
+  if (['FUNCTION', 'PROCEDURE', 'PACKAGE'].some((w) => isWord(peek(), w))) {
+    i++;
+    if (isWord(peek(), 'BODY')) i++;
+    level = { kind: 'other' };
+    // Skip the routine name.
+    while (i < toks.length && !isWord(toks[i], 'TO') && !isWord(toks[i], 'FROM')) i++;
+  } else {
+    const a = toks[i++];
+    if (!a) return undefined;
+    const dot = peek()?.kind === 'punct' && peek()!.text === '.';
+    if (dot) {
+      i++;
+      const b = toks[i++];
+      if (!b) return undefined;
+      const aStar = a.kind === 'punct' && a.text === '*';
+      const bStar = b.kind === 'punct' && b.text === '*';
+      if (aStar && bStar) level = { kind: 'global' };
+      else if (aStar) return undefined;
+      else if (bStar) level = { kind: 'db', db: a.text };
+      else level = { kind: 'table', db: a.text, table: b.text };
+    } else if (a.kind === 'punct' && a.text === '*') {
+      level = { kind: 'other' }; // `ON *`: the default database at grant time; SHOW GRANTS never prints it
+    } else {
+      level = { kind: 'table', db: undefined, table: a.text };
+    }
+  }
+  if (!(isWord(peek(), 'TO') || isWord(peek(), 'FROM'))) return undefined;
+  i++;
+  return { kind: 'privileges', grant, privileges, level, grantees: readGrantees() };
+}
+
+// ------------------------------------------------------------------ matching
+
+/** SQL LIKE as the grant tables use it: `%` any run, `_` one character, `\` escapes. */
+export function grantPatternMatches(pattern: string, name: string, caseInsensitive = false): boolean {
+  const p = caseInsensitive ? pattern.toLowerCase() : pattern;
+  const n = caseInsensitive ? name.toLowerCase() : name;
+  const pc = [...p];
+  const nc = [...n];
+  const memo = new Map<string, boolean>();
+  const m = (pi: number, ni: number): boolean => {
+    const key = `${pi},${ni}`;
+    const hit = memo.get(key);
+    if (hit !== undefined) return hit;
+    let r: boolean;
+    if (pi === pc.length) r = ni === nc.length;
+    else {
+      const c = pc[pi]!;
+      if (c === '%') r = m(pi + 1, ni) || (ni < nc.length && m(pi, ni + 1));
+      else if (c === '_') r = ni < nc.length && m(pi + 1, ni + 1);
+      else if (c === '\\' && pi + 1 < pc.length) r = ni < nc.length && nc[ni] === pc[pi + 1] && m(pi + 2, ni + 1);
+      else r = ni < nc.length && nc[ni] === c && m(pi + 1, ni + 1);
+    }
+    memo.set(key, r);
+    return r;
+  };
+  return m(0, 0);
+}
+
+function hasWildcard(pattern: string): boolean {
+  return /(^|[^\\])[%_]/.test(pattern);
+}
+
+function unescapePattern(pattern: string): string {
+  return pattern.replace(/\\(.)/g, '$1');
+}
+
+interface PrivSet {
+  all: boolean;
+  names: Set<string>;
+}
+
+interface GranteeGrants {
+  global: PrivSet;
+  dbs: Array<{ pattern: string; privs: PrivSet }>;
+  tables: Array<{ db: string; table: string; privs: PrivSet }>;
+  columns: Array<{ db: string; table: string; privilege: string; columns: string[] }>;
+  revokes: Array<{ db: string; names: Set<string> }>;
+}
+
+const granteeKey = (g: Grantee): string => (g.host === undefined ? g.user : `${g.user}@${g.host.toLowerCase()}`);
+
+/** `user@host` as CURRENT_USER() returns it (the user part may itself contain `@`). */
+export function parseAccount(account: string): Grantee {
+  const at = account.lastIndexOf('@');
+  return at === -1 ? { user: account, host: undefined } : { user: account.slice(0, at), host: account.slice(at + 1) };
+}
+
+function emptyGrants(): GranteeGrants {
+  return { global: { all: false, names: new Set() }, dbs: [], tables: [], columns: [], revokes: [] };
+}
+
+function addPrivs(set: PrivSet, names: string[]): void {
+  for (const n of names) {
+    if (n === 'ALL') set.all = true;
+    else set.names.add(n);
+  }
+}
+
+export interface CheckOptions {
+  /** CURRENT_USER(), e.g. "loader@%". Without it every privilege line counts, whoever it names. */
+  currentUser?: string;
+  /** The server's lower_case_table_names: 1 or 2 compare names case-insensitively. */
+  lowerCaseTableNames?: number;
+}
+
+export interface PrivilegeCheck {
+  /** False when no grant line could be read: then nothing is claimed missing (let the server decide). */
+  known: boolean;
+  /** Needed privileges the grants do not give. */
+  missing: PrivilegeNeed[];
+  /** Optional ones (size report) the grants do not give. */
+  missingOptional: PrivilegeNeed[];
+  /** Roles granted to the user whose privileges SHOW GRANTS does not list (not active in this session). */
+  inactiveRoles: string[];
+  /** Lines that looked like grants but could not be parsed (ignored). */
+  unparsed: string[];
+}
+
+export function checkPrivileges(grants: readonly string[], needs: readonly PrivilegeNeed[], opts: CheckOptions = {}): PrivilegeCheck {
+  const ci = (opts.lowerCaseTableNames ?? 0) > 0;
+  const parsed: ParsedGrant[] = [];
+  const unparsed: string[] = [];
+  for (const line of grants) {
+    const g = parseGrant(line);
+    if (g) parsed.push(g);
+    else if (/^\s*(GRANT|REVOKE)\b/i.test(line) && !/^\s*GRANT\s+PROXY\b/i.test(line) && !/\bON\s+(FUNCTION|PROCEDURE|PACKAGE)\b/i.test(line)) {
+      unparsed.push(redactGrant(line));
+    }
+  }
+
+  // Which grantees' lines apply: the user, PUBLIC, and the roles reachable from them.
+  const privilegeLines = parsed.filter((g): g is Extract<ParsedGrant, { kind: 'privileges' }> => g.kind === 'privileges');
+  const roleLines = parsed.filter((g): g is Extract<ParsedGrant, { kind: 'roles' }> => g.kind === 'roles');
+  const withPrivileges = new Set(privilegeLines.flatMap((g) => g.grantees.map(granteeKey)));
+  let applies: (key: string) => boolean;
+  const inactiveRoles: string[] = [];
+  if (opts.currentUser !== undefined) {
+    const active = new Set<string>([granteeKey(parseAccount(opts.currentUser)), 'PUBLIC']);
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const r of roleLines) {
+        if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
+        for (const role of r.roles) {
+          const k = granteeKey(role);
+          if (!active.has(k)) {
+            active.add(k);
+            changed = true;
+          }
+        }
+      }
+    }
+    for (const r of roleLines) {
+      if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
+      for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
+    }
+    applies = (k) => active.has(k);
+  } else {
+    for (const r of roleLines) for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
+    applies = () => true;
+  }
+
+  const byGrantee = new Map<string, GranteeGrants>();
+  for (const g of privilegeLines) {
+    for (const who of g.grantees) {
+      const key = granteeKey(who);
+      if (!applies(key)) continue;
+      let gg = byGrantee.get(key);
+      if (!gg) byGrantee.set(key, (gg = emptyGrants()));
+      const whole = g.privileges.filter((p) => p.columns === undefined).map((p) => p.name);
+      const lvl = g.level;
+      if (!g.grant) {
+        if (lvl.kind === 'db') gg.revokes.push({ db: unescapePattern(lvl.db), names: new Set(whole) });
+        continue;
+      }
+      if (lvl.kind === 'global') addPrivs(gg.global, whole);
+      else if (lvl.kind === 'db') {
+        let entry = gg.dbs.find((d) => d.pattern === lvl.db);
+        if (!entry) gg.dbs.push((entry = { pattern: lvl.db, privs: { all: false, names: new Set() } }));
+        addPrivs(entry.privs, whole);
+      } else if (lvl.kind === 'table' && lvl.db !== undefined) {
+        const db = lvl.db;
+        let entry = gg.tables.find((t) => t.db === db && t.table === lvl.table);
+        if (!entry) gg.tables.push((entry = { db, table: lvl.table, privs: { all: false, names: new Set() } }));
+        addPrivs(entry.privs, whole);
+        for (const p of g.privileges) {
+          if (p.columns !== undefined) gg.columns.push({ db, table: lvl.table, privilege: p.name, columns: p.columns });
+        }
+      }
+    }
+  }
+
+  const known = parsed.length > 0;
+  const missing: PrivilegeNeed[] = [];
+  const missingOptional: PrivilegeNeed[] = [];
+  if (known) {
+    for (const n of needs) {
+      const ok = [...byGrantee.values()].some((gg) => satisfies(gg, n, ci));
+      if (!ok) (n.optional ? missingOptional : missing).push(n);
+    }
+  }
+  return { known, missing, missingOptional, inactiveRoles: [...new Set(inactiveRoles)], unparsed };
+}
+
+function holds(set: PrivSet, privilege: string, levelAllows: (p: string) => boolean): boolean {
+  return set.names.has(privilege) || (set.all && levelAllows(privilege));
+}
+
+function satisfies(gg: GranteeGrants, n: PrivilegeNeed, ci: boolean): boolean {
+  return [n.privilege, ...(n.alternatives ?? [])].some((p) => satisfiesOne(gg, p, n, ci));
+}
+
+function satisfiesOne(gg: GranteeGrants, privilege: string, n: PrivilegeNeed, ci: boolean): boolean {
+  const eq = (a: string, b: string): boolean => (ci ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const isGlobalNeed = n.on.db === GLOBAL;
+  // ALL PRIVILEGES ON *.* is every privilege except GRANT OPTION (and PROXY).
+  if (holds(gg.global, privilege, (p) => p !== 'GRANT OPTION')) {
+    const revoked = !isGlobalNeed && gg.revokes.some((r) => eq(r.db, n.on.db) && (r.names.has(privilege) || r.names.has('ALL')));
+    if (!revoked) return true;
+  }
+  if (isGlobalNeed || GLOBAL_ONLY.has(privilege)) return false;
+
+  // Database level: the exact name wins over patterns; among patterns, any match (see the header).
+  const matching = gg.dbs.filter((d) => grantPatternMatches(d.pattern, n.on.db, ci));
+  const exact = matching.filter((d) => !hasWildcard(d.pattern));
+  const dbRows = exact.length > 0 ? exact : matching;
+  if (dbRows.some((d) => holds(d.privs, privilege, (p) => !GLOBAL_ONLY.has(p) && p !== 'GRANT OPTION'))) return true;
+
+  if (n.on.table === undefined) return false;
+  const table = n.on.table;
+  const t = gg.tables.find((x) => eq(x.db, n.on.db) && eq(x.table, table));
+  if (t && holds(t.privs, privilege, (p) => TABLE_LEVEL.has(p))) return true;
+
+  if (n.columns && n.columns.length > 0 && COLUMN_LEVEL.has(privilege)) {
+    const granted = new Set(
+      gg.columns
+        .filter((c) => c.privilege === privilege && eq(c.db, n.on.db) && eq(c.table, table))
+        .flatMap((c) => c.columns.map((x) => x.toLowerCase())),
+    );
+    if (n.columns.every((c) => granted.has(c.toLowerCase()))) return true;
+  }
+  return false;
+}
+
+/**
+ * The needs the grants do not give (optional ones included; filter on
+ * `optional`). Empty when the grants could not be read at all: a planner
+ * must not refuse a load on a guess.
+ */
+export function missingPrivileges(grants: readonly string[], needs: readonly PrivilegeNeed[], currentUser?: string, opts: Omit<CheckOptions, 'currentUser'> = {}): PrivilegeNeed[] {
+  const r = checkPrivileges(grants, needs, currentUser === undefined ? opts : { ...opts, currentUser });
+  return [...r.missing, ...r.missingOptional];
+}
+
+// ------------------------------------------------------------------ words for people
+
+export function describeTarget(on: PrivilegeTarget): string {
+  if (on.db === GLOBAL) return '*.*';
+  return on.table === undefined ? `${quoteId(on.db)}.*` : `${quoteId(on.db)}.${quoteId(on.table)}`;
+}
+
+/** "DROP on `db`.`t` (TRUNCATE TABLE empties the table first (--mode replace))" */
+export function describeNeed(n: PrivilegeNeed): string {
+  const alt = n.alternatives?.length ? ` (or ${n.alternatives.join(' or ')})` : '';
+  return `${n.privilege}${alt} on ${describeTarget(n.on)}: ${n.why}`;
+}
+
+function quoteAccount(account: string): string {
+  const g = parseAccount(account);
+  return g.host === undefined ? quoteId(g.user) : `${quoteId(g.user)}@${quoteId(g.host)}`;
+}
+
+/** GRANT statements a DBA can run to give exactly what is missing, one per object. */
+export function grantStatements(needs: readonly PrivilegeNeed[], account: string): string[] {
+  const byObject = new Map<string, Set<string>>();
+  for (const n of needs) {
+    const obj = describeTarget(n.on);
+    const set = byObject.get(obj) ?? new Set<string>();
+    set.add(n.privilege);
+    byObject.set(obj, set);
+  }
+  return [...byObject].map(([obj, privs]) => `GRANT ${[...privs].join(', ')} ON ${obj} TO ${quoteAccount(account)};`);
+}
+
+/**
+ * The planning-time error for missing privileges (MISSING_PRIVILEGE), or
+ * undefined when nothing required is missing.
+ */
+export function missingPrivilegeError(check: PrivilegeCheck, account: string | undefined, context: { table?: string } = {}): FlatloadError | undefined {
+  if (!check.known || check.missing.length === 0) return undefined;
+  const who = account ?? 'the current user';
+  const lines = check.missing.map((n) => `  - ${describeNeed(n)}`);
+  const roles = check.inactiveRoles.length
+    ? `\n  (roles granted but not active in this session, so not counted: ${check.inactiveRoles.join(', ')}; SET DEFAULT ROLE makes one active at login)`
+    : '';
+  return new FlatloadError('MISSING_PRIVILEGE', `${who} lacks privileges this plan needs:\n${lines.join('\n')}${roles}`, {
+    ...context,
+    hint: `a DBA can grant them with: ${grantStatements(check.missing, account ?? 'USER@HOST').join(' ')}`,
+  });
+}
+
+/**
+ * A SHOW GRANTS line with its secrets blanked: MariaDB and MySQL 5.x print the
+ * password hash (IDENTIFIED BY PASSWORD '*…'), and authentication plugins
+ * their strings (IDENTIFIED VIA … USING '…', AS '…'). Use before a grant
+ * line is logged, reported or put in an error.
+ */
+export function redactGrant(line: string): string {
+  return line
+    .replace(/(\bIDENTIFIED\s+(?:BY|WITH|VIA)\b.*)$/is, (m) => m.replace(/'(?:[^'\\]|\\.|'')*'/g, "'<redacted>'"))
+    .replace(/(\bPASSWORD\s*)'(?:[^'\\]|\\.|'')*'/gi, "$1'<redacted>'");
+}
