@@ -1,10 +1,44 @@
-import { openSync, readSync, closeSync, writeSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { ReadStream } from 'node:tty';
 import { FlatloadError } from '../errors/index.js';
+
+/** What a key press did to the password being typed. */
+export interface PromptState {
+  chars: string[];
+  done: boolean;
+  cancelled: boolean;
+}
+
+export function newPromptState(): PromptState {
+  return { chars: [], done: false, cancelled: false };
+}
+
+/**
+ * Applies raw terminal input to the prompt: Enter ends it, Backspace/DEL
+ * removes a character, Ctrl-U clears the line, Ctrl-C cancels, Ctrl-D on an
+ * empty line ends it (an empty password), other control characters are
+ * ignored. Nothing here echoes. Pure, for tests.
+ */
+export function applyPromptInput(state: PromptState, input: string): PromptState {
+  for (const ch of input) {
+    if (state.done || state.cancelled) break;
+    const code = ch.codePointAt(0)!;
+    if (ch === '\r' || ch === '\n') state.done = true;
+    else if (code === 0x03) state.cancelled = true;
+    else if (code === 0x04) {
+      if (state.chars.length === 0) state.done = true;
+    } else if (code === 0x7f || code === 0x08) state.chars.pop();
+    else if (code === 0x15) state.chars.length = 0;
+    else if (code >= 0x20) state.chars.push(ch);
+  }
+  return state;
+}
 
 /**
  * Reads a password from the terminal without echo, as the mysql client does.
  * It talks to /dev/tty, not stdin, because stdin may be the data (`load -`).
+ * The terminal is put in raw mode (no echo, no line editing, Ctrl-C arrives
+ * as a key) and always put back, also on Ctrl-C.
  */
 export async function promptPassword(question: string): Promise<string> {
   let fd: number;
@@ -12,26 +46,137 @@ export async function promptPassword(question: string): Promise<string> {
     fd = openSync('/dev/tty', 'r+');
   } catch {
     throw new FlatloadError('CONFIG', '-p asks for a password, but there is no terminal to ask on', {
-      hint: 'give the password in ~/.my.cnf, DATABASE_URL or .env instead',
+      hint: 'give the password in ~/.my.cnf ([client] password=…), DATABASE_URL or .env instead',
     });
   }
-  const stty = (arg: string): void => {
-    spawnSync('stty', [arg], { stdio: [fd, 'ignore', 'ignore'] });
-  };
+  let input: ReadStream;
+  try {
+    input = new ReadStream(fd);
+  } catch {
+    closeSync(fd);
+    throw new FlatloadError('CONFIG', '-p asks for a password, but /dev/tty is not a terminal');
+  }
+  const state = newPromptState();
   try {
     writeSync(fd, question);
-    stty('-echo');
-    const buf = Buffer.alloc(1);
-    const bytes: number[] = [];
-    for (;;) {
-      const n = readSync(fd, buf, 0, 1, null);
-      if (n === 0 || buf[0] === 0x0a || buf[0] === 0x0d) break;
-      bytes.push(buf[0]!);
-    }
-    return Buffer.from(bytes).toString('utf8');
+    input.setRawMode(true);
+    await new Promise<void>((resolve, reject) => {
+      const onData = (buf: Buffer): void => {
+        applyPromptInput(state, buf.toString('utf8'));
+        if (state.done || state.cancelled) finish();
+      };
+      const onEnd = (): void => {
+        state.done = true;
+        finish();
+      };
+      const onError = (err: Error): void => {
+        input.off('data', onData);
+        input.off('end', onEnd);
+        reject(new FlatloadError('CONFIG', `reading the password from the terminal failed: ${err.message}`));
+      };
+      const finish = (): void => {
+        input.off('data', onData);
+        input.off('end', onEnd);
+        input.off('error', onError);
+        input.pause();
+        resolve();
+      };
+      input.on('data', onData);
+      input.once('end', onEnd);
+      input.once('error', onError);
+    });
   } finally {
-    stty('echo');
-    writeSync(fd, '\n');
-    closeSync(fd);
+    try {
+      input.setRawMode(false);
+    } catch {
+      // the terminal went away; nothing to restore
+    }
+    try {
+      writeSync(fd, '\n');
+    } catch {
+      // ditto
+    }
+    input.destroy(); // closes fd
+  }
+  if (state.cancelled) throw new FlatloadError('INTERRUPTED', 'interrupted at the password prompt');
+  return state.chars.join('');
+}
+
+/** Connection options whose short form takes its value attached, as with the mysql client (-uroot, -h127.0.0.1). */
+const ATTACHED_SHORT: Record<string, string> = { u: 'user', h: 'host', P: 'port', S: 'socket', D: 'database' };
+
+/**
+ * Rewrites argv to the mysql client's password rules before yargs sees it:
+ * `-pSECRET` and `--password=SECRET` give a password; `-p` and `--password`
+ * alone prompt, and never take the next argument as the password (it is the
+ * file, or another option). Also `-uNAME`, `-hHOST`, `-PPORT`, `-SPATH`,
+ * `-DDB`. Without this, yargs reads `-pSECRET` as the flags -p -S -E -C -R -E -T
+ * and prints the letters of the password in its "Unknown arguments" error.
+ * Arguments after `--` are left alone.
+ */
+export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let rest = false;
+  for (const a of argv) {
+    if (rest || a === '--') {
+      rest = true;
+      out.push(a);
+      continue;
+    }
+    if (a === '-p' || a === '--password') out.push('--password=');
+    else if (a.startsWith('-p') && !a.startsWith('--')) out.push(`--password=${a.slice(2)}`);
+    else if (/^-[uhPSD]./.test(a) && a[2] !== '=') out.push(`--${ATTACHED_SHORT[a[1]!]!}=${a.slice(2)}`);
+    else if (/^-[uhPSD]=/.test(a)) out.push(`--${ATTACHED_SHORT[a[1]!]!}=${a.slice(3)}`);
+    else if (a.startsWith('-p=')) out.push(`--password=${a.slice(3)}`);
+    else out.push(a);
+  }
+  return out;
+}
+
+/** The password part of a mysql:// URL, if any, masked with `x` (same length). */
+function maskUrl(text: string): string {
+  return text.replace(/^((?:mysql|mariadb):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
+}
+
+/**
+ * argv with every password replaced by `x`s of the same length: values of
+ * -p/--password and the password in a --url. What hidePasswordsFromProcessList
+ * shows in `ps`.
+ */
+export function maskPasswordArgs(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let nextIsUrl = false;
+  for (const a of argv) {
+    if (nextIsUrl) {
+      out.push(maskUrl(a));
+      nextIsUrl = false;
+      continue;
+    }
+    const pw = /^(--password=|-p=?)(.+)$/.exec(a);
+    if (pw) {
+      out.push(`${pw[1]!}${'x'.repeat(pw[2]!.length)}`);
+    } else if (a.startsWith('--url=')) out.push(`--url=${maskUrl(a.slice(6))}`);
+    else if (a === '--url') {
+      out.push(a);
+      nextIsUrl = true;
+    } else out.push(maskUrl(a));
+  }
+  return out;
+}
+
+/**
+ * Overwrites the process title so `ps` and /proc/PID/cmdline show the
+ * command line with passwords masked, as the mysql client does. (Between
+ * exec and this call the password is visible; prefer -p with no value, an
+ * option file or DATABASE_URL.) Returns whether anything was masked.
+ */
+export function hidePasswordsFromProcessList(argv: readonly string[] = process.argv.slice(1)): boolean {
+  const masked = maskPasswordArgs(argv);
+  if (masked.every((m, i) => m === argv[i])) return false;
+  try {
+    process.title = [process.argv0, ...masked].join(' ');
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -60,7 +60,8 @@ export function parseRecord(
       continue;
     }
     const mb = charset.multiByte && targets.textField[values.length] === true;
-    const out: number[] = [];
+    // The value is built from raw segments [seg, i) plus unescaped bytes; with no escapes it is one zero-copy slice.
+    const parts: Buffer[] = [];
     let quoted = false;
     let closed = false;
     let foundNull = false;
@@ -68,11 +69,15 @@ export function parseRecord(
       quoted = true;
       i++;
     }
-    let fieldDone = false;
-    while (!fieldDone) {
+    let seg = i;
+    const flush = (to: number): void => {
+      if (to > seg) parts.push(buf.subarray(seg, to));
+    };
+    for (;;) {
       if (i >= end) {
+        flush(end);
         // EOF: an unterminated quoted field keeps its opening quote (found_eof uses the whole buffer).
-        if (quoted) out.unshift(enclosure);
+        if (quoted) parts.unshift(Buffer.of(enclosure));
         quoted = false;
         lineEnded = true;
         break;
@@ -80,20 +85,22 @@ export function parseRecord(
       let c = buf[i]!;
       if (c === escape) {
         if (i + 1 >= end) {
-          out.push(escape);
-          i = end;
+          i = end; // the escape byte itself is data (flushed above)
           continue;
         }
         const d = buf[i + 1]!;
         if (escape !== enclosure || d === escape) {
           if (d === 0x4e) foundNull = true; // \N
-          out.push(UNESCAPE[d] ?? d);
+          flush(i);
+          parts.push(Buffer.of(UNESCAPE[d] ?? d));
           i += 2;
+          seg = i;
           continue;
         }
         c = enclosure;
       }
       if (!quoted && c === lt0 && matches(i, lineTerm)) {
+        flush(i);
         i += lineTerm.length;
         lineEnded = true;
         break;
@@ -101,6 +108,7 @@ export function parseRecord(
       if (quoted && c === enclosure) {
         const n = i + 1;
         if (n >= end) {
+          flush(i);
           closed = true;
           i = n;
           lineEnded = true;
@@ -108,36 +116,35 @@ export function parseRecord(
         }
         const d = buf[n]!;
         if (d === enclosure) {
-          out.push(enclosure);
+          flush(n); // keeps one of the two quotes
           i += 2;
+          seg = i;
           continue;
         }
         if (d === lt0 && matches(n, lineTerm)) {
+          flush(i);
           closed = true;
           i = n + lineTerm.length;
           lineEnded = true;
           break;
         }
         if (d === ft0 && matches(n, fieldTerm)) {
+          flush(i);
           closed = true;
           i = n + fieldTerm.length;
-          fieldDone = true;
           break;
         }
-        out.push(enclosure);
-        i = n;
+        i = n; // a quote that closes nothing is data
         continue;
       }
       if (!quoted && c === ft0 && matches(i, fieldTerm)) {
+        flush(i);
         i += fieldTerm.length;
-        fieldDone = true;
         break;
       }
-      const g = mb ? mbTail(i) : 1;
-      for (let k = 0; k < g; k++) out.push(buf[i + k]!);
-      i += g;
+      i += mb ? mbTail(i) : 1;
     }
-    const value = Buffer.from(out);
+    const value = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     const isNullWord = !closed && enclosure !== -1 && value.length === 4 && value.toString('latin1') === 'NULL';
     values.push(isNullWord || (value.length === 1 && foundNull) ? null : value);
   }

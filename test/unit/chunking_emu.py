@@ -3,7 +3,8 @@
 validated against MariaDB 10.11.19 on 84 cases (spec section 14). The only
 changes are marked "flatload:": Reader.open_quote records the offset of the
 opening enclosure of a quoted field that ran into end of file (flatload
-reports that as an unterminated quote instead of loading it).
+reports that as an unterminated quote instead of loading it), except in a
+record that IGNORE n skips.
 
 Reference emulation of MariaDB 10.11 sql_load.cc READ_INFO record/field
 parsing (read_field, read_fixed_length, next_line, find_start_of_fields,
@@ -402,6 +403,7 @@ def load(data, ncols, fterm=b'\t', lterm=b'\n', enc=b'', esc=b'\\', lstart=b'',
                 vals.append(f)
         if skip:
             skip -= 1
+            r.open_quote = None     # flatload: a skipped (header) record is never an error
             continue
         if not complete:
             if not vals:
