@@ -38,6 +38,7 @@ export async function* cutChunks(
   summary?: (s: InputSummary) => void,
 ): AsyncGenerator<CutChunk> {
   const scanner = new RecordScanner(opts.format, opts.charset, opts.targets);
+  scanner.maxRecordBytes = opts.maxRecordBytes;
   // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not. Without
   // a line terminator in the statement (LINES TERMINATED BY ''), the server skips n records instead.
   const header =
@@ -88,18 +89,22 @@ export async function* cutChunks(
     if (opts.keepBytes) parts.push(buf.subarray(from, to));
   };
 
+  const tooLong = (start: number, quote: number | undefined): FlatloadError =>
+    new FlatloadError(
+      'INPUT_MALFORMED',
+      quote === undefined
+        ? `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: a wrong --lines-terminated-by?`
+        : `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: ` +
+          `the quote at byte ${quote} opens a field that does not close (an unterminated or stray quote?)`,
+      { file: opts.file, byteOffset: quote ?? start, hint: 'if the record is genuine, raise --chunk-size' },
+    );
+
+  /** The record in progress (up to abs) or the one that just ended must fit in maxRecordBytes. */
   const checkRecordSize = (abs: number): void => {
+    const over = scanner.oversizeRecord;
+    if (over) throw tooLong(over.offset, undefined);
     if (abs - scanner.currentRecordStart > opts.maxRecordBytes) {
-      const start = scanner.currentRecordStart;
-      const quote = scanner.openQuoteOffset;
-      throw new FlatloadError(
-        'INPUT_MALFORMED',
-        quote === undefined
-          ? `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: a wrong --lines-terminated-by?`
-          : `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: ` +
-              `the quote at byte ${quote} opens a field that does not close (an unterminated or stray quote?)`,
-        { file: opts.file, byteOffset: quote ?? start, hint: 'if the record is genuine, raise --chunk-size' },
-      );
+      throw tooLong(scanner.currentRecordStart, scanner.openQuoteOffset);
     }
   };
 
@@ -183,15 +188,16 @@ export async function* cutChunks(
     summary?.({ totalBytes, headerBytes: totalBytes, bomBytes, records: 0, newlines: newlinesBefore, chunks: 0 });
     return;
   }
-  const open = scanner.finish(totalBytes);
-  if (open) {
+  const quote = scanner.openQuoteOffset;
+  if (quote !== undefined) {
     throw new FlatloadError(
       'INPUT_MALFORMED',
-      `unterminated quoted field: the quote at byte ${open.quoteOffset} opens a field that runs to the end of the input`,
-      { file: opts.file, byteOffset: open.quoteOffset },
+      `unterminated quoted field: the quote at byte ${quote} opens a field that runs to the end of the input`,
+      { file: opts.file, byteOffset: quote },
     );
   }
-  checkRecordSize(totalBytes);
+  checkRecordSize(totalBytes); // the last record, when it has no terminator
+  scanner.finish(totalBytes);
   if (totalBytes > chunkStart) yield emit(totalBytes);
   summary?.({
     totalBytes,

@@ -101,6 +101,10 @@ export class RecordScanner {
   records = 0;
   /** Times the fast path met malformed UTF-8 and handed a stretch to the general path. */
   fastPathFallbacks = 0;
+  /** A record longer than this stops the scan right after it, with oversizeRecord set. */
+  maxRecordBytes = Number.POSITIVE_INFINITY;
+  /** The first completed record longer than maxRecordBytes. */
+  oversizeRecord: { offset: number; length: number } | undefined;
   private mode: Mode;
   private field = 0;
   private recordHasBytes = false;
@@ -293,6 +297,12 @@ export class RecordScanner {
       }
       i = t + L;
       records++;
+      if (i - recStart > this.maxRecordBytes) {
+        this.oversizeRecord = { offset: base + recStart, length: i - recStart };
+        this.records = records;
+        this.recordStartAbs = base + i;
+        return { pos: i, atRecordEnd: false };
+      }
       recStart = i;
       if (base + i >= stopAt) break;
     }
@@ -363,6 +373,7 @@ export class RecordScanner {
     const tSkip = this.tSkip;
     const end = buf.length;
     const stop = final ? end : end - this.lookahead;
+    const maxRecord = this.maxRecordBytes;
 
     let mode = this.mode;
     let field = this.field;
@@ -508,6 +519,13 @@ export class RecordScanner {
         }
       }
       if (recordEnd) {
+        if (base + i - recStart > maxRecord) {
+          this.oversizeRecord = { offset: recStart, length: base + i - recStart };
+          records++;
+          hasBytes = false;
+          recStart = base + i;
+          break loop;
+        }
         records++;
         mode = linesOnly ? Mode.SkipLine : Mode.FieldStart;
         field = 0;

@@ -51,6 +51,16 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
       (y) => withLoadOptions(y),
       (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true } as never, io)),
     )
+    .command(
+      'status',
+      'list loads known to the resume bookkeeping: state, chunks done, rows, times',
+      (y) =>
+        withConnectionOptions(y)
+          .option('table', { alias: 't', type: 'string', describe: 'only loads into this [db.]table' })
+          .option('bookkeeping-schema', { type: 'string', describe: 'database holding the bookkeeping (default: the table\'s, or all)' })
+          .option('json', { type: 'boolean', describe: 'one JSON object on stdout' }),
+      (a) => run(async () => (await import('./commands/status.js')).statusCommand(a as never, io)),
+    )
     .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false })
     .demandCommand(1, 'name a command: load, plan, status or bench')
     .strict()
@@ -72,6 +82,7 @@ async function main(): Promise<void> {
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
+    argv: hideBin(process.argv),
     onInterrupt(first) {
       const handler = (): void => {
         interrupts++;

@@ -12,6 +12,8 @@ import { ChunkInput } from './chunkInput.js';
 import { loadDataExecutor, type RowProblem } from './loadDataExecutor.js';
 import type { Prepared } from './prepare.js';
 import { runChunks, type RunResult } from './runner.js';
+import { createHash } from 'node:crypto';
+import { CheckpointStore, type DoneChunk, type JobPhase } from '../checkpoint/store.js';
 
 const MAX_WARNINGS = 65535;
 /** The user variable that numbers rows for pre-assigned surrogate keys. */
@@ -22,6 +24,50 @@ export interface Applied {
   input: ChunkInput;
   /** Records in the input, when the whole input was read. */
   totalRecords: number | undefined;
+  /** Rows and chunks committed by an earlier, interrupted run of this job. */
+  resumed: { chunks: number; rows: number; rejected: number; bytes: number };
+}
+
+/** The job's resume bookkeeping, as the apply step needs it. */
+export interface CheckpointContext {
+  store: CheckpointStore;
+  schema: string;
+  jobId: string;
+  /** Chunks an earlier run committed. */
+  done: Map<number, DoneChunk>;
+  phase: JobPhase;
+  keepHistory: boolean;
+}
+
+function chunkSha1(chunk: CutChunk): string | null {
+  if (!chunk.buffers) return null;
+  const h = createHash('sha1');
+  for (const b of chunk.buffers) h.update(b);
+  return h.digest('hex');
+}
+
+/**
+ * Skips chunks an earlier run committed, after checking they are the same
+ * bytes (same range and record count; for streams, the same sha1).
+ */
+async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
+  for await (const c of chunks) {
+    const d = done.get(c.index);
+    if (!d) {
+      yield c;
+      continue;
+    }
+    const sha = d.sha1 === null ? null : chunkSha1(c);
+    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records || (d.sha1 !== null && sha !== d.sha1)) {
+      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed`, {
+        file,
+        chunk: c.index,
+        byteOffset: c.startByte,
+        hint: 'rerun with --restart to discard the earlier run (its committed rows stay in the table)',
+      });
+    }
+    yield { ...c, alreadyDone: true };
+  }
 }
 
 /** Problems found by the server stop the load, naming each row. */
@@ -63,6 +109,7 @@ export async function applyPlan(
   control: Connection,
   events: EventHub,
   signal: AbortSignal | undefined,
+  checkpoint: CheckpointContext,
 ): Promise<Applied> {
   if (plan.strategy !== 'insert' && !prep.server.localInfile) {
     throw new FlatloadError('LOCAL_INFILE_DISABLED', 'the server has local_infile=OFF, so it refuses LOAD DATA LOCAL INFILE', {
@@ -70,7 +117,11 @@ export async function applyPlan(
       hint: 'enable it with SET GLOBAL local_infile=1 (or local_infile=1 under [mysqld]), or load with --strategy insert',
     });
   }
-  await runStatements(control, plan.before, 'preparing the table', {});
+  const cp = checkpoint;
+  if (cp.phase === 'created') {
+    await runStatements(control, plan.before, 'preparing the table', {});
+    await cp.store.update(cp.jobId, { phase: 'prepared' });
+  }
   const unchunkable = prep.unchunkableReason !== undefined;
   if (unchunkable && !source.seekable) {
     throw new FlatloadError('UNSUPPORTED', `this format cannot be split into records (${prep.unchunkableReason}), so it must be a plain file, not a stream`, {
@@ -87,7 +138,14 @@ export async function applyPlan(
     stripBom: o.stripBom && prep.charset.utf8,
     file: o.file,
   }, o.format);
-  const chunks: AsyncIterable<CutChunk> = unchunkable ? wholeFile(source) : input.chunks();
+  const chunks = skippingDone(unchunkable ? wholeFile(source) : input.chunks(), cp.done, o.file);
+  const resumed = { chunks: 0, rows: 0, rejected: 0, bytes: 0 };
+  for (const d of cp.done.values()) {
+    resumed.chunks++;
+    resumed.rows += d.rowsLoaded;
+    resumed.rejected += d.rejected;
+    resumed.bytes += d.endByte - d.startByte;
+  }
   const jobs = unchunkable ? 1 : plan.concurrency;
   const pieceBytes = Math.max(16 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2)));
   const key = plan.surrogateKey?.kind === 'pre-assign' ? plan.surrogateKey : undefined;
@@ -99,9 +157,9 @@ export async function applyPlan(
     jobs,
     table: prep.display,
     strategy: plan.strategy,
-    resumedChunks: 0,
-    resumedBytes: 0,
-    resumedRows: 0,
+    resumedChunks: resumed.chunks,
+    resumedBytes: resumed.bytes,
+    resumedRows: resumed.rows,
   });
   if (unchunkable) events.emit({ type: 'note', message: `loading as one chunk: ${prep.unchunkableReason}` });
 
@@ -136,28 +194,50 @@ export async function applyPlan(
       onRowProblems: async (chunk, _ctx, problems) => {
         throw problemsError(o.file, chunk.index, problems);
       },
+      beforeCommit: async (chunk, ctx, outcome) => {
+        await CheckpointStore.markChunk(ctx.conn, cp.schema, cp.jobId, {
+          index: chunk.index,
+          startByte: chunk.startByte,
+          endByte: chunk.endByte,
+          records: outcome.records,
+          rowsLoaded: outcome.rowsLoaded,
+          rejected: outcome.rejected,
+          sha1: chunkSha1(chunk),
+        });
+      },
     });
     const run = await runChunks({
       pool,
       jobs,
       chunks,
+      isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       execute: executor,
       sessionSql: plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`),
       sessionEnd: plan.sessionEnd.map((s) => s.sql),
       events,
       ...(signal ? { signal } : {}),
     });
-    const totalRecords = unchunkable ? run.totals.records : input.summary?.records;
+    const totalRecords = unchunkable ? run.totals.records + resumed.rows : input.summary?.records;
+    if (input.summary) await cp.store.update(cp.jobId, { chunksTotal: input.summary.chunks, rowsInInput: input.summary.records });
     if (!run.stoppedBy) {
+      await cp.store.update(cp.jobId, { phase: 'loaded' });
       const vars: Record<string, string> = {};
       if (key && totalRecords !== undefined) vars['nextAutoIncrement'] = (firstKey + BigInt(totalRecords)).toString();
       try {
-        await runStatements(control, plan.after, 'finishing the load', vars);
+        if (cp.phase !== 'finished') {
+          await runStatements(control, plan.after, 'finishing the load', vars);
+          await cp.store.update(cp.jobId, { phase: 'finished' });
+        }
+        await cp.store.finish(cp.jobId, cp.keepHistory);
       } catch (err) {
-        run.stoppedBy = err as FlatloadError;
+        run.stoppedBy = toFlatloadError(err, 'finishing the load');
       }
     }
-    return { run, input, totalRecords };
+    if (run.stoppedBy) {
+      const state = run.stoppedBy.code === 'INTERRUPTED' ? 'interrupted' : 'failed';
+      await cp.store.update(cp.jobId, { state, message: run.stoppedBy.message }).catch(() => undefined);
+    }
+    return { run, input, totalRecords, resumed };
   } finally {
     await pool.end().catch(() => undefined);
   }

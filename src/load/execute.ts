@@ -8,7 +8,11 @@ import { sampleInput } from '../introspect/input.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import type { LoadReport } from '../report/summary.js';
-import { applyPlan } from './apply.js';
+import { applyPlan, type CheckpointContext } from './apply.js';
+import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identity.js';
+import { CheckpointStore } from '../checkpoint/store.js';
+import { FlatloadError as LoadError } from '../errors/index.js';
+import { quoteQualified } from '../db/quote.js';
 import { prepareLoad } from './prepare.js';
 import { provisionalPlan } from './provisionalPlan.js';
 
@@ -84,7 +88,14 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, o: LoadOptions, display: 
  * One load, end to end: read facts (read-only), plan, and unless it is a
  * dry run, apply the plan and report.
  */
-export async function executeLoad(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal?: AbortSignal): Promise<ExecuteResult> {
+export async function executeLoad(
+  o: LoadOptions,
+  conn: ConnectionOptions,
+  events: EventHub,
+  signal?: AbortSignal,
+  /** The command line that resumes this load (credentials removed). */
+  resumeCommand = '',
+): Promise<ExecuteResult> {
   const t0 = Date.now();
   const source = openInput(o.file);
   const { session, conn: control } = await openSession(conn, { localInfile: false });
@@ -99,36 +110,96 @@ export async function executeLoad(o: LoadOptions, conn: ConnectionOptions, event
       table: prep.table,
     });
     const facts: PlanFacts = { server: prep.server, table: prep.table, input };
-    const plan = provisionalPlan(facts, planOptionsOf(o, source.compression === 'none' ? source.sizeBytes : undefined), prep.db, o.table);
+    const planOptions = planOptionsOf(o, source.compression === 'none' ? source.sizeBytes : undefined);
+    const identity = jobIdentity(o, source, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+    const jobId = jobIdOf(identity);
+    const schema = o.bookkeepingSchema ?? prep.db;
+    const store = new CheckpointStore(control, schema);
+    let stored = (await CheckpointStore.exists(control, schema)) ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+    const notes: string[] = [];
+    if (stored && o.restart) {
+      const done = await store.doneChunks(stored.jobId);
+      const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+      if (!o.dryRun) await store.abandon(stored.jobId);
+      notes.push(
+        `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
+          (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
+      );
+      stored = undefined;
+    }
+    let plan: LoadPlan;
+    let checkpointPhase: CheckpointContext['phase'] = 'created';
+    let done: CheckpointContext['done'] = new Map();
+    if (stored) {
+      const diffs = identityDifferences(stored.identity, identity);
+      if (diffs.length > 0) {
+        throw new LoadError('RESUME_MISMATCH', `an unfinished load of ${stored.inputPath} into ${stored.target} exists, and this run differs from it:\n    ${diffs.join('\n    ')}`, {
+          file: o.file,
+          table: prep.display,
+          hint: 'rerun the original command to resume it, or add --restart to discard it and start over',
+        });
+      }
+      plan = { ...stored.plan, concurrency: o.jobs ?? stored.plan.concurrency };
+      done = await store.doneChunks(stored.jobId);
+      checkpointPhase = stored.phase;
+      const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
+      notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
+    } else {
+      plan = provisionalPlan(facts, planOptions, prep.db, o.table);
+    }
     const report = emptyReport(plan, facts, o, prep.display);
     report.encrypted = session.encrypted;
+    report.notes.push(...notes);
+    for (const n of notes) events.emit({ type: 'note', message: n });
     if (o.dryRun) return { report, plan, facts, error: undefined };
 
-    const applied = await applyPlan(plan, prep, o, source, session, control, events, signal);
+    const activeJobId = stored?.jobId ?? jobId;
+    if (!stored) {
+      await store.ensureTables();
+      let rowsBefore: number | null = null;
+      if (plan.commitScope === 'none') {
+        const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(prep.db, o.table)}`);
+        rowsBefore = Number((r as Array<{ n: number }>)[0]!.n);
+      }
+      await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan, rowsBefore, resumeCommand });
+    } else {
+      await store.update(activeJobId, { state: 'running', message: null });
+    }
+    const applied = await applyPlan(plan, prep, o, source, session, control, events, signal, {
+      store,
+      schema,
+      jobId: activeJobId,
+      done,
+      phase: checkpointPhase,
+      keepHistory: o.keepHistory,
+    });
     events.emit({ type: 'done' });
     const { run, input: chunkInput } = applied;
     const seconds = (Date.now() - t0) / 1000;
     const inputBytes = chunkInput.summary?.totalBytes ?? chunkInput.bytesScanned;
     const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
+    const rejected = run.totals.rejected + applied.resumed.rejected;
     Object.assign(report, {
-      status: run.stoppedBy ? 'stopped' : run.totals.rejected > 0 ? 'rejected-within-budget' : 'ok',
-      rows: run.totals.rowsLoaded,
+      status: run.stoppedBy ? 'stopped' : rejected > 0 ? 'rejected-within-budget' : 'ok',
+      rows: run.totals.rowsLoaded + applied.resumed.rows,
       rowsInInput: applied.totalRecords ?? (run.stoppedBy ? null : run.totals.records),
-      rejected: run.totals.rejected,
+      rejected,
       skippedDuplicates: run.totals.records - run.totals.rowsLoaded - run.totals.rejected,
       warnings: run.totals.warnings,
       inputBytes,
       inputBytesCompressed: chunkInput.compression !== 'none' ? (source.sizeBytes ?? null) : null,
       seconds,
+      // Rates describe this run: rows and bytes committed by an earlier run are not counted.
       rowsPerSec: seconds > 0 ? run.totals.rowsLoaded / seconds : 0,
-      mbPerSec: seconds > 0 ? inputBytes / 1e6 / seconds : 0,
+      mbPerSec: seconds > 0 ? run.totals.bytes / 1e6 / seconds : 0,
       chunks: run.chunks,
-      resumedChunks: run.skippedChunks,
+      resumedChunks: applied.resumed.chunks,
       slowestChunk: slowest ? { chunk: slowest.chunk, seconds: slowest.elapsedMs / 1000, rows: slowest.records } : null,
       error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
     } satisfies Partial<LoadReport>);
     if (chunkInput.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
-    return { report, plan, facts, error: run.stoppedBy };
+    const error = run.stoppedBy && resumeCommand && run.stoppedBy.code !== 'RESUME_MISMATCH' ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
+    return { report, plan, facts, error };
   } finally {
     await control.end().catch(() => undefined);
   }

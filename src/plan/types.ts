@@ -56,6 +56,12 @@ export interface PlanFacts {
 export interface PlannedStatement {
   sql: string;
   reason: string;
+  /**
+   * Running it a second time does no harm (e.g. ENABLE KEYS, SET ...). When
+   * false or absent the executor must record that it ran and never run it
+   * again for the same load, e.g. on resume (TRUNCATE, DROP INDEX, RENAME).
+   */
+  idempotent?: boolean;
 }
 
 export interface SessionSetting {
@@ -78,6 +84,12 @@ export type CommitScope = 'chunk' | 'load' | 'none';
 export interface Guarantee {
   kind: 'exactly-once' | 'all-or-nothing' | 'exactly-once-by-key-range' | 'exactly-once-by-row-count' | 'restart-required';
   text: string;
+  /**
+   * For 'exactly-once-by-key-range': the column(s) whose per-chunk range
+   * identifies a chunk's rows (the pre-assigned surrogate key, or the
+   * clustered key of key-ordered input).
+   */
+  keyColumns?: string[];
 }
 
 /** Surrogate AUTO_INCREMENT key handling when the file does not carry it. */
@@ -106,6 +118,30 @@ export interface LoadPlan {
   sessionSettings: SessionSetting[];
   /** SQL run on every loading connection after its last chunk, and checked (e.g. SET rocksdb_bulk_load=0). */
   sessionEnd: PlannedStatement[];
+  /**
+   * Engine statements run on the chunk's connection right before its load
+   * statement (inside the chunk's transaction when commitScope is 'chunk'),
+   * e.g. SET rocksdb_bulk_load=1. The surrogate-key `SET @flatload_key` is
+   * not listed here: it follows from `surrogateKey`.
+   */
+  chunkBefore?: PlannedStatement[];
+  /**
+   * Run right after the chunk's load statement, before its bookkeeping row
+   * and COMMIT, and checked: an error here fails the chunk (e.g.
+   * SET rocksdb_bulk_load=0, which is where MyRocks reports 4054/4055).
+   */
+  chunkAfter?: PlannedStatement[];
+  /**
+   * For display (explain / --json): the SQL one chunk runs, in order, with
+   * placeholders {{chunkFirstKey}} (first pre-assigned key of the chunk) and
+   * N (chunk index). The executor builds the real statements.
+   */
+  chunkTemplate?: string[];
+  /**
+   * Upper bound on records per chunk (besides chunkSizeBytes), when an engine
+   * limit counts rows (MyRocks rocksdb_max_row_locks). undefined: no bound.
+   */
+  chunkMaxRecords?: number | undefined;
   before: PlannedStatement[];
   after: PlannedStatement[];
   /** Column list for the load statement (undefined: all columns in table order). */

@@ -8,6 +8,7 @@ import { makeReporter } from '../../report/reporters.js';
 import { renderSummary } from '../../report/summary.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
+import { resumeCommandLine } from '../resumeCommand.js';
 
 export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): Promise<ExitCode> {
   const options = toLoadOptions(args);
@@ -21,7 +22,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const offSignals = io.onInterrupt(() => stop.abort());
   let result;
   try {
-    result = await executeLoad(options, conn, events, stop.signal);
+    result = await executeLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv));
   } finally {
     offSignals();
     reporter.close();

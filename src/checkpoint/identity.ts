@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
+import type { LoadOptions } from '../config/loadOptions.js';
+import type { InputSource } from '../input/source.js';
+
+const MiB = 1024 * 1024;
+
+/**
+ * What identifies one load: the input, the target and every option that
+ * changes which bytes go where. Two runs with equal identities are the same
+ * job; a resume with a different one is refused, naming the difference.
+ */
+export interface JobIdentity {
+  input: {
+    path: string;
+    kind: 'file' | 'stdin';
+    sizeBytes: number | null;
+    mtimeMs: number | null;
+    /** sha256 of the first and last MiB (files only). */
+    headTailSha256: string | null;
+  };
+  target: string;
+  format: Record<string, string | number | boolean | null>;
+  columns: string | null;
+  chunkSizeBytes: number;
+  strategy: string | null;
+  mode: string;
+  onDuplicate: string;
+  allowTruncation: boolean;
+}
+
+/** sha256 over the first and last MiB of a file: a cheap "same contents" check beside size and mtime. */
+export function headTailHash(path: string, sizeBytes: number): string {
+  const h = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(MiB, sizeBytes));
+    readSync(fd, buf, 0, buf.length, 0);
+    h.update(buf);
+    if (sizeBytes > MiB) {
+      const tail = Buffer.alloc(Math.min(MiB, sizeBytes - MiB));
+      readSync(fd, tail, 0, tail.length, sizeBytes - tail.length);
+      h.update(tail);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+export function jobIdentity(o: LoadOptions, source: InputSource, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
+  const f = o.format;
+  let path = source.path;
+  if (source.kind === 'file') {
+    try {
+      path = realpathSync(source.path);
+    } catch {
+      path = source.path;
+    }
+  }
+  return {
+    input: {
+      path,
+      kind: source.kind,
+      sizeBytes: source.sizeBytes ?? null,
+      mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
+      headTailSha256: source.kind === 'file' && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
+    },
+    target: `${db}.${o.table}`,
+    format: {
+      fieldsTerminatedBy: f.fieldsTerminatedBy.toString('hex'),
+      fieldsEnclosedBy: f.fieldsEnclosedBy.toString('hex'),
+      fieldsEscapedBy: f.fieldsEscapedBy.toString('hex'),
+      linesTerminatedBy: f.linesTerminatedBy.toString('hex'),
+      ignoreLines: f.ignoreLines,
+      characterSet,
+      stripBom: o.stripBom,
+    },
+    columns: o.columns ? o.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)).join(',') : null,
+    chunkSizeBytes,
+    strategy: o.strategy ?? null,
+    mode: o.mode,
+    onDuplicate: o.onDuplicate,
+    allowTruncation: o.allowTruncation,
+  };
+}
+
+export function jobIdOf(identity: JobIdentity): string {
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 24);
+}
+
+/** Human differences between a stored identity and this run's, for the refusal message. */
+export function identityDifferences(stored: JobIdentity, now: JobIdentity): string[] {
+  const out: string[] = [];
+  const cmp = (label: string, a: unknown, b: unknown): void => {
+    if (JSON.stringify(a) !== JSON.stringify(b)) out.push(`${label}: ${JSON.stringify(a)} then, ${JSON.stringify(b)} now`);
+  };
+  cmp('input size', stored.input.sizeBytes, now.input.sizeBytes);
+  cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
+  if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
+  cmp('input path', stored.input.path, now.input.path);
+  cmp('target table', stored.target, now.target);
+  for (const k of new Set([...Object.keys(stored.format), ...Object.keys(now.format)])) cmp(`format ${k}`, stored.format[k], now.format[k]);
+  cmp('--columns', stored.columns, now.columns);
+  cmp('chunk size', stored.chunkSizeBytes, now.chunkSizeBytes);
+  cmp('--strategy', stored.strategy, now.strategy);
+  cmp('--mode', stored.mode, now.mode);
+  cmp('--on-duplicate', stored.onDuplicate, now.onDuplicate);
+  cmp('--allow-truncation', stored.allowTruncation, now.allowTruncation);
+  return out;
+}

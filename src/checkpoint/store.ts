@@ -1,0 +1,258 @@
+import type { Connection, PoolConnection } from 'mysql2/promise';
+import { quoteId } from '../db/quote.js';
+import type { LoadPlan } from '../plan/types.js';
+import type { JobIdentity } from './identity.js';
+
+type Conn = Connection | PoolConnection;
+
+export type JobState = 'running' | 'interrupted' | 'failed' | 'done' | 'abandoned';
+/** How far the job got: its `before` statements ran (prepared), every chunk committed (loaded), `after` ran (finished). */
+export type JobPhase = 'created' | 'prepared' | 'loaded' | 'finished';
+
+export interface StoredJob {
+  jobId: string;
+  target: string;
+  inputPath: string;
+  state: JobState;
+  phase: JobPhase;
+  identity: JobIdentity;
+  plan: LoadPlan;
+  chunksTotal: number | null;
+  rowsInInput: number | null;
+  rowsBefore: number | null;
+  resumeCommand: string | null;
+  startedAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+  message: string | null;
+}
+
+export interface DoneChunk {
+  index: number;
+  startByte: number;
+  endByte: number;
+  records: number;
+  rowsLoaded: number;
+  rejected: number;
+  sha1: string | null;
+}
+
+export interface JobSummary {
+  schema: string;
+  jobId: string;
+  target: string;
+  inputPath: string;
+  state: JobState;
+  phase: JobPhase;
+  chunksDone: number;
+  chunksTotal: number | null;
+  rowsDone: number;
+  rowsInInput: number | null;
+  startedAt: string;
+  lastProgressAt: string;
+  /** Seconds since the last progress, by the server's clock. */
+  idleSeconds: number;
+  message: string | null;
+}
+
+const JOBS = 'flatload_jobs';
+const CHUNKS = 'flatload_chunks';
+
+/**
+ * Resume bookkeeping, in the target server: one row per job, one row per
+ * committed chunk. A chunk's row is written in the same transaction as the
+ * chunk's data, so after any crash a chunk is either loaded and marked or
+ * neither. Created on the first real load, never by a dry run.
+ */
+export class CheckpointStore {
+  constructor(
+    private readonly conn: Conn,
+    readonly schema: string,
+  ) {}
+
+  private t(name: string): string {
+    return `${quoteId(this.schema)}.${quoteId(name)}`;
+  }
+
+  static async exists(conn: Conn, schema: string): Promise<boolean> {
+    const [r] = await conn.query('SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [schema, JOBS]);
+    return Number((r as Array<{ n: number }>)[0]?.n ?? 0) > 0;
+  }
+
+  /** Every schema that holds flatload bookkeeping (for `status` without --table). */
+  static async schemas(conn: Conn): Promise<string[]> {
+    const [r] = await conn.query('SELECT TABLE_SCHEMA AS s FROM information_schema.TABLES WHERE TABLE_NAME = ? ORDER BY 1', [JOBS]);
+    return (r as Array<{ s: string }>).map((x) => x.s);
+  }
+
+  async ensureTables(): Promise<void> {
+    await this.conn.query(
+      `CREATE TABLE IF NOT EXISTS ${this.t(JOBS)} (
+        job_id CHAR(24) NOT NULL PRIMARY KEY,
+        target VARCHAR(200) NOT NULL,
+        input_path VARCHAR(2048) NOT NULL,
+        state VARCHAR(16) NOT NULL,
+        phase VARCHAR(16) NOT NULL,
+        identity LONGTEXT NOT NULL,
+        plan LONGTEXT NOT NULL,
+        chunks_total INT NULL,
+        rows_in_input BIGINT NULL,
+        rows_before BIGINT NULL,
+        resume_command TEXT NULL,
+        started_at DATETIME(3) NOT NULL,
+        updated_at DATETIME(3) NOT NULL,
+        finished_at DATETIME(3) NULL,
+        message TEXT NULL,
+        KEY target_state (target, state)
+      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
+    );
+    await this.conn.query(
+      `CREATE TABLE IF NOT EXISTS ${this.t(CHUNKS)} (
+        job_id CHAR(24) NOT NULL,
+        chunk_index INT NOT NULL,
+        start_byte BIGINT NOT NULL,
+        end_byte BIGINT NOT NULL,
+        records BIGINT NOT NULL,
+        rows_loaded BIGINT NOT NULL,
+        rejected BIGINT NOT NULL,
+        sha1 CHAR(40) NULL,
+        committed_at DATETIME(3) NOT NULL,
+        PRIMARY KEY (job_id, chunk_index)
+      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
+    );
+  }
+
+  async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
+    const [rows] = await this.conn.query(
+      `SELECT * FROM ${this.t(JOBS)} WHERE target = ? AND input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
+      [target, inputPath],
+    );
+    const r = (rows as Array<Record<string, unknown>>)[0];
+    return r ? toJob(r) : undefined;
+  }
+
+  async get(jobId: string): Promise<StoredJob | undefined> {
+    const [rows] = await this.conn.query(`SELECT * FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
+    const r = (rows as Array<Record<string, unknown>>)[0];
+    return r ? toJob(r) : undefined;
+  }
+
+  async createJob(j: { jobId: string; target: string; inputPath: string; identity: JobIdentity; plan: LoadPlan; rowsBefore: number | null; resumeCommand: string }): Promise<void> {
+    await this.conn.query(
+      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, started_at, updated_at)
+       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, NOW(3), NOW(3))
+       ON DUPLICATE KEY UPDATE state = 'running', phase = 'created', identity = VALUES(identity), plan = VALUES(plan),
+         rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), started_at = NOW(3), updated_at = NOW(3),
+         finished_at = NULL, message = NULL, chunks_total = NULL, rows_in_input = NULL`,
+      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand],
+    );
+    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [j.jobId]);
+  }
+
+  async update(jobId: string, f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; message: string | null; finished: boolean }>): Promise<void> {
+    const sets: string[] = ['updated_at = NOW(3)'];
+    const values: unknown[] = [];
+    if (f.state !== undefined) (sets.push('state = ?'), values.push(f.state));
+    if (f.phase !== undefined) (sets.push('phase = ?'), values.push(f.phase));
+    if (f.chunksTotal !== undefined) (sets.push('chunks_total = ?'), values.push(f.chunksTotal));
+    if (f.rowsInInput !== undefined) (sets.push('rows_in_input = ?'), values.push(f.rowsInInput));
+    if (f.message !== undefined) (sets.push('message = ?'), values.push(f.message));
+    if (f.finished) sets.push('finished_at = NOW(3)');
+    await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
+  }
+
+  async doneChunks(jobId: string): Promise<Map<number, DoneChunk>> {
+    const [rows] = await this.conn.query(
+      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1 FROM ${this.t(CHUNKS)} WHERE job_id = ?`,
+      [jobId],
+    );
+    const out = new Map<number, DoneChunk>();
+    for (const r of rows as Array<Record<string, unknown>>) {
+      out.set(Number(r['chunk_index']), {
+        index: Number(r['chunk_index']),
+        startByte: Number(r['start_byte']),
+        endByte: Number(r['end_byte']),
+        records: Number(r['records']),
+        rowsLoaded: Number(r['rows_loaded']),
+        rejected: Number(r['rejected']),
+        sha1: (r['sha1'] as string | null) ?? null,
+      });
+    }
+    return out;
+  }
+
+  /** Marks a chunk done; run it on the chunk's own connection inside its transaction. */
+  static async markChunk(conn: Conn, schema: string, jobId: string, c: DoneChunk): Promise<void> {
+    await conn.query(
+      `INSERT INTO ${quoteId(schema)}.${quoteId(CHUNKS)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
+      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1],
+    );
+  }
+
+  /** A finished job's bookkeeping goes, unless the user keeps history. */
+  async finish(jobId: string, keepHistory: boolean): Promise<void> {
+    if (keepHistory) {
+      await this.update(jobId, { state: 'done', phase: 'finished', finished: true });
+      return;
+    }
+    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [jobId]);
+    await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
+  }
+
+  async abandon(jobId: string): Promise<void> {
+    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [jobId]);
+    await this.conn.query(`UPDATE ${this.t(JOBS)} SET state = 'abandoned', updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`, [jobId]);
+  }
+
+  async list(target?: string): Promise<JobSummary[]> {
+    const where = target ? 'WHERE j.target = ?' : '';
+    const [rows] = await this.conn.query(
+      `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message,
+              DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s') AS started_at,
+              DATE_FORMAT(GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), '%Y-%m-%d %H:%i:%s') AS last_progress,
+              TIMESTAMPDIFF(SECOND, GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), NOW(3)) AS idle_seconds,
+              COUNT(c.chunk_index) AS chunks_done, COALESCE(SUM(c.rows_loaded), 0) AS rows_done
+         FROM ${this.t(JOBS)} j LEFT JOIN ${this.t(CHUNKS)} c ON c.job_id = j.job_id
+         ${where}
+        GROUP BY j.job_id ORDER BY j.started_at`,
+      target ? [target] : [],
+    );
+    return (rows as Array<Record<string, unknown>>).map((r) => ({
+      schema: this.schema,
+      jobId: String(r['job_id']),
+      target: String(r['target']),
+      inputPath: String(r['input_path']),
+      state: r['state'] as JobState,
+      phase: r['phase'] as JobPhase,
+      chunksDone: Number(r['chunks_done']),
+      chunksTotal: r['chunks_total'] === null ? null : Number(r['chunks_total']),
+      rowsDone: Number(r['rows_done']),
+      rowsInInput: r['rows_in_input'] === null ? null : Number(r['rows_in_input']),
+      startedAt: String(r['started_at']),
+      lastProgressAt: String(r['last_progress']),
+      idleSeconds: Number(r['idle_seconds']),
+      message: (r['message'] as string | null) ?? null,
+    }));
+  }
+}
+
+function toJob(r: Record<string, unknown>): StoredJob {
+  return {
+    jobId: String(r['job_id']),
+    target: String(r['target']),
+    inputPath: String(r['input_path']),
+    state: r['state'] as JobState,
+    phase: r['phase'] as JobPhase,
+    identity: JSON.parse(String(r['identity'])) as JobIdentity,
+    plan: JSON.parse(String(r['plan'])) as LoadPlan,
+    chunksTotal: r['chunks_total'] === null ? null : Number(r['chunks_total']),
+    rowsInInput: r['rows_in_input'] === null ? null : Number(r['rows_in_input']),
+    rowsBefore: r['rows_before'] === null ? null : Number(r['rows_before']),
+    resumeCommand: (r['resume_command'] as string | null) ?? null,
+    startedAt: String(r['started_at']),
+    updatedAt: String(r['updated_at']),
+    finishedAt: r['finished_at'] === null ? null : String(r['finished_at']),
+    message: (r['message'] as string | null) ?? null,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The command that resumes a stopped load: the same command line with every
+ * credential removed (a password given with -p/--password or inside --url is
+ * dropped; the user supplies it again the way they did the first time).
+ */
+export function resumeCommandLine(argv: readonly string[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--password' || a === '-p') {
+      // `-p value` / `--password value`: drop both (a following option is kept).
+      const next = argv[i + 1];
+      if (next !== undefined && !next.startsWith('-')) i++;
+      continue;
+    }
+    if (a.startsWith('--password=') || (a.startsWith('-p') && a.length > 2 && !a.startsWith('--'))) continue;
+    if (a === '--url' && argv[i + 1] !== undefined) {
+      out.push(a, stripUrlPassword(argv[++i]!));
+      continue;
+    }
+    if (a.startsWith('--url=')) {
+      out.push(`--url=${stripUrlPassword(a.slice(6))}`);
+      continue;
+    }
+    if (a === '--restart' || a === '--dry-run') continue;
+    out.push(a);
+  }
+  return ['flatload', ...out.map(shellQuote)].join(' ');
+}
+
+function stripUrlPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '<url>';
+  }
+}
+
+export function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
