@@ -1,9 +1,9 @@
-import type { Connection, PoolConnection } from 'mysql2/promise';
+import type { Queryable } from '../db/control.js';
 import { quoteId } from '../db/quote.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { JobIdentity } from './identity.js';
 
-type Conn = Connection | PoolConnection;
+type Conn = Queryable;
 
 export type JobState = 'running' | 'interrupted' | 'failed' | 'done' | 'abandoned';
 /** How far the job got: its `before` statements ran (prepared), every chunk committed (loaded), `after` ran (finished). */
@@ -59,6 +59,21 @@ const JOBS = 'flatload_jobs';
 const CHUNKS = 'flatload_chunks';
 
 /**
+ * Chunk rows live in a table of the target's own engine, so a chunk's data
+ * and its "done" row commit in one engine's transaction. (Measured: with
+ * InnoDB bookkeeping and MyRocks data, a server crash right after COMMIT lost
+ * a chunk's MyRocks rows while its InnoDB row survived.)
+ */
+export function chunkTableFor(engine: string): { name: string; engine: string } {
+  const e = engine.toUpperCase();
+  if (e === 'ROCKSDB') return { name: 'flatload_chunks_rocksdb', engine: 'ROCKSDB' };
+  if (e === 'TOKUDB') return { name: 'flatload_chunks_tokudb', engine: 'TokuDB' };
+  return { name: CHUNKS, engine: 'InnoDB' };
+}
+
+const ALL_CHUNK_TABLES = [CHUNKS, 'flatload_chunks_rocksdb', 'flatload_chunks_tokudb'];
+
+/**
  * Resume bookkeeping, in the target server: one row per job, one row per
  * committed chunk. A chunk's row is written in the same transaction as the
  * chunk's data, so after any crash a chunk is either loaded and marked or
@@ -85,7 +100,23 @@ export class CheckpointStore {
     return (r as Array<{ s: string }>).map((x) => x.s);
   }
 
-  async ensureTables(): Promise<void> {
+  /** The chunk tables that exist in this schema (one per engine used). */
+  private async chunkTables(): Promise<string[]> {
+    const [r] = await this.conn.query(
+      `SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (${ALL_CHUNK_TABLES.map(() => '?').join(',')})`,
+      [this.schema, ...ALL_CHUNK_TABLES],
+    );
+    return (r as Array<{ t: string }>).map((x) => x.t);
+  }
+
+  /** SELECT over every chunk table, as one derived table. */
+  private async chunksUnion(): Promise<string> {
+    const tables = await this.chunkTables();
+    if (tables.length === 0) return `(SELECT NULL AS job_id, 0 AS chunk_index, 0 AS start_byte, 0 AS end_byte, 0 AS records, 0 AS rows_loaded, 0 AS rejected, NULL AS sha1, NULL AS committed_at FROM DUAL WHERE FALSE)`;
+    return `(${tables.map((t) => `SELECT job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at FROM ${this.t(t)}`).join(' UNION ALL ')})`;
+  }
+
+  async ensureTables(targetEngine = 'InnoDB'): Promise<void> {
     await this.conn.query(
       `CREATE TABLE IF NOT EXISTS ${this.t(JOBS)} (
         job_id CHAR(24) NOT NULL PRIMARY KEY,
@@ -106,8 +137,9 @@ export class CheckpointStore {
         KEY target_state (target, state)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
+    const chunks = chunkTableFor(targetEngine);
     await this.conn.query(
-      `CREATE TABLE IF NOT EXISTS ${this.t(CHUNKS)} (
+      `CREATE TABLE IF NOT EXISTS ${this.t(chunks.name)} (
         job_id CHAR(24) NOT NULL,
         chunk_index INT NOT NULL,
         start_byte BIGINT NOT NULL,
@@ -118,7 +150,7 @@ export class CheckpointStore {
         sha1 CHAR(40) NULL,
         committed_at DATETIME(3) NOT NULL,
         PRIMARY KEY (job_id, chunk_index)
-      ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
+      ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
     );
   }
 
@@ -146,7 +178,11 @@ export class CheckpointStore {
          finished_at = NULL, message = NULL, chunks_total = NULL, rows_in_input = NULL`,
       [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand],
     );
-    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [j.jobId]);
+    await this.deleteChunks(j.jobId);
+  }
+
+  private async deleteChunks(jobId: string): Promise<void> {
+    for (const t of await this.chunkTables()) await this.conn.query(`DELETE FROM ${this.t(t)} WHERE job_id = ?`, [jobId]);
   }
 
   async update(jobId: string, f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; message: string | null; finished: boolean }>): Promise<void> {
@@ -163,7 +199,7 @@ export class CheckpointStore {
 
   async doneChunks(jobId: string): Promise<Map<number, DoneChunk>> {
     const [rows] = await this.conn.query(
-      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1 FROM ${this.t(CHUNKS)} WHERE job_id = ?`,
+      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1 FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
       [jobId],
     );
     const out = new Map<number, DoneChunk>();
@@ -182,9 +218,9 @@ export class CheckpointStore {
   }
 
   /** Marks a chunk done; run it on the chunk's own connection inside its transaction. */
-  static async markChunk(conn: Conn, schema: string, jobId: string, c: DoneChunk): Promise<void> {
+  static async markChunk(conn: Conn, schema: string, engine: string, jobId: string, c: DoneChunk): Promise<void> {
     await conn.query(
-      `INSERT INTO ${quoteId(schema)}.${quoteId(CHUNKS)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at)
+      `INSERT INTO ${quoteId(schema)}.${quoteId(chunkTableFor(engine).name)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
       [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1],
     );
@@ -196,12 +232,12 @@ export class CheckpointStore {
       await this.update(jobId, { state: 'done', phase: 'finished', finished: true });
       return;
     }
-    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [jobId]);
+    await this.deleteChunks(jobId);
     await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
   }
 
   async abandon(jobId: string): Promise<void> {
-    await this.conn.query(`DELETE FROM ${this.t(CHUNKS)} WHERE job_id = ?`, [jobId]);
+    await this.deleteChunks(jobId);
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET state = 'abandoned', updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`, [jobId]);
   }
 
@@ -213,7 +249,7 @@ export class CheckpointStore {
               DATE_FORMAT(GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), '%Y-%m-%d %H:%i:%s') AS last_progress,
               TIMESTAMPDIFF(SECOND, GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), NOW(3)) AS idle_seconds,
               COUNT(c.chunk_index) AS chunks_done, COALESCE(SUM(c.rows_loaded), 0) AS rows_done
-         FROM ${this.t(JOBS)} j LEFT JOIN ${this.t(CHUNKS)} c ON c.job_id = j.job_id
+         FROM ${this.t(JOBS)} j LEFT JOIN ${await this.chunksUnion()} c ON c.job_id = j.job_id
          ${where}
         GROUP BY j.job_id ORDER BY j.started_at`,
       target ? [target] : [],

@@ -30,7 +30,12 @@ const CONNECTION_LOST_ERRNOS = new Set([2006, 2013, 1053, 1927, 1317, 4031]);
 export function isConnectionLost(err: unknown): boolean {
   const e = asServerError(err);
   if (!e) return false;
-  return (e.code !== undefined && CONNECTION_LOST_CODES.has(e.code)) || (e.errno !== undefined && CONNECTION_LOST_ERRNOS.has(e.errno));
+  return (
+    (e.code !== undefined && CONNECTION_LOST_CODES.has(e.code)) ||
+    (e.errno !== undefined && CONNECTION_LOST_ERRNOS.has(e.errno)) ||
+    // mysql2's message when a command is queued on a connection that already died.
+    /connection is in closed state/i.test(e.message ?? '')
+  );
 }
 
 /** Deadlock (1213) and lock wait timeout (1205): the chunk rolled back (we roll back 1205 ourselves) and can be retried. */
@@ -85,6 +90,12 @@ export function toFlatloadError(err: unknown, where: string, context: ErrorConte
     });
   }
   if (isConnectionLost(err)) return new FlatloadError('CONNECTION_LOST', `${where}: lost the connection to the server (${msg})`, ctx);
+  if (e.errno === 1114 || e.errno === 1021 || e.errno === 1030 || /disk full|no space left|is full/i.test(msg)) {
+    return new FlatloadError('SERVER_ERROR', `${where}: the server ran out of space (${msg})`, {
+      ...ctx,
+      hint: 'free disk space or raise the table/tablespace limit on the server, then rerun the same command to resume',
+    });
+  }
   if (/ssl|tls|certificate|self.signed|hostname\/ip does not match/i.test(msg) || /^ERR_TLS|^CERT_|^DEPTH_ZERO|^UNABLE_TO/.test(e.code ?? '')) {
     return new FlatloadError('TLS', `${where}: TLS error: ${msg}`, ctx);
   }

@@ -1,4 +1,4 @@
-import type { Connection } from 'mysql2/promise';
+import type { Queryable } from '../db/control.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { openPool, type Session } from '../db/connect.js';
@@ -85,7 +85,7 @@ export function problemsError(file: string, chunkIndex: number, problems: RowPro
   );
 }
 
-async function runStatements(control: Connection, statements: Array<{ sql: string; reason: string }>, what: string, vars: Record<string, string>): Promise<void> {
+async function runStatements(control: Queryable, statements: Array<{ sql: string; reason: string }>, what: string, vars: Record<string, string>): Promise<void> {
   for (const s of statements) {
     const sql = s.sql.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
       const v = vars[name];
@@ -106,7 +106,7 @@ export async function applyPlan(
   o: LoadOptions,
   source: InputSource,
   session: Session,
-  control: Connection,
+  control: Queryable,
   events: EventHub,
   signal: AbortSignal | undefined,
   checkpoint: CheckpointContext,
@@ -195,7 +195,7 @@ export async function applyPlan(
         throw problemsError(o.file, chunk.index, problems);
       },
       beforeCommit: async (chunk, ctx, outcome) => {
-        await CheckpointStore.markChunk(ctx.conn, cp.schema, cp.jobId, {
+        await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
           index: chunk.index,
           startByte: chunk.startByte,
           endByte: chunk.endByte,

@@ -9,6 +9,7 @@ import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import type { LoadReport } from '../report/summary.js';
 import { applyPlan, type CheckpointContext } from './apply.js';
+import { ControlConnection } from '../db/control.js';
 import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identity.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { FlatloadError as LoadError } from '../errors/index.js';
@@ -98,9 +99,10 @@ export async function executeLoad(
 ): Promise<ExecuteResult> {
   const t0 = Date.now();
   const source = openInput(o.file);
-  const { session, conn: control } = await openSession(conn, { localInfile: false });
+  const { session, conn: first } = await openSession(conn, { localInfile: false });
+  const control = new ControlConnection(first, session);
   try {
-    const prep = await prepareLoad(o, session, control, source);
+    const prep = await prepareLoad(o, session, first, source);
     const input = await sampleInput(source, {
       format: prep.scan,
       charset: prep.charset,
@@ -155,7 +157,7 @@ export async function executeLoad(
 
     const activeJobId = stored?.jobId ?? jobId;
     if (!stored) {
-      await store.ensureTables();
+      await store.ensureTables(prep.table.engine);
       let rowsBefore: number | null = null;
       if (plan.commitScope === 'none') {
         const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(prep.db, o.table)}`);
@@ -201,6 +203,6 @@ export async function executeLoad(
     const error = run.stoppedBy && resumeCommand && run.stoppedBy.code !== 'RESUME_MISMATCH' ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
     return { report, plan, facts, error };
   } finally {
-    await control.end().catch(() => undefined);
+    await control.end();
   }
 }

@@ -45,6 +45,8 @@ export interface RunOptions {
   /** Chunks already committed by an earlier run (resume): skipped. */
   isDone?: (chunk: CutChunk) => boolean;
   signal?: AbortSignal;
+  /** After an abort, in-flight chunks get this long to commit before their connections are cut (they then roll back). */
+  abortGraceMs?: number;
   maxAttempts?: number;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
@@ -86,7 +88,16 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   const stop = (err: FlatloadError): void => {
     if (!stoppedBy) stoppedBy = err;
   };
-  const onAbort = (): void => stop(new FlatloadError('INTERRUPTED', 'interrupted'));
+  const active = new Set<PoolConnection>();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => {
+    stop(new FlatloadError('INTERRUPTED', 'interrupted: chunks in flight were committed or rolled back; nothing is half-loaded'));
+    graceTimer = setTimeout(() => {
+      // A chunk that cannot finish in time is cut off; the server rolls its transaction back.
+      for (const c of active) c.destroy();
+    }, o.abortGraceMs ?? 5000);
+    graceTimer.unref();
+  };
   o.signal?.addEventListener('abort', onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
 
@@ -105,7 +116,8 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           }
           o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
           setState('loading');
-          const out = await o.execute(chunk, { conn, slot, attempt, setState });
+          active.add(conn);
+          const out = await o.execute(chunk, { conn, slot, attempt, setState }).finally(() => active.delete(conn!));
           held.set(slot, conn);
           conn = undefined;
           totals.records += out.records;
@@ -171,6 +183,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
     stop(isFlatloadError(err) ? err : toFlatloadError(err, 'reading the input'));
   } finally {
     await Promise.allSettled([...inflight]);
+    if (graceTimer) clearTimeout(graceTimer);
     o.signal?.removeEventListener('abort', onAbort);
     for (const [slot, conn] of held) {
       try {

@@ -27,6 +27,8 @@
  */
 import { FlatloadError } from '../errors/index.js';
 import { quoteId } from '../db/quote.js';
+import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from './rules/modes.js';
+import type { LoadPlan, PlannedStatement } from './types.js';
 
 export type Privilege =
   | 'SELECT'
@@ -124,10 +126,10 @@ export interface PrivilegePlan {
   mode: ModeName;
   db: string;
   table: string;
-  /** Schema of the resume bookkeeping table. */
+  /** Schema of the resume bookkeeping tables. */
   bookkeepingDb: string;
-  /** Its name, when the plan knows it; otherwise the needs are stated for the whole bookkeeping schema. */
-  bookkeepingTable?: string;
+  /** Their names (default flatload_jobs and flatload_chunks, as src/checkpoint/store.ts creates them). */
+  bookkeepingTables?: string[];
   /** Whether the plan keeps resume bookkeeping at all (default true). */
   bookkeeping?: boolean;
   /** Secondary indexes are dropped before the load and re-added after it. */
@@ -140,11 +142,11 @@ export interface PrivilegePlan {
   onDuplicate?: 'error' | 'ignore' | 'replace';
   /** How --mode replace empties the table (default truncate). */
   replaceWith?: 'truncate' | 'delete';
-  /** --mode swap: the table loaded and renamed into place (default `<table>_new`). */
+  /** --mode swap: the table loaded and renamed into place (default `<table>__flatload_new`, as the planner names it). */
   shadowTable?: string;
-  /** --mode swap: the name the previous table gets (default `<table>_old`). */
+  /** --mode swap: the name the previous table gets (default `<table>__flatload_old`). */
   oldTable?: string;
-  /** --keep-old: the previous table is kept after the swap. */
+  /** --keep-old: the previous table is kept after the swap (and not dropped). */
   keepOld?: boolean;
   /** Upper-case engine of the target, to narrow the size-report needs. */
   engine?: string;
@@ -162,15 +164,15 @@ export function requiredPrivileges(p: PrivilegePlan): PrivilegeNeed[] {
   const out: PrivilegeNeed[] = [];
   const { db, table } = p;
   const swap = p.mode === 'swap';
-  const shadow = p.shadowTable ?? `${table}_new`;
-  const old = p.oldTable ?? `${table}_old`;
+  const shadow = p.shadowTable ?? derivedName(table, SHADOW_SUFFIX);
+  const old = p.oldTable ?? derivedName(table, OLD_SUFFIX);
   const load = swap ? shadow : table;
 
   out.push(need('SELECT', db, table, 'reading the table definition and checking whether the table is empty (SELECT 1 … LIMIT 1)'));
   if (swap) {
-    out.push(need('SELECT', db, table, 'CREATE TABLE … LIKE copies the definition of the table'));
+    out.push(need('DROP', db, shadow, `DROP TABLE IF EXISTS ${shadow} (a copy left by an earlier run)`));
     out.push(need('CREATE', db, shadow, `CREATE TABLE ${shadow} LIKE ${table} (--mode swap loads into a copy)`));
-    out.push(need('SELECT', db, shadow, 'reading the definition of the copy it loads into'));
+    out.push(need('SELECT', db, table, `CREATE TABLE ${shadow} LIKE ${table} reads the definition`));
   }
   const verb = p.strategy === 'insert' ? 'INSERT' : 'LOAD DATA LOCAL INFILE';
   out.push(need('INSERT', db, load, `${verb} writes the rows`));
@@ -185,48 +187,295 @@ export function requiredPrivileges(p: PrivilegePlan): PrivilegeNeed[] {
     }
   }
   if (p.deferIndexes) {
-    out.push(need('ALTER', db, load, 'ALTER TABLE … DROP INDEX before the load and ADD INDEX after it (deferred secondary indexes)'));
+    out.push(need('ALTER', db, load, 'ALTER TABLE … DROP INDEX before the load and ADD INDEX after it (or DISABLE/ENABLE KEYS)'));
   }
   if (p.surrogateDefer) {
     out.push(need('ALTER', db, load, 'ALTER TABLE takes the surrogate AUTO_INCREMENT column out for the load and puts it back'));
+  } else if (p.strategy === 'surrogate-key') {
+    out.push(need('ALTER', db, load, 'ALTER TABLE … AUTO_INCREMENT = past the last pre-assigned key'));
   }
   if (swap) {
     const rename = `RENAME TABLE ${table} TO ${old}, ${shadow} TO ${table}`;
-    out.push(need('ALTER', db, table, `${rename} (renaming needs ALTER and DROP on the old name)`));
-    out.push(need('DROP', db, table, `${rename} (renaming needs ALTER and DROP on the old name)`));
-    out.push(need('CREATE', db, old, `${rename} (renaming needs CREATE and INSERT on the new name)`));
-    out.push(need('INSERT', db, old, `${rename} (renaming needs CREATE and INSERT on the new name)`));
-    out.push(need('ALTER', db, shadow, `${rename} (renaming needs ALTER and DROP on the old name)`));
-    out.push(need('DROP', db, shadow, `${rename}; DROP TABLE ${shadow} when the load fails`));
-    out.push(need('CREATE', db, table, `${rename} (renaming needs CREATE and INSERT on the new name)`));
-    out.push(need('DROP', db, old, p.keepOld ? `DROP TABLE IF EXISTS ${old} (an earlier run's previous table)` : `DROP TABLE ${old} after the swap`));
+    out.push(...renameNeeds(db, table, old, rename), ...renameNeeds(db, shadow, table, rename));
+    if (!p.keepOld) out.push(need('DROP', db, old, `DROP TABLE ${old} after the swap`));
   }
   if (p.bookkeeping ?? true) {
-    const bk = p.bookkeepingTable;
-    const name = bk ?? 'the bookkeeping table';
-    out.push(need('CREATE', p.bookkeepingDb, bk, `CREATE TABLE IF NOT EXISTS ${name} (resume bookkeeping)`));
-    out.push(need('SELECT', p.bookkeepingDb, bk, `reading ${name} to resume and to find the rows to update`));
-    out.push(need('INSERT', p.bookkeepingDb, bk, `recording each committed chunk in ${name}`));
-    out.push(need('UPDATE', p.bookkeepingDb, bk, `marking the load finished in ${name}`));
-    out.push(need('DELETE', p.bookkeepingDb, bk, `clearing a finished load from ${name}`));
+    for (const bk of p.bookkeepingTables ?? BOOKKEEPING_TABLES) {
+      out.push(need('CREATE', p.bookkeepingDb, bk, `CREATE TABLE IF NOT EXISTS ${bk} (resume bookkeeping)`));
+      out.push(need('SELECT', p.bookkeepingDb, bk, `reading ${bk} to resume (and the WHERE of its UPDATE/DELETE)`));
+      out.push(need('INSERT', p.bookkeepingDb, bk, `recording the load and each committed chunk in ${bk}`));
+      out.push(need('UPDATE', p.bookkeepingDb, bk, `updating the load's state in ${bk} (also INSERT … ON DUPLICATE KEY UPDATE)`));
+      out.push(need('DELETE', p.bookkeepingDb, bk, `clearing a finished or restarted load from ${bk}`));
+    }
   }
-  if (p.sizeReport) {
-    const engine = p.engine?.toUpperCase();
-    const opt = { optional: true };
-    if (engine === undefined || engine === 'INNODB') {
-      out.push(need('PROCESS', GLOBAL, undefined, 'size report: information_schema.INNODB_SYS_TABLESPACES (MySQL: INNODB_TABLESPACES)', opt));
-      out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES … FOR EXPORT writes the dirty pages first', opt));
-      out.push(need('LOCK TABLES', db, undefined, 'size report: FLUSH TABLES … FOR EXPORT locks the table', opt));
-    }
-    if (engine === undefined || (engine !== 'INNODB' && engine !== 'ROCKSDB')) {
-      out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES writes cached blocks (Aria, MyISAM)', opt));
-    }
-    if (engine === undefined || engine === 'ROCKSDB') {
-      out.push(need('SUPER', GLOBAL, undefined, 'size report: SET GLOBAL rocksdb_force_flush_memtable_now', { ...opt, alternatives: ['SYSTEM VARIABLES ADMIN'] }));
-    }
-    out.push(need('INSERT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
-  }
+  if (p.sizeReport) out.push(...sizeReportNeeds(db, table, p.engine));
   return mergeNeeds(out);
+}
+
+/** The resume bookkeeping tables (src/checkpoint/store.ts). */
+export const BOOKKEEPING_TABLES = ['flatload_jobs', 'flatload_chunks'];
+
+/** RENAME TABLE from TO to: ALTER and DROP on the old name, CREATE and INSERT on the new (verified on MariaDB 10.11). */
+function renameNeeds(db: string, from: string, to: string, why: string): PrivilegeNeed[] {
+  return [
+    need('ALTER', db, from, `${why} (renaming needs ALTER and DROP on the old name)`),
+    need('DROP', db, from, `${why} (renaming needs ALTER and DROP on the old name)`),
+    need('CREATE', db, to, `${why} (renaming needs CREATE and INSERT on the new name)`),
+    need('INSERT', db, to, `${why} (renaming needs CREATE and INSERT on the new name)`),
+  ];
+}
+
+/** The size report's statements (src/report/sizes.ts); all optional: a figure it cannot get is reported as unknown. */
+export function sizeReportNeeds(db: string, table: string, engine?: string): PrivilegeNeed[] {
+  const e = engine?.toUpperCase();
+  const opt = { optional: true };
+  const out: PrivilegeNeed[] = [];
+  if (e === undefined || e === 'INNODB') {
+    out.push(need('PROCESS', GLOBAL, undefined, 'size report: information_schema.INNODB_SYS_TABLESPACES (MySQL: INNODB_TABLESPACES)', opt));
+    out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES … FOR EXPORT writes the dirty pages first', opt));
+    out.push(need('LOCK TABLES', db, undefined, 'size report: FLUSH TABLES … FOR EXPORT locks the table', opt));
+    out.push(need('SELECT', db, table, 'size report: FLUSH TABLES … FOR EXPORT', opt));
+  }
+  if (e === undefined || (e !== 'INNODB' && e !== 'ROCKSDB')) {
+    out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES writes cached blocks (Aria, MyISAM)', opt));
+  }
+  if (e === undefined || e === 'ROCKSDB') {
+    out.push(need('SUPER', GLOBAL, undefined, 'size report: SET GLOBAL rocksdb_force_flush_memtable_now', { ...opt, alternatives: ['SYSTEM VARIABLES ADMIN'] }));
+  }
+  out.push(need('SELECT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
+  out.push(need('INSERT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
+  return out;
+}
+
+// ------------------------------------------------------------------ needs of SQL statements
+
+/** Reads `name`, `db.name`, `` `d b`.`n` `` from the start of `text`; returns the parts and the rest. */
+function readQualified(text: string): { db: string | undefined; name: string; rest: string } | undefined {
+  const parts: string[] = [];
+  let i = 0;
+  const skipWs = (): void => {
+    while (i < text.length && /\s/.test(text[i]!)) i++;
+  };
+  skipWs();
+  for (;;) {
+    if (text[i] === '`' || text[i] === '"') {
+      const q = text[i]!;
+      let name = '';
+      i++;
+      for (;;) {
+        if (i >= text.length) return undefined;
+        if (text[i] === q) {
+          if (text[i + 1] === q) {
+            name += q;
+            i += 2;
+            continue;
+          }
+          i++;
+          break;
+        }
+        name += text[i++];
+      }
+      parts.push(name);
+    } else {
+      const m = /^[^\s.,;()`"]+/.exec(text.slice(i));
+      if (!m) return undefined;
+      parts.push(m[0]);
+      i += m[0].length;
+    }
+    if (text[i] === '.' && parts.length < 2) {
+      i++;
+      continue;
+    }
+    break;
+  }
+  if (parts.length === 1) return { db: undefined, name: parts[0]!, rest: text.slice(i) };
+  return { db: parts[0], name: parts[1]!, rest: text.slice(i) };
+}
+
+/** Reads a comma-separated list of qualified names. */
+function readNameList(text: string): Array<{ db: string | undefined; name: string }> {
+  const out: Array<{ db: string | undefined; name: string }> = [];
+  let rest = text;
+  for (;;) {
+    const q = readQualified(rest);
+    if (!q) break;
+    out.push({ db: q.db, name: q.name });
+    const m = /^\s*,/.exec(q.rest);
+    if (!m) break;
+    rest = q.rest.slice(m[0].length);
+  }
+  return out;
+}
+
+/**
+ * The privileges one statement needs, for the statement kinds flatload
+ * plans (DDL around the load, session settings, the load itself);
+ * undefined for a statement it does not recognise. SELECT/SHOW and plain
+ * SET SESSION need nothing beyond what introspection already needed.
+ */
+export function statementPrivileges(sql: string, defaultDb: string, why?: string): PrivilegeNeed[] | undefined {
+  const text = sql.trim().replace(/;\s*$/, '');
+  const reason = why ?? text.replace(/\s+/g, ' ').slice(0, 120);
+  const on = (q: { db: string | undefined; name: string }): [string, string] => [q.db ?? defaultDb, q.name];
+  let m: RegExpExecArray | null;
+  if (/^(SELECT|SHOW|DESCRIBE|EXPLAIN|DO|COMMIT|ROLLBACK|START\s+TRANSACTION|BEGIN|UNLOCK\s+TABLES)\b/i.test(text)) return [];
+  if ((m = /^SET\s+(GLOBAL\s+|@@GLOBAL\.)/i.exec(text))) {
+    return [need('SUPER', GLOBAL, undefined, reason, { alternatives: ['SYSTEM VARIABLES ADMIN'] })];
+  }
+  if (/^SET\s+(SESSION\s+|LOCAL\s+|@@SESSION\.|@@)?sql_log_bin\b/i.test(text)) {
+    return [need('BINLOG ADMIN', GLOBAL, undefined, reason, { alternatives: ['SUPER'] })];
+  }
+  if (/^SET\b/i.test(text)) return [];
+  if ((m = /^TRUNCATE\s+(TABLE\s+)?/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    return q ? [need('DROP', ...on(q), reason)] : undefined;
+  }
+  if ((m = /^DELETE\s+(LOW_PRIORITY\s+|QUICK\s+|IGNORE\s+)*FROM\s+/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    if (!q) return undefined;
+    const out = [need('DELETE', ...on(q), reason)];
+    if (/\bWHERE\b/i.test(q.rest)) out.push(need('SELECT', ...on(q), reason));
+    return out;
+  }
+  if ((m = /^CREATE\s+(TEMPORARY\s+)?TABLE\s+(IF\s+NOT\s+EXISTS\s+)?/i.exec(text))) {
+    if (m[1]) return [need('CREATE TEMPORARY TABLES', defaultDb, undefined, reason)];
+    const q = readQualified(text.slice(m[0].length));
+    if (!q) return undefined;
+    const out = [need('CREATE', ...on(q), reason)];
+    const like = /^\s*\(?\s*LIKE\s+/i.exec(q.rest);
+    if (like) {
+      const src = readQualified(q.rest.slice(like[0].length));
+      if (src) out.push(need('SELECT', ...on(src), reason));
+    }
+    return out;
+  }
+  if ((m = /^DROP\s+(TEMPORARY\s+)?TABLES?\s+(IF\s+EXISTS\s+)?/i.exec(text))) {
+    if (m[1]) return [];
+    return readNameList(text.slice(m[0].length)).map((q) => need('DROP', ...on(q), reason));
+  }
+  if ((m = /^RENAME\s+TABLES?\s+/i.exec(text))) {
+    const out: PrivilegeNeed[] = [];
+    let rest = text.slice(m[0].length);
+    for (;;) {
+      const from = readQualified(rest);
+      if (!from) return undefined;
+      const to1 = /^\s*TO\s+/i.exec(from.rest);
+      if (!to1) return undefined;
+      const to = readQualified(from.rest.slice(to1[0].length));
+      if (!to) return undefined;
+      const [fdb, ft] = on(from);
+      const [tdb, tt] = on(to);
+      out.push(need('ALTER', fdb, ft, reason), need('DROP', fdb, ft, reason), need('CREATE', tdb, tt, reason), need('INSERT', tdb, tt, reason));
+      const comma = /^\s*,\s*/.exec(to.rest);
+      if (!comma) break;
+      rest = to.rest.slice(comma[0].length);
+    }
+    return out;
+  }
+  if ((m = /^ALTER\s+(ONLINE\s+|IGNORE\s+)*TABLE\s+/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    if (!q) return undefined;
+    const out = [need('ALTER', ...on(q), reason)];
+    const ren = /\bRENAME\s+(TO\s+|AS\s+)?/i.exec(q.rest);
+    if (ren) {
+      const to = readQualified(q.rest.slice(ren.index + ren[0].length));
+      if (to) out.push(need('DROP', ...on(q), reason), need('CREATE', ...on(to), reason), need('INSERT', ...on(to), reason));
+    }
+    return out;
+  }
+  if ((m = /^(CREATE\s+(UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?INDEX|DROP\s+INDEX)\s+(IF\s+(NOT\s+)?EXISTS\s+)?\S+\s+ON\s+/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    return q ? [need('INDEX', ...on(q), reason)] : undefined;
+  }
+  if ((m = /^(ANALYZE|OPTIMIZE)\s+(NO_WRITE_TO_BINLOG\s+|LOCAL\s+)?TABLES?\s+/i.exec(text))) {
+    return readNameList(text.slice(m[0].length)).flatMap((q) => [need('SELECT', ...on(q), reason), need('INSERT', ...on(q), reason)]);
+  }
+  if ((m = /^FLUSH\s+(NO_WRITE_TO_BINLOG\s+|LOCAL\s+)?TABLES?\b\s*/i.exec(text))) {
+    const names = readNameList(text.slice(m[0].length));
+    const out = [need('RELOAD', GLOBAL, undefined, reason)];
+    if (/\bFOR\s+EXPORT\b/i.test(text) || /\bWITH\s+READ\s+LOCK\b/i.test(text)) {
+      for (const q of names) out.push(need('LOCK TABLES', on(q)[0], undefined, reason), need('SELECT', ...on(q), reason));
+    }
+    return out;
+  }
+  if ((m = /^LOCK\s+TABLES?\s+/i.exec(text))) {
+    return readNameList(text.slice(m[0].length)).flatMap((q) => [need('LOCK TABLES', on(q)[0], undefined, reason), need('SELECT', ...on(q), reason)]);
+  }
+  if ((m = /^(INSERT|REPLACE)\s+(LOW_PRIORITY\s+|DELAYED\s+|HIGH_PRIORITY\s+|IGNORE\s+)*(INTO\s+)?/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    if (!q) return undefined;
+    const out = [need('INSERT', ...on(q), reason)];
+    if (/^REPLACE/i.test(m[1]!)) out.push(need('DELETE', ...on(q), reason));
+    if (/\bON\s+DUPLICATE\s+KEY\s+UPDATE\b/i.test(q.rest)) out.push(need('UPDATE', ...on(q), reason));
+    return out;
+  }
+  if ((m = /^UPDATE\s+(LOW_PRIORITY\s+|IGNORE\s+)*/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    return q ? [need('UPDATE', ...on(q), reason), need('SELECT', ...on(q), reason)] : undefined;
+  }
+  if ((m = /^LOAD\s+DATA\b[\s\S]*?\bINTO\s+TABLE\s+/i.exec(text))) {
+    const q = readQualified(text.slice(m[0].length));
+    if (!q) return undefined;
+    const out = [need('INSERT', ...on(q), reason)];
+    if (/\bREPLACE\s+INTO\s+TABLE\b/i.test(text)) out.push(need('DELETE', ...on(q), reason));
+    if (!/\bLOCAL\b/i.test(text.slice(0, m[0].length))) out.push(need('FILE', GLOBAL, undefined, reason));
+    return out;
+  }
+  return undefined;
+}
+
+export interface PlanPrivilegeOptions {
+  /** Schema of the resume bookkeeping tables; undefined: the plan keeps none (a dry run). */
+  bookkeepingSchema?: string;
+  bookkeepingTables?: string[];
+  /** The size report runs afterwards (optional needs). */
+  sizeReport?: boolean;
+  /** Upper-case engine of the target (narrows the size-report needs). */
+  engine?: string;
+}
+
+/**
+ * The needs of a concrete LoadPlan: derived from the statements the plan
+ * will run (before/after, session and per-chunk SQL), plus the load itself,
+ * introspection, bookkeeping and the optional size report. Statements it does
+ * not recognise are listed in `unrecognised` rather than guessed.
+ */
+export function privilegesForPlan(plan: LoadPlan, opts: PlanPrivilegeOptions = {}): { needs: PrivilegeNeed[]; unrecognised: string[] } {
+  const { db, table } = plan.target;
+  const load = plan.loadTarget;
+  const out: PrivilegeNeed[] = [];
+  const unrecognised: string[] = [];
+  out.push(need('SELECT', db, table, 'reading the table definition and checking whether the table is empty (SELECT 1 … LIMIT 1)'));
+  const verb = plan.strategy === 'insert' ? 'INSERT' : 'LOAD DATA LOCAL INFILE';
+  out.push(need('INSERT', load.db, load.table, `${verb} writes the rows`));
+  if (plan.duplicates === 'replace') {
+    out.push(need('DELETE', load.db, load.table, `${verb} … REPLACE deletes the old row of a duplicate key (--on-duplicate replace)`));
+  }
+  const statements: PlannedStatement[] = [
+    ...plan.before,
+    ...plan.sessionSettings.map((s) => ({ sql: `SET SESSION ${s.name} = ${s.value}`, reason: s.reason })),
+    ...(plan.chunkBefore ?? []),
+    ...(plan.chunkAfter ?? []),
+    ...plan.sessionEnd,
+    ...plan.after,
+  ];
+  for (const st of statements) {
+    const needs = statementPrivileges(st.sql, load.db, `${st.sql.replace(/\s+/g, ' ').slice(0, 100)} (${st.reason})`);
+    if (needs === undefined) unrecognised.push(st.sql);
+    else out.push(...needs);
+  }
+  if (opts.bookkeepingSchema !== undefined) {
+    for (const bk of opts.bookkeepingTables ?? BOOKKEEPING_TABLES) {
+      const b = opts.bookkeepingSchema;
+      out.push(need('CREATE', b, bk, `CREATE TABLE IF NOT EXISTS ${bk} (resume bookkeeping)`));
+      out.push(need('SELECT', b, bk, `reading ${bk} to resume (and the WHERE of its UPDATE/DELETE)`));
+      out.push(need('INSERT', b, bk, `recording the load and each committed chunk in ${bk}`));
+      out.push(need('UPDATE', b, bk, `updating the load's state in ${bk}`));
+      out.push(need('DELETE', b, bk, `clearing a finished or restarted load from ${bk}`));
+    }
+  }
+  if (opts.sizeReport) out.push(...sizeReportNeeds(db, table, opts.engine));
+  return { needs: mergeNeeds(out), unrecognised };
 }
 
 /** One entry per privilege and object; reasons joined; required wins over optional. */

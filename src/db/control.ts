@@ -1,0 +1,48 @@
+import type { Connection } from 'mysql2/promise';
+import { openConnection, type Session } from './connect.js';
+import { isConnectionLost } from './errors.js';
+
+/**
+ * The control connection (bookkeeping, before/after statements): if the
+ * server restarted under it, it reconnects and retries the statement, with
+ * backoff, for up to ~30 s. Only statements that are safe to repeat go
+ * through it (each is its own autocommit statement).
+ */
+/** What the bookkeeping and plan statements need of a connection. */
+export interface Queryable {
+  query(sql: string, values?: unknown[]): Promise<[unknown, unknown]>;
+}
+
+export class ControlConnection implements Queryable {
+  constructor(
+    private conn: Connection,
+    private readonly session: Session,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  ) {}
+
+  get connection(): Connection {
+    return this.conn;
+  }
+
+  async query(sql: string, values?: unknown[]): Promise<[unknown, unknown]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [rows, fields] = await this.conn.query(sql, values);
+        return [rows, fields];
+      } catch (err) {
+        if (!isConnectionLost(err) || attempt >= 8) throw err;
+        this.conn.destroy();
+        await this.sleep(Math.min(250 * 2 ** attempt, 8000));
+        try {
+          this.conn = await openConnection(this.session);
+        } catch {
+          // The server may still be starting; the next attempt tries again.
+        }
+      }
+    }
+  }
+
+  async end(): Promise<void> {
+    await this.conn.end().catch(() => undefined);
+  }
+}
