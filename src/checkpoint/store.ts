@@ -35,6 +35,8 @@ export interface DoneChunk {
   rowsLoaded: number;
   rejected: number;
   sha1: string | null;
+  /** The chunk's rejected rows (JSON, see report/rejectFile.ts), stored with the chunk so a resume can rebuild the reject file. */
+  rejects: string | null;
 }
 
 export interface JobSummary {
@@ -112,8 +114,8 @@ export class CheckpointStore {
   /** SELECT over every chunk table, as one derived table. */
   private async chunksUnion(): Promise<string> {
     const tables = await this.chunkTables();
-    if (tables.length === 0) return `(SELECT NULL AS job_id, 0 AS chunk_index, 0 AS start_byte, 0 AS end_byte, 0 AS records, 0 AS rows_loaded, 0 AS rejected, NULL AS sha1, NULL AS committed_at FROM DUAL WHERE FALSE)`;
-    return `(${tables.map((t) => `SELECT job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at FROM ${this.t(t)}`).join(' UNION ALL ')})`;
+    if (tables.length === 0) return `(SELECT NULL AS job_id, 0 AS chunk_index, 0 AS start_byte, 0 AS end_byte, 0 AS records, 0 AS rows_loaded, 0 AS rejected, NULL AS sha1, NULL AS rejects, NULL AS committed_at FROM DUAL WHERE FALSE)`;
+    return `(${tables.map((t) => `SELECT job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at FROM ${this.t(t)}`).join(' UNION ALL ')})`;
   }
 
   async ensureTables(targetEngine = 'InnoDB'): Promise<void> {
@@ -148,6 +150,7 @@ export class CheckpointStore {
         rows_loaded BIGINT NOT NULL,
         rejected BIGINT NOT NULL,
         sha1 CHAR(40) NULL,
+        rejects LONGTEXT NULL,
         committed_at DATETIME(3) NOT NULL,
         PRIMARY KEY (job_id, chunk_index)
       ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
@@ -199,7 +202,7 @@ export class CheckpointStore {
 
   async doneChunks(jobId: string): Promise<Map<number, DoneChunk>> {
     const [rows] = await this.conn.query(
-      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1 FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
+      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
       [jobId],
     );
     const out = new Map<number, DoneChunk>();
@@ -212,6 +215,7 @@ export class CheckpointStore {
         rowsLoaded: Number(r['rows_loaded']),
         rejected: Number(r['rejected']),
         sha1: (r['sha1'] as string | null) ?? null,
+        rejects: (r['rejects'] as string | null) ?? null,
       });
     }
     return out;
@@ -220,9 +224,9 @@ export class CheckpointStore {
   /** Marks a chunk done; run it on the chunk's own connection inside its transaction. */
   static async markChunk(conn: Conn, schema: string, engine: string, jobId: string, c: DoneChunk): Promise<void> {
     await conn.query(
-      `INSERT INTO ${quoteId(schema)}.${quoteId(chunkTableFor(engine).name)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, committed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
-      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1],
+      `INSERT INTO ${quoteId(schema)}.${quoteId(chunkTableFor(engine).name)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
+      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1, c.rejects],
     );
   }
 

@@ -83,10 +83,12 @@ export async function* cutChunks(
     return chunk;
   };
 
+  /** buf[from, to) joins the chunk; the scanner counted its newlines while scanning them. */
+  let newlinesSeen = 0;
   const take = (buf: Buffer, from: number, to: number): void => {
-    if (to <= from) return;
-    chunkNewlines += countNewlines(buf, from, to);
-    if (opts.keepBytes) parts.push(buf.subarray(from, to));
+    chunkNewlines += scanner.newlines - newlinesSeen;
+    newlinesSeen = scanner.newlines;
+    if (opts.keepBytes && to > from) parts.push(buf.subarray(from, to));
   };
 
   const tooLong = (start: number, quote: number | undefined): FlatloadError =>

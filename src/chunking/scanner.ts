@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { ILSEQ, type CharsetInfo } from './charsets.js';
+import { countNewlines } from './newlines.js';
 
 /**
  * Finds record boundaries exactly as MariaDB's LOAD DATA reader does
@@ -99,6 +100,8 @@ const isAscii = (b: Buffer): boolean => b.every((x) => x < 0x80);
 export class RecordScanner {
   /** Records completed so far. */
   records = 0;
+  /** Newline (0x0A) bytes in everything scanned so far (a quoted field can span lines). */
+  newlines = 0;
   /** Times the fast path met malformed UTF-8 and handed a stretch to the general path. */
   fastPathFallbacks = 0;
   /** A record longer than this stops the scan right after it, with oversizeRecord set. */
@@ -110,9 +113,9 @@ export class RecordScanner {
   private recordHasBytes = false;
   private recordStartAbs = 0;
   private quoteAbs = -1;
-  /** The byte-jumping fast path applies to this format (see scanFast). */
+  /** The record-jumping fast path applies to this format (see scanFast). */
   private readonly fast: boolean;
-  /** The fast path is suspended (malformed UTF-8) until a record ends at or after this offset. */
+  /** The fast path is suspended (a quoted record, malformed UTF-8) until a record ends at or after this offset. */
   private fastResumeAbs = 0;
   private readonly validateUtf8: boolean;
   /** Cache of the last UTF-8 validation: buf[vFrom, vTo) of vBuf is well-formed; vBad ends the piece that is not. */
@@ -120,15 +123,22 @@ export class RecordScanner {
   private vFrom = 0;
   private vTo = 0;
   private vBad = -1;
+  /** Next enclosure / escape byte at or after the scan position in cBuf (buf.length: none; stale when behind). */
+  private cBuf: Buffer | undefined;
+  /** Where the last scan of cBuf stopped: the cursors hold for scans that start there or later. */
+  private cPos = 0;
+  private cEnc = -1;
+  private cEsc = -1;
   private readonly lineTerm: Buffer;
   private readonly fieldTerm: Buffer;
   private readonly lt0: number;
   private readonly ft0: number;
   private readonly nFields: number;
+  /** Per field index < nFields: read as multi-byte text. */
+  private readonly fieldMb: Uint8Array;
   /** Per byte: non-zero when it is special in that state (tables for the skip loops). */
   private readonly tUnquoted: Uint8Array;
   private readonly tUnquotedMb: Uint8Array;
-  private readonly tQuoted: Uint8Array;
   private readonly tQuotedMb: Uint8Array;
   private readonly tSkip: Uint8Array;
   /** Per byte: the file charset's charlen() of that byte alone is not 1 (a multi-byte lead, or ILSEQ). */
@@ -153,13 +163,14 @@ export class RecordScanner {
     const esc = fmt.escape;
     this.fast =
       !linesOnly &&
-      fmt.enclosure === -1 &&
       this.lineTerm.length > 0 &&
       (esc === -1 || !this.lineTerm.includes(esc)) &&
       !fieldTermHides(this.fieldTerm, this.lineTerm, esc) &&
       (!charset.multiByte || (charset.utf8 && isAscii(this.lineTerm) && isAscii(this.fieldTerm) && esc < 0x80));
     this.validateUtf8 = charset.multiByte && charset.utf8;
     this.lookahead = Math.max(this.lineTerm.length, this.fieldTerm.length) + 6;
+    this.fieldMb = new Uint8Array(targets ? targets.fields : 0);
+    for (let f = 0; f < this.fieldMb.length; f++) this.fieldMb[f] = charset.multiByte && targets!.textField[f] === true ? 1 : 0;
 
     this.lead = new Uint8Array(256);
     if (charset.multiByte) {
@@ -176,7 +187,6 @@ export class RecordScanner {
     };
     this.tUnquoted = table([esc, this.lt0, this.ft0], false);
     this.tUnquotedMb = table([esc, this.lt0, this.ft0], true);
-    this.tQuoted = table([esc, fmt.enclosure], false);
     this.tQuotedMb = table([esc, fmt.enclosure], true);
     this.tSkip = table([esc, this.lt0], true);
   }
@@ -196,7 +206,7 @@ export class RecordScanner {
     return this.mode === Mode.Quoted ? this.quoteAbs : undefined;
   }
 
-  /** Whether the byte-jumping fast path is in use (not suspended by malformed UTF-8). */
+  /** Whether the record-jumping fast path is in use (not suspended by a quoted record or malformed UTF-8). */
   get usingFastPath(): boolean {
     return this.fast && this.recordStartAbs >= this.fastResumeAbs;
   }
@@ -219,8 +229,7 @@ export class RecordScanner {
       if (!this.recordHasBytes && base + pos >= this.fastResumeAbs) {
         const r = this.scanFast(buf, pos, base, final, stopAt);
         if (r.resumeAt === undefined) return r;
-        // Malformed UTF-8 ahead: the server's multi-byte rules apply to the records around it.
-        this.fastPathFallbacks++;
+        // A record the fast path cannot vouch for: the exact rules take it.
         this.fastResumeAbs = r.resumeAt;
         pos = r.pos;
       }
@@ -248,23 +257,28 @@ export class RecordScanner {
   }
 
   /**
-   * No enclosure, and every byte is a character (single-byte charset, or
-   * well-formed UTF-8 with ASCII separators): a record ends at every line
-   * terminator that is not escaped, whatever N is. Found with indexOf at
-   * memory speed; an occurrence is escaped iff an odd run of escape bytes
-   * precedes it (the run's first byte is always read at top level), so
-   * escapes cost nothing unless they touch a terminator.
+   * Every byte is a character (single-byte charset, or well-formed UTF-8 with
+   * ASCII separators) and the field terminator cannot hide a line terminator
+   * or an escape: then a record in which no enclosure byte occurs at or before the
+   * first line terminator ends at the first line terminator that is not
+   * escaped, whatever N is (read_field and next_line agree on it). Found with
+   * indexOf, one call per record; an occurrence is escaped iff an odd run of
+   * escape bytes precedes it (the run's first byte is always read at top
+   * level), so escapes cost nothing unless they touch a terminator.
    *
    * Scans only up to the last line terminator in the buffer (all of it when
-   * `final`), so every call starts and ends at a record boundary. UTF-8 is
-   * validated first; where it is malformed, returns the last record boundary
-   * before that stretch with `resumeAt` = the end of the stretch.
+   * `final`), so every call starts and ends at a record boundary. Returns
+   * `resumeAt` when the record at `pos` needs the exact rules: it has an
+   * enclosure byte (resumeAt = just past its start: one record), or UTF-8 is
+   * malformed ahead (resumeAt = the end of the malformed piece).
    */
   private scanFast(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): FastStop {
     const term = this.lineTerm;
     const L = term.length;
     const t0 = this.lt0;
     const esc = this.fmt.escape;
+    const enc = this.fmt.enclosure;
+    const countLf = L === 1 && t0 === 0x0a; // every newline is a terminator occurrence: count them as they are found
     let end: number;
     if (final) end = buf.length;
     else {
@@ -281,38 +295,74 @@ export class RecordScanner {
         badEnd = Math.min(this.vBad, end);
       }
     }
+    let nextEnc = enc === -1 ? Number.POSITIVE_INFINITY : this.cBuf === buf && from >= this.cPos ? this.cEnc : -1;
+    const maxRecord = this.maxRecordBytes;
     let i = from;
     let recStart = from;
     let records = this.records;
+    let lf = 0; // newlines up to recStart
+    let lfPending = 0; // escaped newlines in the record in progress
+    let quoted = false;
+    let oversize = false;
     for (;;) {
-      const t = L === 1 ? buf.indexOf(t0, i) : buf.indexOf(term, i);
+      let t = buf.indexOf(t0, i);
+      if (L > 1) while (t !== -1 && !matchAt(buf, t, term)) t = buf.indexOf(t0, t + 1);
       if (t === -1 || t + L > validEnd) break;
+      if (nextEnc <= t) {
+        if (nextEnc < recStart) {
+          nextEnc = buf.indexOf(enc, recStart);
+          if (nextEnc === -1) nextEnc = buf.length;
+        }
+        if (nextEnc <= t) {
+          quoted = true;
+          break;
+        }
+      }
       if (t > recStart && buf[t - 1] === esc) {
         let k = t - 1;
         while (k > recStart && buf[k - 1] === esc) k--;
         if (((t - k) & 1) === 1) {
           i = t + 1; // the escape takes the terminator's first byte
+          lfPending++;
           continue;
         }
       }
       i = t + L;
       records++;
-      if (i - recStart > this.maxRecordBytes) {
+      lf += lfPending + 1;
+      lfPending = 0;
+      if (i - recStart > maxRecord) {
         this.oversizeRecord = { offset: base + recStart, length: i - recStart };
-        this.records = records;
-        this.recordStartAbs = base + i;
-        return { pos: i, atRecordEnd: false };
+        recStart = i;
+        oversize = true;
+        break;
       }
       recStart = i;
       if (base + i >= stopAt) break;
     }
+    if (enc !== -1) {
+      this.cBuf = buf;
+      this.cPos = recStart;
+      this.cEnc = nextEnc;
+      this.cEsc = -1;
+    }
     this.records = records;
     this.recordStartAbs = base + recStart;
+    this.newlines += countLf ? lf : countNewlines(buf, from, recStart);
+    if (oversize) return { pos: recStart, atRecordEnd: false };
     if (base + recStart >= stopAt && recStart > from) return { pos: recStart, atRecordEnd: true };
-    if (badEnd !== -1) return { pos: recStart, atRecordEnd: false, resumeAt: base + badEnd };
+    if (quoted) return { pos: recStart, atRecordEnd: false, resumeAt: base + recStart + 1 };
+    if (badEnd !== -1) {
+      this.fastPathFallbacks++;
+      return { pos: recStart, atRecordEnd: false, resumeAt: base + badEnd };
+    }
     if (final) {
-      // What follows the last terminator is a record without one.
-      if (recStart < buf.length) this.recordHasBytes = true;
+      if (recStart < buf.length) {
+        // What follows the last terminator is a record without one; an enclosure in it needs the exact rules.
+        if (enc !== -1 && buf.indexOf(enc, recStart) !== -1) return { pos: recStart, atRecordEnd: false, resumeAt: base + buf.length };
+        this.recordHasBytes = true;
+        this.newlines += countNewlines(buf, recStart, buf.length);
+      }
       return { pos: buf.length, atRecordEnd: false };
     }
     // Stop at the last record boundary, so the next call starts on one.
@@ -345,17 +395,18 @@ export class RecordScanner {
     this.vTo = end; // not reached: the whole span was malformed
   }
 
+  /** Whether field `field` is read as multi-byte text (fields past N are skipped by next_line, file charset). */
   private isText(field: number): boolean {
     if (!this.charset.multiByte) return false;
-    const t = this.targets;
-    return t === undefined || field >= t.fields || t.textField[field] === true;
+    return field >= this.fieldMb.length ? this.targets === undefined : this.fieldMb[field] === 1;
   }
 
   /**
-   * read_field() N times, then next_line(), one byte class at a time: runs of
-   * ordinary bytes are skipped with a table lookup; only special bytes
-   * (escape, terminator first bytes, enclosure, multi-byte lead bytes of a
-   * text field) take the exact slow steps.
+   * read_field() N times, then next_line(), exactly. Runs of ordinary bytes
+   * are skipped by a table lookup (unquoted fields, next_line) or by indexOf
+   * for the enclosure and the escape (quoted byte-wise fields); only special
+   * bytes (escape, terminator first bytes, enclosure, multi-byte lead bytes
+   * of a text field) take the exact slow steps.
    */
   private scanGeneral(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): ScanStop {
     const lineTerm = this.lineTerm;
@@ -382,6 +433,10 @@ export class RecordScanner {
     let quoteAbs = this.quoteAbs;
     let records = this.records;
     let mb = this.isText(field);
+    // Cursors: next enclosure / escape at or after i (end: none; behind i: stale).
+    const same = this.cBuf === buf && from >= this.cPos;
+    let nEnc = enc === -1 ? end : same ? this.cEnc : -1;
+    let nEsc = esc === -1 ? end : same ? this.cEsc : -1;
     let atRecordEnd = false;
     let i = from;
 
@@ -393,7 +448,7 @@ export class RecordScanner {
             hasBytes = true;
             recStart = base + i;
           }
-          mb = this.isText(field);
+          mb = csMb && this.isText(field);
           if (buf[i] === enc) {
             mode = Mode.Quoted;
             quoteAbs = base + i;
@@ -437,8 +492,22 @@ export class RecordScanner {
           continue loop;
         }
         case Mode.Quoted: {
-          const t = mb ? this.tQuotedMb : this.tQuoted;
-          while (i < stop && t[buf[i]!] === 0) i++;
+          if (mb) {
+            const t = this.tQuotedMb;
+            while (i < stop && t[buf[i]!] === 0) i++;
+          } else {
+            // Byte-wise: only the enclosure and the escape matter; jump to the nearer.
+            if (nEnc < i) {
+              nEnc = buf.indexOf(enc, i);
+              if (nEnc === -1) nEnc = end;
+            }
+            if (nEsc < i) {
+              nEsc = buf.indexOf(esc, i);
+              if (nEsc === -1) nEsc = end;
+            }
+            i = nEnc < nEsc ? nEnc : nEsc;
+            if (i > stop) i = stop;
+          }
           if (i >= stop) break loop;
           const c = buf[i]!;
           if (c === esc) {
@@ -519,17 +588,15 @@ export class RecordScanner {
         }
       }
       if (recordEnd) {
-        if (base + i - recStart > maxRecord) {
-          this.oversizeRecord = { offset: recStart, length: base + i - recStart };
-          records++;
-          hasBytes = false;
-          recStart = base + i;
-          break loop;
-        }
         records++;
         mode = linesOnly ? Mode.SkipLine : Mode.FieldStart;
         field = 0;
         hasBytes = false;
+        if (base + i - recStart > maxRecord) {
+          this.oversizeRecord = { offset: recStart, length: base + i - recStart };
+          recStart = base + i;
+          break loop;
+        }
         recStart = base + i;
         quoteAbs = -1;
         if (base + i >= stopAt) {
@@ -544,6 +611,11 @@ export class RecordScanner {
     this.recordStartAbs = recStart;
     this.quoteAbs = quoteAbs;
     this.records = records;
+    this.cBuf = buf;
+    this.cPos = i;
+    this.cEnc = nEnc;
+    this.cEsc = nEsc;
+    if (i > from) this.newlines += countNewlines(buf, from, i);
     return { pos: i, atRecordEnd };
   }
 

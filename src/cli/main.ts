@@ -5,6 +5,7 @@ import { EXIT, FlatloadError, formatError, isFlatloadError, type ExitCode } from
 import { withConnectionOptions } from './connectionArgs.js';
 import { withFormatOptions } from './formatArgs.js';
 import type { CliIo } from './io.js';
+import { hidePasswordsFromProcessList, normalizeMysqlStyleArgs } from './prompt.js';
 
 function withLoadOptions<T>(y: Argv<T>) {
   return withFormatOptions(withConnectionOptions(y))
@@ -61,7 +62,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
           .option('json', { type: 'boolean', describe: 'one JSON object on stdout' }),
       (a) => run(async () => (await import('./commands/status.js')).statusCommand(a as never, io)),
     )
-    .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false })
+    .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false, 'duplicate-arguments-array': false })
     .demandCommand(1, 'name a command: load, plan, status or bench')
     .strict()
     .help()
@@ -76,13 +77,16 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
 
 async function main(): Promise<void> {
   let code: ExitCode = EXIT.ok;
+  hidePasswordsFromProcessList();
+  // -pSECRET, -p (prompt), -uNAME ... as the mysql client reads them.
+  const argv = normalizeMysqlStyleArgs(hideBin(process.argv));
   let interrupts = 0;
   const io: CliIo = {
     stdout: process.stdout,
     stderr: process.stderr,
     env: process.env,
     cwd: process.cwd(),
-    argv: hideBin(process.argv),
+    argv,
     onInterrupt(first) {
       const handler = (): void => {
         interrupts++;
@@ -103,7 +107,7 @@ async function main(): Promise<void> {
     },
   };
   try {
-    await buildCli(hideBin(process.argv), io, (c) => (code = c)).parseAsync();
+    await buildCli(argv, io, (c) => (code = c)).parseAsync();
   } catch (err) {
     process.stderr.write(`${formatError(err)}\n`);
     code = isFlatloadError(err) ? err.exitCode : EXIT.internal;

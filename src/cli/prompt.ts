@@ -110,7 +110,8 @@ const ATTACHED_SHORT: Record<string, string> = { u: 'user', h: 'host', P: 'port'
  * `-pSECRET` and `--password=SECRET` give a password; `-p` and `--password`
  * alone prompt, and never take the next argument as the password (it is the
  * file, or another option). Also `-uNAME`, `-hHOST`, `-PPORT`, `-SPATH`,
- * `-DDB`. Without this, yargs reads `-pSECRET` as the flags -p -S -E -C -R -E -T
+ * `-DDB`. As with mysql, everything attached is the value (`-p=x` is the
+ * password "=x"). Without this, yargs reads `-pSECRET` as the flags -p -S -E -C -R -E -T
  * and prints the letters of the password in its "Unknown arguments" error.
  * Arguments after `--` are left alone.
  */
@@ -125,9 +126,7 @@ export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
     }
     if (a === '-p' || a === '--password') out.push('--password=');
     else if (a.startsWith('-p') && !a.startsWith('--')) out.push(`--password=${a.slice(2)}`);
-    else if (/^-[uhPSD]./.test(a) && a[2] !== '=') out.push(`--${ATTACHED_SHORT[a[1]!]!}=${a.slice(2)}`);
-    else if (/^-[uhPSD]=/.test(a)) out.push(`--${ATTACHED_SHORT[a[1]!]!}=${a.slice(3)}`);
-    else if (a.startsWith('-p=')) out.push(`--password=${a.slice(3)}`);
+    else if (/^-[uhPSD]./.test(a)) out.push(`--${ATTACHED_SHORT[a[1]!]!}=${a.slice(2)}`);
     else out.push(a);
   }
   return out;

@@ -162,7 +162,8 @@ export function resolveConnection(
   return {
     host,
     port,
-    socketPath: socketPath && (host === 'localhost' || target?.socketPath !== undefined) ? socketPath : undefined,
+    // As the mysql client: a host other than localhost means TCP, whatever socket an option file names.
+    socketPath: socketPath && host === 'localhost' ? socketPath : undefined,
     user: first('user')?.value ?? safeUserName(),
     password,
     database: first('database')?.value,

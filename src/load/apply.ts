@@ -10,6 +10,9 @@ import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { ChunkInput } from './chunkInput.js';
 import { loadDataExecutor, type RowProblem } from './loadDataExecutor.js';
+import { ErrorBudget } from './budget.js';
+import { RecordScanner } from '../chunking/scanner.js';
+import { decodeRejects, defaultRejectPath, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
 import type { Prepared } from './prepare.js';
 import { runChunks, type RunResult } from './runner.js';
 import { createHash } from 'node:crypto';
@@ -26,6 +29,21 @@ export interface Applied {
   totalRecords: number | undefined;
   /** Rows and chunks committed by an earlier, interrupted run of this job. */
   resumed: { chunks: number; rows: number; rejected: number; bytes: number };
+  rejectFile: { path: string; log: string; rows: number } | undefined;
+}
+
+/** The input's header lines (--ignore-lines), which the reject file repeats so the same command loads it. */
+function headerBytes(head: Buffer | undefined, o: LoadOptions, prep: Prepared): Buffer {
+  if (!head || o.format.ignoreLines === 0) return Buffer.alloc(0);
+  const start = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf && o.stripBom ? 3 : 0;
+  const scanner = new RecordScanner(prep.scan, prep.charset, undefined, true);
+  let pos = start;
+  while (scanner.records < o.format.ignoreLines) {
+    const r = scanner.scan(head, pos, 0, false, pos + 1);
+    if (!r.atRecordEnd) return Buffer.alloc(0);
+    pos = r.pos;
+  }
+  return Buffer.from(head.subarray(start, pos));
 }
 
 /** The job's resume bookkeeping, as the apply step needs it. */
@@ -163,38 +181,45 @@ export async function applyPlan(
   });
   if (unchunkable) events.emit({ type: 'note', message: `loading as one chunk: ${prep.unchunkableReason}` });
 
+  const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
+  const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
+  const allRejects: RejectRecord[] = [];
+  for (const d of cp.done.values()) allRejects.push(...decodeRejects(d.rejects, d.index));
+  let rejectFile: RejectFile | undefined;
+  const rejectSink = (): RejectFile => {
+    rejectFile ??= new RejectFile(rejectPath, headerBytes(input.head, o, prep), o.format.linesTerminatedBy);
+    return rejectFile;
+  };
+
   const pool = openPool(session, jobs, { localInfile: true });
   try {
+    const sql = (fileToken: string): string => {
+      const base = loadDataSql({
+        fileToken,
+        db: plan.loadTarget.db,
+        table: plan.loadTarget.table,
+        format: o.format,
+        characterSet: prep.characterSet,
+        columns: plan.columns,
+        duplicates: plan.duplicates,
+        setClause: key ? `\`${key.column.replace(/`/g, '``')}\` = (${KEY_VAR} := ${KEY_VAR} + 1)` : undefined,
+      });
+      return unchunkable && o.format.ignoreLines > 0 ? `${base} IGNORE ${o.format.ignoreLines} LINES` : base;
+    };
     const executor = loadDataExecutor({
       input,
       file: o.file,
       transactional: plan.commitScope === 'chunk',
-      statementFor: (chunk) => {
-        const fileToken = `flatload-chunk-${chunk.index}`;
-        const base = loadDataSql({
-          fileToken,
-          db: plan.loadTarget.db,
-          table: plan.loadTarget.table,
-          format: o.format,
-          characterSet: prep.characterSet,
-          columns: plan.columns,
-          duplicates: plan.duplicates,
-          setClause: key ? `\`${key.column.replace(/`/g, '``')}\` = (${KEY_VAR} := ${KEY_VAR} + 1)` : undefined,
-        });
-        const sql = unchunkable && o.format.ignoreLines > 0 ? `${base} IGNORE ${o.format.ignoreLines} LINES` : base;
-        const pre = key ? [`SET ${KEY_VAR} = ${(firstKey + BigInt(chunk.firstRecord) - 1n).toString()}`] : [];
-        return { fileToken, sql, pre };
-      },
+      sql,
+      pre: (chunk, first) => (key ? [`SET ${KEY_VAR} = ${(firstKey + BigInt(chunk.firstRecord + first) - 1n).toString()}`] : []),
       pieceBytes,
       maxWarnings: MAX_WARNINGS,
       events,
       scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
       duplicatesExpected: plan.duplicates !== 'error',
       allowAltered: o.allowTruncation,
-      onRowProblems: async (chunk, _ctx, problems) => {
-        throw problemsError(o.file, chunk.index, problems);
-      },
-      beforeCommit: async (chunk, ctx, outcome) => {
+      budget,
+      beforeCommit: async (chunk, ctx, outcome, rejects) => {
         await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
           index: chunk.index,
           startByte: chunk.startByte,
@@ -203,7 +228,14 @@ export async function applyPlan(
           rowsLoaded: outcome.rowsLoaded,
           rejected: outcome.rejected,
           sha1: chunkSha1(chunk),
+          rejects: encodeRejects(rejects),
         });
+      },
+      afterCommit: async (chunk, rejects) => {
+        if (rejects.length === 0) return;
+        const recs = rejects.map((r) => ({ ...r, chunk: chunk.index }));
+        allRejects.push(...recs);
+        rejectSink().append(recs);
       },
     });
     const run = await runChunks({
@@ -233,11 +265,12 @@ export async function applyPlan(
         run.stoppedBy = toFlatloadError(err, 'finishing the load');
       }
     }
+    if (rejectFile || allRejects.length) rejectSink().rewrite(allRejects);
     if (run.stoppedBy) {
       const state = run.stoppedBy.code === 'INTERRUPTED' ? 'interrupted' : 'failed';
       await cp.store.update(cp.jobId, { state, message: run.stoppedBy.message }).catch(() => undefined);
     }
-    return { run, input, totalRecords, resumed };
+    return { run, input, totalRecords, resumed, rejectFile: rejectFile ? { path: rejectFile.path, log: rejectFile.logPath, rows: allRejects.length } : undefined };
   } finally {
     await pool.end().catch(() => undefined);
   }

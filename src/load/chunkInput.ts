@@ -1,6 +1,7 @@
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
+import { countNewlines } from '../chunking/newlines.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { openByteStream, readRange } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
@@ -23,6 +24,8 @@ export class ChunkInput {
   bytesScanned = 0;
   /** What the bytes turned out to be compressed with (stdin is sniffed). */
   compression: Compression;
+  /** The first 64 KiB of the (decompressed) input, once read: the header lines for the reject file. */
+  head: Buffer | undefined;
 
   constructor(
     readonly source: InputSource,
@@ -38,7 +41,58 @@ export class ChunkInput {
 
   chunks(): AsyncGenerator<CutChunk> {
     const blocks = this.sniffed(this.source.seekable ? this.fileBlocks() : this.streamBlocks());
-    return cutChunks(blocks, { ...this.cut, keepBytes: !this.source.seekable }, (s) => (this.summary = s));
+    return this.withLines(cutChunks(this.tracked(blocks), { ...this.cut, keepBytes: !this.source.seekable }, (s) => (this.summary = s)));
+  }
+
+  /** Recent blocks and the newline count before each, so an input error can name its line. */
+  private recent: Array<{ start: number; newlinesBefore: number; buf: Buffer }> = [];
+
+  private async *tracked(blocks: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
+    let start = 0;
+    let newlines = 0;
+    let kept = 0;
+    for await (const b of blocks) {
+      this.recent.push({ start, newlinesBefore: newlines, buf: b });
+      kept += b.length;
+      // Keep about two records' worth (an error points into the record being read).
+      while (this.recent.length > 1 && kept - this.recent[0]!.buf.length > 2 * this.cut.maxRecordBytes + (8 << 20)) kept -= this.recent.shift()!.buf.length;
+      start += b.length;
+      newlines += countNewlines(b);
+      yield b;
+    }
+  }
+
+  /** The 1-based line of a byte offset, if the bytes before it are still known. */
+  private async lineAt(offset: number): Promise<number | undefined> {
+    const hit = this.recent.find((r) => offset >= r.start && offset <= r.start + r.buf.length);
+    if (hit) return hit.newlinesBefore + countNewlines(hit.buf, 0, offset - hit.start) + 1;
+    if (!this.source.seekable) return undefined;
+    const fh = await open(this.source.path, 'r');
+    try {
+      let n = 0;
+      const buf = Buffer.allocUnsafe(1 << 20);
+      for (let pos = 0; pos < offset; ) {
+        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
+        if (bytesRead === 0) break;
+        n += countNewlines(buf, 0, bytesRead);
+        pos += bytesRead;
+      }
+      return n + 1;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private async *withLines(chunks: AsyncGenerator<CutChunk>): AsyncGenerator<CutChunk> {
+    try {
+      yield* chunks;
+    } catch (err) {
+      if (err instanceof FlatloadError && err.context.byteOffset !== undefined && err.context.line === undefined) {
+        const line = await this.lineAt(err.context.byteOffset).catch(() => undefined);
+        if (line !== undefined) throw err.withContext({ line });
+      }
+      throw err;
+    }
   }
 
   /** Checks the first 64 KiB for a binary file or a wrong line terminator before anything is sent. */
@@ -48,7 +102,8 @@ export class ChunkInput {
     let checked = false;
     const check = (): void => {
       checked = true;
-      const problem = sniffInput(Buffer.concat(held).subarray(0, SNIFF_BYTES), this.fileFormat);
+      this.head = Buffer.concat(held).subarray(0, SNIFF_BYTES);
+      const problem = sniffInput(this.head, this.fileFormat);
       if (problem) {
         throw new FlatloadError('INPUT_MALFORMED', problem.message, {
           file: this.source.path,

@@ -196,11 +196,14 @@ export async function executeLoad(
       mbPerSec: seconds > 0 ? run.totals.bytes / 1e6 / seconds : 0,
       chunks: run.chunks,
       resumedChunks: applied.resumed.chunks,
+      rejectFile: applied.rejectFile?.path ?? null,
       slowestChunk: slowest ? { chunk: slowest.chunk, seconds: slowest.elapsedMs / 1000, rows: slowest.records } : null,
       error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
     } satisfies Partial<LoadReport>);
     if (chunkInput.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
-    const error = run.stoppedBy && resumeCommand && run.stoppedBy.code !== 'RESUME_MISMATCH' ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
+    // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
+    const resumable = run.stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED'].includes(run.stoppedBy.code);
+    const error = run.stoppedBy && resumeCommand && resumable ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
     return { report, plan, facts, error };
   } finally {
     await control.end();

@@ -4,7 +4,9 @@ import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import type { EventHub } from '../report/events.js';
+import type { ErrorBudget } from './budget.js';
 import type { ChunkInput } from './chunkInput.js';
+import { isolateBadRows, type RejectedRow } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { classifyWarning, warningRow, type ServerWarning, type WarningClass } from './warnings.js';
@@ -19,71 +21,87 @@ export interface RowProblem {
 export interface LoadDataExecutorOptions {
   input: ChunkInput;
   file: string;
-  /** The LOAD DATA statement for a chunk, the file token it uses, and statements to run first in the same session. */
-  statementFor(chunk: CutChunk): { sql: string; fileToken: string; pre: string[] };
-  /** Each chunk in its own transaction (false: the engine cannot roll back; nothing to wrap). */
+  /** The LOAD DATA statement for a file token. */
+  sql(fileToken: string): string;
+  /** Statements before a LOAD of the chunk's records from `firstRecordInChunk` on (the surrogate key counter). */
+  pre(chunk: CutChunk, firstRecordInChunk: number): string[];
+  /** Each chunk in its own transaction (false: the engine cannot roll back). */
   transactional: boolean;
   pieceBytes: number;
   maxWarnings: number;
   events: EventHub;
   scan: { format: ScanFormat; charset: CharsetInfo; targets: ScanTargets | undefined };
-  /** Duplicates skipped under --on-duplicate ignore are expected, not problems. */
+  /** Duplicates skipped under --on-duplicate ignore/replace are expected, not problems. */
   duplicatesExpected: boolean;
   /** Value changes tolerated (--allow-truncation). */
   allowAltered: boolean;
-  /** Runs inside the chunk's transaction just before COMMIT (resume bookkeeping). */
-  beforeCommit?: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome) => Promise<void>;
-  /**
-   * Called after the chunk was rolled back because rows were skipped or
-   * changed: returns an outcome if it loaded the chunk another way
-   * (isolating bad rows), or throws to stop the load.
-   */
-  onRowProblems: (chunk: CutChunk, ctx: ChunkContext, problems: RowProblem[], result: LoadDataResult) => Promise<ChunkOutcome>;
+  budget: ErrorBudget;
+  /** Runs inside the chunk's transaction just before COMMIT (resume bookkeeping, rejects included). */
+  beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
+  /** After COMMIT: the chunk's rejects go to the reject file. */
+  afterCommit: (chunk: CutChunk, rejects: RejectedRow[]) => Promise<void>;
 }
 
-/** Maps the server's warnings to input rows (re-scanning the chunk only when there are warnings). */
-export async function describeProblems(
-  o: Pick<LoadDataExecutorOptions, 'input' | 'scan' | 'duplicatesExpected' | 'allowAltered'>,
-  chunk: CutChunk,
-  result: LoadDataResult,
-): Promise<RowProblem[]> {
-  const relevant = result.warnings
-    .map((w) => ({ w, cls: classifyWarning(w) }))
-    .filter(({ cls }) => cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered));
-  if (relevant.length === 0) return [];
-  let records: RecordLocation[] | undefined;
-  const locate = async (row: number): Promise<RecordLocation | undefined> => {
-    if (!records) {
-      const bytes = await o.input.readAll(chunk);
-      records = locateRecords(bytes, chunk.startByte, chunk.firstLine, o.scan.format, o.scan.charset, o.scan.targets);
-    }
-    return records[row - 1];
-  };
-  const out: RowProblem[] = [];
-  for (const { w, cls } of relevant) {
+export function isProblem(o: Pick<LoadDataExecutorOptions, 'duplicatesExpected' | 'allowAltered'>, w: ServerWarning): boolean {
+  const cls = classifyWarning(w);
+  return cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered);
+}
+
+/** Up to `limit` problems with the input rows they name, for messages. */
+function describe(problems: ServerWarning[], records: RecordLocation[], limit = 10): string {
+  const lines = problems.slice(0, limit).map((w) => {
     const row = warningRow(w.message);
-    out.push({ class: cls, warning: w, location: row === undefined ? undefined : await locate(row) });
-  }
-  return out;
+    const rec = row === undefined ? undefined : records[row - 1];
+    return `    ${rec ? `line ${rec.line} (byte offset ${rec.offset})` : 'row not named by the server'}: [${w.code}] ${w.message}`;
+  });
+  if (problems.length > limit) lines.push(`    … and ${problems.length - limit} more`);
+  return lines.join('\n');
 }
 
+function describeRejects(rejects: RejectedRow[], limit = 10): string {
+  const lines = rejects.slice(0, limit).map((r) => `    line ${r.line} (byte offset ${r.byteOffset}): ${r.errors.map((e) => `[${e.code}] ${e.message}`).join('; ')}`);
+  if (rejects.length > limit) lines.push(`    … and ${rejects.length - limit} more`);
+  return lines.join('\n');
+}
+
+/**
+ * One chunk through LOAD DATA LOCAL: load it whole; if the server's warnings
+ * show skipped or changed rows, roll back to the chunk's savepoint and
+ * isolate the bad rows (they go to the reject file, within --max-errors);
+ * commit the good rows together with the chunk's bookkeeping.
+ */
 export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
   return async (chunk, ctx) => {
     const { conn } = ctx;
-    const { sql, fileToken, pre } = o.statementFor(chunk);
-    if (o.transactional) await conn.query('START TRANSACTION');
-    let committed = !o.transactional;
+    const fileToken = `flatload-chunk-${chunk.index}`;
+    let open = false;
+    let release: (() => void) | undefined;
     try {
-      for (const p of pre) await conn.query(p);
-      const result = await runLoadData({
+      if (o.transactional) {
+        await conn.query('START TRANSACTION');
+        open = true;
+        await conn.query('SAVEPOINT flatload_chunk');
+      }
+      for (const p of o.pre(chunk, 0)) await conn.query(p);
+      const onBytes = (bytes: number): void => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes });
+      const result: LoadDataResult = await runLoadData({
         conn,
-        sql,
+        sql: o.sql(fileToken),
         fileToken,
         open: () => o.input.open(chunk, o.pieceBytes),
-        onBytes: (bytes) => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes }),
+        onBytes,
         maxWarnings: o.maxWarnings,
       });
       ctx.setState('checking');
+      let records: RecordLocation[] | undefined;
+      let bytes: Buffer | undefined;
+      const locate = async (): Promise<RecordLocation[]> => {
+        if (!records) {
+          bytes = await o.input.readAll(chunk);
+          records = locateRecords(bytes, chunk.startByte, chunk.firstLine, o.scan.format, o.scan.charset, o.scan.targets);
+        }
+        return records;
+      };
       if (chunk.records >= 0 && result.info.records !== chunk.records) {
         throw new FlatloadError(
           'INPUT_MALFORMED',
@@ -97,37 +115,76 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           },
         );
       }
-      const problems = await describeProblems(o, chunk, result);
-      const dupSkipped = o.duplicatesExpected ? result.info.skipped : 0;
-      if (problems.length === 0 && (o.duplicatesExpected || result.info.skipped === 0) && !result.warningsTruncated) {
-        const records = chunk.records >= 0 ? chunk.records : result.info.records;
-        const outcome: ChunkOutcome = {
-          records,
-          rowsLoaded: records - dupSkipped,
+      const problems = result.warnings.filter((w) => isProblem(o, w));
+      const dupSkips = o.duplicatesExpected ? 0 : result.info.skipped;
+      const records0 = chunk.records >= 0 ? chunk.records : result.info.records;
+      let outcome: ChunkOutcome;
+      let rejects: RejectedRow[] = [];
+      if (problems.length === 0 && dupSkips === 0 && !result.warningsTruncated) {
+        outcome = {
+          records: records0,
+          rowsLoaded: records0 - (o.duplicatesExpected ? result.info.skipped : 0),
           rejected: 0,
           warnings: result.warnings.length,
           bytes: result.bytesSent,
         };
-        if (o.beforeCommit) await o.beforeCommit(chunk, ctx, outcome);
-        ctx.setState('committing');
-        if (o.transactional) await conn.query('COMMIT');
-        committed = true;
-        return outcome;
+      } else {
+        if (!o.transactional) {
+          throw new FlatloadError(
+            'ROWS_REJECTED',
+            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate())}`,
+            { file: o.file, chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte, hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
+          );
+        }
+        if (o.budget.max === 0) {
+          // The first bad row stops the load: no need to isolate the rest of the chunk.
+          await conn.query('ROLLBACK');
+          open = false;
+          const recs = await locate();
+          const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
+          throw new FlatloadError(
+            'ROWS_REJECTED',
+            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describe(problems, recs) : `    ${dupSkips} duplicate-key row(s)`}`,
+            { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : { line: chunk.firstLine, byteOffset: chunk.startByte }), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
+          );
+        }
+        await conn.query('ROLLBACK TO SAVEPOINT flatload_chunk');
+        o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: 'isolating rows the server skipped or changed' });
+        ctx.setState('isolating');
+        const recs = await locate();
+        const iso = await isolateBadRows({
+          conn,
+          chunk,
+          bytes: bytes!,
+          records: recs,
+          sql: o.sql,
+          pre: (first) => o.pre(chunk, first),
+          pieceBytes: o.pieceBytes,
+          maxWarnings: o.maxWarnings,
+          isProblem: (w) => isProblem(o, w),
+          duplicatesAreProblems: !o.duplicatesExpected,
+          onBytes: () => undefined,
+        });
+        rejects = iso.rejects;
+        outcome = { records: recs.length, rowsLoaded: iso.rowsLoaded, rejected: rejects.length, warnings: iso.warnings, bytes: result.bytesSent };
       }
-      if (!o.transactional) {
-        throw new FlatloadError(
-          'ROWS_REJECTED',
-          `chunk ${chunk.index} loaded with ${problems.length} row problem(s), and this engine cannot roll the chunk back: its rows stay in the table`,
-          { file: o.file, chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte },
-        );
+      release = o.budget.reserve(
+        rejects.length,
+        { file: o.file, chunk: chunk.index, ...(rejects[0] ? { line: rejects[0].line, byteOffset: rejects[0].byteOffset } : {}) },
+        describeRejects(rejects),
+      );
+      await o.beforeCommit(chunk, ctx, outcome, rejects);
+      ctx.setState('committing');
+      if (o.transactional) {
+        await conn.query('COMMIT');
+        open = false;
       }
-      await conn.query('ROLLBACK');
-      committed = true; // nothing left open
-      o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: `${problems.length} row problem(s)` });
-      ctx.setState('isolating');
-      return await o.onRowProblems(chunk, ctx, problems, result);
+      release = undefined;
+      await o.afterCommit(chunk, rejects);
+      return outcome;
     } finally {
-      if (!committed) await conn.query('ROLLBACK').catch(() => undefined);
+      release?.();
+      if (open) await conn.query('ROLLBACK').catch(() => undefined);
     }
   };
 }

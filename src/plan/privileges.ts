@@ -199,21 +199,32 @@ export function requiredPrivileges(p: PrivilegePlan): PrivilegeNeed[] {
     out.push(...renameNeeds(db, table, old, rename), ...renameNeeds(db, shadow, table, rename));
     if (!p.keepOld) out.push(need('DROP', db, old, `DROP TABLE ${old} after the swap`));
   }
-  if (p.bookkeeping ?? true) {
-    for (const bk of p.bookkeepingTables ?? BOOKKEEPING_TABLES) {
-      out.push(need('CREATE', p.bookkeepingDb, bk, `CREATE TABLE IF NOT EXISTS ${bk} (resume bookkeeping)`));
-      out.push(need('SELECT', p.bookkeepingDb, bk, `reading ${bk} to resume (and the WHERE of its UPDATE/DELETE)`));
-      out.push(need('INSERT', p.bookkeepingDb, bk, `recording the load and each committed chunk in ${bk}`));
-      out.push(need('UPDATE', p.bookkeepingDb, bk, `updating the load's state in ${bk} (also INSERT … ON DUPLICATE KEY UPDATE)`));
-      out.push(need('DELETE', p.bookkeepingDb, bk, `clearing a finished or restarted load from ${bk}`));
-    }
-  }
+  if (p.bookkeeping ?? true) out.push(...bookkeepingNeeds(p.bookkeepingDb, p.bookkeepingTables));
   if (p.sizeReport) out.push(...sizeReportNeeds(db, table, p.engine));
   return mergeNeeds(out);
 }
 
-/** The resume bookkeeping tables (src/checkpoint/store.ts). */
+/**
+ * The resume bookkeeping tables (src/checkpoint/store.ts) and the statements
+ * run on them: CREATE TABLE IF NOT EXISTS, SELECT, INSERT (… ON DUPLICATE KEY
+ * UPDATE on the jobs table), UPDATE … WHERE (jobs only), DELETE … WHERE.
+ * MyRocks/TokuDB targets keep their chunk rows in flatload_chunks_rocksdb /
+ * flatload_chunks_tokudb instead of flatload_chunks.
+ */
 export const BOOKKEEPING_TABLES = ['flatload_jobs', 'flatload_chunks'];
+
+export function bookkeepingNeeds(schema: string, tables: readonly string[] = BOOKKEEPING_TABLES): PrivilegeNeed[] {
+  const out: PrivilegeNeed[] = [];
+  for (const bk of tables) {
+    const jobs = bk === 'flatload_jobs';
+    out.push(need('CREATE', schema, bk, `CREATE TABLE IF NOT EXISTS ${bk} (resume bookkeeping)`));
+    out.push(need('SELECT', schema, bk, `reading ${bk} to resume (and the WHERE of its ${jobs ? 'UPDATE/' : ''}DELETE)`));
+    out.push(need('INSERT', schema, bk, jobs ? `recording the load in ${bk}` : `recording each committed chunk in ${bk}, in the chunk's transaction`));
+    if (jobs) out.push(need('UPDATE', schema, bk, `updating the load's state in ${bk} (also INSERT … ON DUPLICATE KEY UPDATE)`));
+    out.push(need('DELETE', schema, bk, `clearing a finished or restarted load from ${bk}`));
+  }
+  return out;
+}
 
 /** RENAME TABLE from TO to: ALTER and DROP on the old name, CREATE and INSERT on the new (verified on MariaDB 10.11). */
 function renameNeeds(db: string, from: string, to: string, why: string): PrivilegeNeed[] {
@@ -244,7 +255,7 @@ export function sizeReportNeeds(db: string, table: string, engine?: string): Pri
   }
   out.push(need('SELECT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
   out.push(need('INSERT', db, table, 'size report: ANALYZE TABLE refreshes the figures (needs SELECT and INSERT)', opt));
-  return out;
+  return mergeNeeds(out);
 }
 
 // ------------------------------------------------------------------ needs of SQL statements
@@ -464,16 +475,7 @@ export function privilegesForPlan(plan: LoadPlan, opts: PlanPrivilegeOptions = {
     if (needs === undefined) unrecognised.push(st.sql);
     else out.push(...needs);
   }
-  if (opts.bookkeepingSchema !== undefined) {
-    for (const bk of opts.bookkeepingTables ?? BOOKKEEPING_TABLES) {
-      const b = opts.bookkeepingSchema;
-      out.push(need('CREATE', b, bk, `CREATE TABLE IF NOT EXISTS ${bk} (resume bookkeeping)`));
-      out.push(need('SELECT', b, bk, `reading ${bk} to resume (and the WHERE of its UPDATE/DELETE)`));
-      out.push(need('INSERT', b, bk, `recording the load and each committed chunk in ${bk}`));
-      out.push(need('UPDATE', b, bk, `updating the load's state in ${bk}`));
-      out.push(need('DELETE', b, bk, `clearing a finished or restarted load from ${bk}`));
-    }
-  }
+  if (opts.bookkeepingSchema !== undefined) out.push(...bookkeepingNeeds(opts.bookkeepingSchema, opts.bookkeepingTables));
   if (opts.sizeReport) out.push(...sizeReportNeeds(db, table, opts.engine));
   return { needs: mergeNeeds(out), unrecognised };
 }

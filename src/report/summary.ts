@@ -64,7 +64,7 @@ export function renderSummary(r: LoadReport): string {
       `  on disk:  ${disk} (${s.onDiskSource})${s.inputToOnDiskRatio !== null ? `, input/on-disk ${s.inputToOnDiskRatio.toFixed(2)}` : ''}${s.growthBytes !== null ? `, grew by ${fmtMB(s.growthBytes)}` : ''}`,
     );
   }
-  if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile}`);
+  if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile} (the rows, as in the input) and ${r.rejectFile}.log (line, offset, error)`);
   for (const n of r.notes) lines.push(`  note:     ${n}`);
   return lines.join('\n');
 }

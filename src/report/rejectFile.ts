@@ -1,0 +1,99 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import type { RejectedRow } from '../load/isolate.js';
+
+/**
+ * Where rejected rows go: beside the input, named after it
+ * (orders.csv → orders.rejects.csv; orders.csv.gz → orders.rejects.csv),
+ * or ./<table>.rejects.txt for standard input.
+ */
+export function defaultRejectPath(input: string, table: string): string {
+  if (input === '-') return `${table}.rejects.txt`;
+  let name = basename(input).replace(/\.(gz|zst)$/i, '');
+  const ext = extname(name);
+  name = ext ? name.slice(0, -ext.length) : name;
+  return join(dirname(input), `${name}.rejects${ext || '.txt'}`);
+}
+
+export interface RejectRecord extends RejectedRow {
+  chunk: number;
+}
+
+/**
+ * The reject file holds each rejected record's bytes exactly as they were in
+ * the input (after the input's header lines, if it had any), so the same
+ * command can load it once fixed. Its companion `<file>.log` has one line
+ * per rejected record: line, byte offset, chunk, server error code(s) and
+ * message(s), tab-separated. Neither file exists until a row is rejected.
+ */
+export class RejectFile {
+  private started = false;
+  private count = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly header: Buffer,
+    private readonly lineTerminator: Buffer,
+  ) {}
+
+  get logPath(): string {
+    return `${this.path}.log`;
+  }
+
+  get rejected(): number {
+    return this.count;
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    writeFileSync(this.path, this.header);
+    writeFileSync(this.logPath, 'line\tbyte_offset\tchunk\tcode\tmessage\n');
+  }
+
+  append(rows: readonly RejectRecord[]): void {
+    if (rows.length === 0) return;
+    this.start();
+    const parts: Buffer[] = [];
+    const log: string[] = [];
+    for (const r of rows) {
+      parts.push(r.bytes);
+      // The input's last record may lack a terminator; the next reject must not run into it.
+      if (this.lineTerminator.length && !r.bytes.subarray(r.bytes.length - this.lineTerminator.length).equals(this.lineTerminator)) {
+        parts.push(this.lineTerminator);
+      }
+      log.push(
+        `${r.line}\t${r.byteOffset}\t${r.chunk}\t${r.errors.map((e) => e.code).join(',')}\t${r.errors.map((e) => e.message.replace(/[\t\r\n]+/g, ' ')).join(' | ')}`,
+      );
+    }
+    appendFileSync(this.path, Buffer.concat(parts));
+    appendFileSync(this.logPath, `${log.join('\n')}\n`);
+    this.count += rows.length;
+  }
+
+  /** Rewrites both files in input order (parallel chunks commit out of order). */
+  rewrite(rows: readonly RejectRecord[]): void {
+    this.started = false;
+    this.count = 0;
+    const sorted = [...rows].sort((a, b) => a.byteOffset - b.byteOffset);
+    if (sorted.length === 0) return;
+    this.append(sorted);
+  }
+}
+
+/** Rejects as the bookkeeping stores them (JSON, bytes in base64). */
+export function encodeRejects(rows: readonly RejectedRow[]): string | null {
+  if (rows.length === 0) return null;
+  return JSON.stringify(rows.map((r) => ({ line: r.line, byteOffset: r.byteOffset, bytes: r.bytes.toString('base64'), errors: r.errors })));
+}
+
+export function decodeRejects(text: string | null, chunk: number): RejectRecord[] {
+  if (!text) return [];
+  return (JSON.parse(text) as Array<{ line: number; byteOffset: number; bytes: string; errors: Array<{ code: number; message: string }> }>).map((r) => ({
+    chunk,
+    line: r.line,
+    byteOffset: r.byteOffset,
+    bytes: Buffer.from(r.bytes, 'base64'),
+    errors: r.errors,
+  }));
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+interface BadCase {
+  file: string;
+  ddl: string;
+  options: string[];
+  note: string;
+  rejectLines?: number[];
+  loaded?: number;
+  codes?: number[];
+  error?: string;
+  exit?: number;
+  line?: number;
+  message?: string;
+  synthesize?: string;
+}
+
+const root = new URL('../../fixtures/bad/', import.meta.url).pathname;
+const cases = JSON.parse(readFileSync(join(root, 'cases.json'), 'utf8')) as BadCase[];
+
+let db: TestDatabase;
+let dir: string;
+before(async () => {
+  db = await createTestDatabase('bad');
+  dir = mkdtempSync(join(tmpdir(), 'flatload-bad-'));
+});
+after(async () => {
+  await db.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The input's records by line number (physical lines a record starts on), for checking reject bytes. */
+function recordAt(bytes: Buffer, line: number, lt: string): Buffer {
+  const text = bytes.toString('latin1');
+  let start = 0;
+  for (let l = 1; l < line; l++) start = text.indexOf('\n', start) + 1;
+  const end = text.indexOf(lt, start);
+  return Buffer.from(text.slice(start, end === -1 ? text.length : end + lt.length), 'latin1');
+}
+
+describe('fixtures/bad: every bad input gives its exact rejects or its error', () => {
+  for (const [i, c] of cases.entries()) {
+    test(`${c.file}: ${c.note}`, async () => {
+      const file = join(dir, c.file);
+      if (c.synthesize) writeFileSync(file, Buffer.concat([Buffer.from('1,"'), Buffer.alloc(3 << 20, 'x'), Buffer.from('",1,\\N\r\n')]));
+      else copyFileSync(join(root, c.file), file);
+      const table = `b${i}`;
+      await db.conn.query(c.ddl.replace('CREATE TABLE t ', `CREATE TABLE ${table} `));
+      const rejectFile = join(dir, `${table}.rejects`);
+      const args = ['load', file, '--table', table, '--chunk-size', '64', '--jobs', '2', '--progress', 'none', '--json', '--max-errors', '1000', '--reject-file', rejectFile, ...c.options];
+      const r = await runCli(args, { env: { DATABASE_URL: db.url } });
+      const [cnt] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${table}`);
+      const inTable = Number((cnt as Array<{ n: number }>)[0]!.n);
+      if (c.error) {
+        assert.equal(r.code, c.exit, r.stderr);
+        assert.match(r.stderr, new RegExp(c.message!));
+        assert.match(r.stderr, new RegExp(`file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}, line ${c.line}, byte offset \\d+`));
+        assert.equal(inTable, 0, 'nothing is committed');
+        return;
+      }
+      assert.equal(r.code, 3, `exit 3 = loaded with rejects within the budget\n${r.stderr}`);
+      const report = JSON.parse(r.stdout) as { rows: number; rejected: number; rowsInInput: number; rejectFile: string };
+      assert.equal(report.rows, c.loaded);
+      assert.equal(report.rejected, c.rejectLines!.length);
+      assert.equal(report.rows + report.rejected, report.rowsInInput, 'loaded + rejected = input');
+      assert.equal(inTable, c.loaded);
+      assert.equal(report.rejectFile, rejectFile);
+      const log = readFileSync(`${rejectFile}.log`, 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
+      assert.deepEqual(log.map((l) => Number(l[0])), c.rejectLines, 'reject lines');
+      for (const l of log) assert.ok(c.codes!.some((code) => l[3]!.split(',').includes(String(code))), `codes ${l[3]} in ${c.codes}`);
+      const input = readFileSync(file);
+      const lt = c.options.includes('csv') ? '\r\n' : '\n';
+      const header = c.options.includes('--ignore-lines') ? recordAt(input, 1, lt) : Buffer.alloc(0);
+      const expected = Buffer.concat([header, ...c.rejectLines!.map((line) => recordAt(input, line, lt))]);
+      assert.deepEqual(readFileSync(rejectFile), expected, 'the reject file holds the original bytes');
+    });
+  }
+});
+
+describe('the error budget and reloading rejects', () => {
+  test('--max-errors 0 (the default) stops at the first bad row with nothing half-committed', async () => {
+    const file = join(dir, 'many-bad-0.csv');
+    copyFileSync(join(root, 'many-bad.csv'), file);
+    await db.conn.query("CREATE TABLE z0 (id int NOT NULL, name varchar(10) NOT NULL DEFAULT '', qty tinyint unsigned NULL, born date NULL, PRIMARY KEY (id))");
+    const r = await runCli(['load', file, '--table', 'z0', '--dialect', 'csv', '--chunk-size', '200', '--jobs', '1', '--progress', 'none'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /line 7 \(byte offset \d+\): \[1264\]/);
+    assert.match(r.stderr, /resume with: flatload load/);
+    const [c] = await db.conn.query('SELECT COUNT(*) AS n, MAX(id) AS m FROM z0');
+    const row = (c as Array<{ n: number; m: number | null }>)[0]!;
+    assert.ok(Number(row.m ?? 0) < 7, 'no row at or after the bad one is committed');
+    assert.equal(existsSync(file.replace('.csv', '.rejects.csv')), false, 'no reject file: nothing was rejected');
+  });
+
+  test('over the budget: stops, and the chunk that went over is not committed', async () => {
+    const file = join(dir, 'many-bad-3.csv');
+    copyFileSync(join(root, 'many-bad.csv'), file);
+    await db.conn.query("CREATE TABLE z3 (id int NOT NULL, name varchar(10) NOT NULL DEFAULT '', qty tinyint unsigned NULL, born date NULL, PRIMARY KEY (id))");
+    const r = await runCli(['load', file, '--table', 'z3', '--dialect', 'csv', '--chunk-size', '200', '--jobs', '1', '--max-errors', '3', '--progress', 'none', '--json'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /exceed --max-errors 3/);
+    const report = JSON.parse(r.stdout) as { rows: number; rejected: number };
+    assert.ok(report.rejected >= 1 && report.rejected <= 3, `rejected ${report.rejected}`);
+    const [c] = await db.conn.query('SELECT COUNT(*) AS n, MAX(id) AS m FROM z3');
+    const row = (c as Array<{ n: number; m: number }>)[0]!;
+    assert.equal(Number(row.n), report.rows);
+    // Committed chunks are whole: every id up to the highest loaded one is either loaded or rejected.
+    assert.equal(Number(row.n) + report.rejected, Number(row.m));
+    const log = readFileSync(`${file.replace('.csv', '.rejects.csv')}.log`, 'utf8').trim().split('\n').slice(1);
+    assert.deepEqual(log.map((l) => Number(l.split('\t')[0])), [7, 14, 21].slice(0, report.rejected));
+  });
+
+  test('the fixed reject file loads with the same command', async () => {
+    const file = join(dir, 'header-bad.csv');
+    copyFileSync(join(root, 'header-bad.csv'), file);
+    await db.conn.query("CREATE TABLE rl (id int NOT NULL, name varchar(10) NOT NULL DEFAULT '', qty tinyint unsigned NULL, born date NULL, PRIMARY KEY (id))");
+    const args = (f: string): string[] => ['load', f, '--table', 'rl', '--dialect', 'csv', '--ignore-lines', '1', '--max-errors', '10', '--progress', 'none'];
+    const first = await runCli(args(file), { env: { DATABASE_URL: db.url } });
+    assert.equal(first.code, 3, first.stderr);
+    const rejects = file.replace('.csv', '.rejects.csv');
+    writeFileSync(rejects, readFileSync(rejects, 'latin1').replace('-5', '5'), 'latin1');
+    const second = await runCli(args(rejects), { env: { DATABASE_URL: db.url } });
+    assert.equal(second.code, 0, second.stderr);
+    const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM rl');
+    assert.equal(Number((c as Array<{ n: number }>)[0]!.n), 3);
+  });
+});

@@ -1,0 +1,505 @@
+/**
+ * Planner table tests: fact set + options → expected plan properties.
+ * Recorded MariaDB 10.11 facts and hand-written MySQL 8 / Percona (TokuDB,
+ * MyRocks) / MariaDB 10.5-10.6 facts: test/unit/facts/index.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { resolveFormat } from '../../src/config/format.js';
+import { defaultConcurrency, insertBatchBytes, planLoad } from '../../src/plan/planner.js';
+import { planJson, renderPlan } from '../../src/plan/explain.js';
+import type { CommitScope, Guarantee, LoadPlan, PlanFacts, PlanOptions } from '../../src/plan/types.js';
+import * as F from './facts/index.js';
+
+function opts(o: Partial<PlanOptions> = {}): PlanOptions {
+  return {
+    strategy: undefined,
+    mode: 'append',
+    jobs: undefined,
+    chunkSizeBytes: 64 << 20,
+    columns: undefined,
+    format: resolveFormat({}),
+    onDuplicate: 'error',
+    allowDdl: false,
+    keepOld: false,
+    sortChunks: 'auto',
+    maxErrors: 0,
+    clientCpus: 2,
+    ...o,
+  };
+}
+
+const cols = (...names: string[]) => names.map((name) => ({ name, isVariable: false }));
+const US_COLS = cols('user_id', 'weight', 'level', 'beat_rate', 'level_num');
+
+interface Expect {
+  strategy?: LoadPlan['strategy'];
+  forced?: boolean;
+  plannerChoice?: LoadPlan['strategy'];
+  concurrency?: number;
+  commitScope?: CommitScope;
+  guarantee?: Guarantee['kind'];
+  /** Exact session settings, name=value. */
+  session?: string[];
+  sessionEnd?: RegExp[];
+  chunkBefore?: RegExp[];
+  chunkAfter?: RegExp[];
+  surrogate?: 'pre-assign' | 'defer' | 'server' | 'none';
+  firstValue?: string;
+  /** Every regex must match some before statement; [] means no before statements. */
+  before?: RegExp[];
+  after?: RegExp[];
+  /** Regexes that must NOT match any before/after statement. */
+  notStatements?: RegExp[];
+  warnings?: RegExp[];
+  reasons?: RegExp[];
+  columns?: string[] | 'file';
+  sortChunks?: boolean;
+  chunkMaxRecords?: number | 'none';
+  insertBatchBytes?: number | 'none';
+  loadTarget?: string;
+}
+
+interface Case {
+  name: string;
+  facts: () => PlanFacts;
+  options?: Partial<PlanOptions>;
+  expect: Expect;
+}
+
+function check(plan: LoadPlan, e: Expect): void {
+  if (e.strategy !== undefined) assert.equal(plan.strategy, e.strategy, 'strategy');
+  if (e.forced !== undefined) assert.equal(plan.forced, e.forced, 'forced');
+  if (e.plannerChoice !== undefined) assert.equal(plan.plannerChoice, e.plannerChoice, 'plannerChoice');
+  if (e.concurrency !== undefined) assert.equal(plan.concurrency, e.concurrency, 'concurrency');
+  if (e.commitScope !== undefined) assert.equal(plan.commitScope, e.commitScope, 'commitScope');
+  if (e.guarantee !== undefined) assert.equal(plan.guarantee.kind, e.guarantee, 'guarantee');
+  if (e.session !== undefined) assert.deepEqual(plan.sessionSettings.map((s) => `${s.name}=${s.value}`), e.session, 'sessionSettings');
+  const matchAll = (list: readonly { sql: string }[] | undefined, res: RegExp[] | undefined, what: string) => {
+    if (res === undefined) return;
+    const sqls = (list ?? []).map((s) => s.sql);
+    if (res.length === 0) assert.deepEqual(sqls, [], `${what} should be empty`);
+    for (const re of res) assert.ok(sqls.some((s) => re.test(s)), `${what}: no statement matches ${re}; have ${JSON.stringify(sqls)}`);
+  };
+  matchAll(plan.sessionEnd, e.sessionEnd, 'sessionEnd');
+  matchAll(plan.chunkBefore, e.chunkBefore, 'chunkBefore');
+  matchAll(plan.chunkAfter, e.chunkAfter, 'chunkAfter');
+  matchAll(plan.before, e.before, 'before');
+  matchAll(plan.after, e.after, 'after');
+  for (const re of e.notStatements ?? []) {
+    const all = [...plan.before, ...plan.after].map((s) => s.sql);
+    assert.ok(!all.some((s) => re.test(s)), `unexpected statement matching ${re}: ${JSON.stringify(all)}`);
+  }
+  if (e.surrogate !== undefined) assert.equal(plan.surrogateKey?.kind ?? 'none', e.surrogate, 'surrogate');
+  if (e.firstValue !== undefined) {
+    assert.equal(plan.surrogateKey?.kind, 'pre-assign');
+    if (plan.surrogateKey?.kind === 'pre-assign') assert.equal(plan.surrogateKey.firstValue, e.firstValue, 'firstValue');
+  }
+  for (const re of e.warnings ?? []) assert.ok(plan.warnings.some((w) => re.test(w)), `no warning matches ${re}; have ${JSON.stringify(plan.warnings, null, 1)}`);
+  for (const re of e.reasons ?? []) assert.ok(plan.reasons.some((w) => re.test(w)), `no reason matches ${re}; have ${JSON.stringify(plan.reasons, null, 1)}`);
+  if (e.columns !== undefined) assert.deepEqual(plan.columns === undefined ? 'file' : plan.columns.map((c) => c.name), e.columns, 'columns');
+  if (e.sortChunks !== undefined) assert.equal(plan.sortChunks, e.sortChunks, 'sortChunks');
+  if (e.chunkMaxRecords !== undefined) assert.equal(plan.chunkMaxRecords ?? 'none', e.chunkMaxRecords, 'chunkMaxRecords');
+  if (e.insertBatchBytes !== undefined) assert.equal(plan.insertBatchBytes ?? 'none', e.insertBatchBytes, 'insertBatchBytes');
+  if (e.loadTarget !== undefined) assert.equal(`${plan.loadTarget.db}.${plan.loadTarget.table}`, e.loadTarget, 'loadTarget');
+}
+
+const maria = (t: string, engine: string, inputName: string, variant?: string): PlanFacts => ({
+  server: F.mariadb1011(),
+  table: F.table(t, engine, variant),
+  input: F.input(inputName),
+});
+
+const ordersInput = (): PlanFacts['input'] => ({ ...F.input('u3.tsv (no id)'), path: 'orders.tsv', sampleFieldCount: 3, avgRecordBytes: 30, estimatedRecords: 1_000_000, keyOrder: 'unknown' });
+const mysqlFacts = (server: PlanFacts['server'], t: string, inputName: string, engine: 'InnoDB' | 'TokuDB' | 'RocksDB' | 'MyISAM' = 'InnoDB', variant?: string): PlanFacts => ({
+  server,
+  table: F.tableOn(t, engine, server, variant),
+  input: F.input(inputName),
+});
+const localOn = (s: PlanFacts['server']) => F.withVars(s, { local_infile: 'ON' }, { localInfile: true });
+
+const CASES: Case[] = [
+  // ---------------- MariaDB 10.11 InnoDB (recorded facts) ----------------
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary empty, random: parallel LOAD DATA, per-chunk transactions',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', reasons: [/no secondary index to build/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary empty, sorted input: parallel, per-chunk',
+    facts: () => maria('user_summary', 'InnoDB', 'us_sorted.tsv'),
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], sortChunks: false, reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: surrogate pre-assigned, one bulk transaction, AUTO_INCREMENT restored',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    expect: {
+      strategy: 'surrogate-key',
+      plannerChoice: 'surrogate-key',
+      concurrency: 1,
+      commitScope: 'load',
+      guarantee: 'all-or-nothing',
+      session: ['unique_checks=0', 'foreign_key_checks=0'],
+      surrogate: 'pre-assign',
+      firstValue: '1',
+      columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
+      before: [],
+      after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
+      warnings: [/1180/, /tmpdir/],
+    },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 empty, --columns without id: same surrogate plan, user column list kept',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { columns: US_COLS },
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'], reasons: [/--columns does not name it/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 empty, ids in the file: plain load-data, bulk transaction for the unique secondary key',
+    facts: () => maria('user3', 'InnoDB', 'u3_ids.tsv'),
+    expect: { strategy: 'load-data', surrogate: 'none', concurrency: 1, commitScope: 'load', session: ['unique_checks=0', 'foreign_key_checks=0'], after: [], columns: 'file' },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 with rows, id absent: pre-assign from AUTO_INCREMENT, one stream (AUTO-INC lock), per-chunk',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
+    expect: {
+      strategy: 'surrogate-key',
+      surrogate: 'pre-assign',
+      firstValue: '1024',
+      concurrency: 1,
+      commitScope: 'chunk',
+      guarantee: 'exactly-once',
+      session: [],
+      reasons: [/the table already has rows/, /AUTO-INC lock/],
+      warnings: [/no other session inserts/],
+      after: [/AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
+    },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3, --jobs 4: no bulk transaction, 4 streams with an AUTO-INC warning',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { jobs: 4 },
+    expect: { concurrency: 4, commitScope: 'chunk', session: [], reasons: [/--jobs 4 asks for parallel streams/], warnings: [/serialize on the AUTO-INC lock/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3, --on-duplicate ignore: never the bulk transaction (silent loss measured)',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { onDuplicate: 'ignore' },
+    expect: { commitScope: 'chunk', session: [], reasons: [/silently rolls back every row/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3, --on-duplicate replace: no bulk (REPLACE disables it)',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { onDuplicate: 'replace' },
+    expect: { commitScope: 'chunk', session: [], reasons: [/REPLACE disables it/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB sbtest empty, ids in file, 1 secondary index: bulk transaction',
+    facts: () => maria('sbtest', 'InnoDB', 'sb_ids.tsv'),
+    expect: { strategy: 'load-data', concurrency: 1, commitScope: 'load', session: ['unique_checks=0', 'foreign_key_checks=0'], before: [] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB purchases_index empty, id absent, 3 secondary indexes: bulk transaction, no index DDL even with --allow-ddl',
+    facts: () => maria('purchases_index', 'InnoDB', 'pi.tsv (no id)'),
+    options: { allowDdl: true },
+    expect: { strategy: 'surrogate-key', concurrency: 1, commitScope: 'load', before: [], notStatements: [/DROP INDEX/], surrogate: 'pre-assign' },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB partitioned user_summary: no bulk (partitioned), parallel',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv', 'partitioned'),
+    expect: { concurrency: 2, commitScope: 'chunk', reasons: [/partitioned/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary with an INSERT trigger: trigger warning',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv', 'trigger'),
+    expect: { concurrency: 2, warnings: [/1 INSERT trigger/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB orders with a foreign key, id absent: no bulk (FK checks stay on), one stream',
+    facts: () => ({ server: F.mariadb1011(), table: F.table('orders', 'InnoDB'), input: ordersInput() }),
+    expect: { strategy: 'surrogate-key', commitScope: 'chunk', concurrency: 1, session: [], reasons: [/foreign_key_checks=0, which would load 1 foreign key unchecked/, /foreign_key_checks stays on/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB events without any key: hidden row id; its non-unique index takes the bulk transaction',
+    facts: () => ({ server: F.mariadb1011(), table: F.table('events', 'InnoDB', 'nopk'), input: { ...F.input('us.tsv'), sampleFieldCount: 3, keyOrder: 'unknown' } }),
+    expect: { strategy: 'load-data', commitScope: 'load', concurrency: 1, reasons: [/hidden row id/] },
+  },
+  {
+    name: 'MariaDB 10.11 local_infile OFF: insert strategy with byte-sized batches',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), server: F.withVars(F.mariadb1011(), { local_infile: 'OFF' }, { localInfile: false }) }),
+    expect: { strategy: 'insert', plannerChoice: 'insert', forced: false, insertBatchBytes: 1 << 20, concurrency: 2, commitScope: 'chunk', reasons: [/local_infile=OFF/, /INSERT batches of at most 1048576 bytes/] },
+  },
+  {
+    name: 'MariaDB 10.11 local_infile OFF, user3 id absent: insert with pre-assigned keys and the bulk transaction',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.withVars(F.mariadb1011(), { local_infile: 'OFF' }, { localInfile: false }) }),
+    expect: { strategy: 'insert', surrogate: 'pre-assign', commitScope: 'load', concurrency: 1, after: [/AUTO_INCREMENT/] },
+  },
+  {
+    name: 'forced --strategy insert on MariaDB: forced, the planner would have chosen load-data',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { strategy: 'insert' },
+    expect: { strategy: 'insert', forced: true, plannerChoice: 'load-data', insertBatchBytes: 1 << 20, reasons: [/forced by --strategy; the planner would have chosen load-data/] },
+  },
+  {
+    name: 'forced --strategy load-data on user3 without id: the server numbers the rows',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { strategy: 'load-data' },
+    expect: { strategy: 'load-data', forced: true, plannerChoice: 'surrogate-key', surrogate: 'server', after: [], columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] },
+  },
+  {
+    name: 'forced --strategy surrogate-key, same as the planner: forced but not different',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { strategy: 'surrogate-key' },
+    expect: { strategy: 'surrogate-key', forced: true, plannerChoice: 'surrogate-key', reasons: [/planner would have chosen it too/] },
+  },
+  {
+    name: 'forced --strategy load-data with local_infile OFF: kept, with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), server: F.withVars(F.mariadb1011(), { local_infile: 'OFF' }, { localInfile: false }) }),
+    options: { strategy: 'load-data' },
+    expect: { strategy: 'load-data', forced: true, plannerChoice: 'insert', warnings: [/local_infile=OFF: the load will be refused/] },
+  },
+  // ---------------- modes ----------------
+  {
+    name: 'replace: TRUNCATE first, then the empty-table plan; keys restart at 1',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
+    options: { mode: 'replace' },
+    expect: { before: [/^TRUNCATE TABLE `flatload_test`\.`user3`$/], commitScope: 'load', concurrency: 1, firstValue: '1', warnings: [/--mode swap keeps the old rows/] },
+  },
+  {
+    name: 'replace on a table referenced by a foreign key: DELETE, not TRUNCATE; no bulk',
+    facts: () => ({ server: F.mariadb1011(), table: F.table('customers', 'InnoDB'), input: { ...F.input('us.tsv'), sampleFieldCount: 1, keyOrder: 'unknown' } }),
+    options: { mode: 'replace' },
+    expect: { before: [/^DELETE FROM `flatload_test`\.`customers`$/], notStatements: [/TRUNCATE/], commitScope: 'chunk', warnings: [/DELETE fails if child rows reference it/], reasons: [/delete-marked/] },
+  },
+  {
+    name: 'swap: load the shadow with the bulk path, then one atomic RENAME and DROP of the old copy',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
+    options: { mode: 'swap' },
+    expect: {
+      loadTarget: 'flatload_test.user3__flatload_new',
+      before: [/^DROP TABLE IF EXISTS `flatload_test`\.`user3__flatload_new`$/, /^CREATE TABLE `flatload_test`\.`user3__flatload_new` LIKE `flatload_test`\.`user3`$/],
+      after: [
+        /^ALTER TABLE `flatload_test`\.`user3__flatload_new` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/,
+        /^RENAME TABLE `flatload_test`\.`user3` TO `flatload_test`\.`user3__flatload_old`, `flatload_test`\.`user3__flatload_new` TO `flatload_test`\.`user3`$/,
+        /^DROP TABLE `flatload_test`\.`user3__flatload_old`$/,
+      ],
+      commitScope: 'load',
+      firstValue: '1',
+    },
+  },
+  {
+    name: 'swap --keep-old: no DROP of the old copy',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { mode: 'swap', keepOld: true },
+    expect: { after: [/^RENAME TABLE/], notStatements: [/^DROP TABLE `flatload_test`\.`user_summary__flatload_old`/], warnings: [/--keep-old/] },
+  },
+  // ---------------- MySQL 8.0 / 8.4 (hand-written facts) ----------------
+  {
+    name: 'MySQL 8.0 InnoDB (local_infile OFF by default): insert, parallel (lock mode 2), pre-assigned key',
+    facts: () => ({ ...mysqlFacts(F.mysql80(), 'purchases_index', 'pi.tsv (no id)') }),
+    expect: { strategy: 'insert', plannerChoice: 'insert', concurrency: 2, commitScope: 'chunk', session: [], surrogate: 'pre-assign', insertBatchBytes: 1 << 20, reasons: [/no empty-table bulk path in community MySQL/] },
+  },
+  {
+    name: 'MySQL 8.0 InnoDB with local_infile ON, 3 secondary indexes, --allow-ddl: drop and re-add them in one ALTER',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql80()), 'purchases_index', 'pi.tsv (no id)') }),
+    options: { allowDdl: true },
+    expect: {
+      strategy: 'surrogate-key',
+      concurrency: 2,
+      commitScope: 'chunk',
+      before: [/^ALTER TABLE `flatload_test`\.`purchases_index` DROP INDEX `marketsegment`, DROP INDEX `pdc`, DROP INDEX `registersegment`$/],
+      after: [/^ALTER TABLE `flatload_test`\.`purchases_index` ADD INDEX `marketsegment` \(`price`, `customerid`\), ADD INDEX `pdc` .*ADD INDEX `registersegment`/, /AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
+    },
+  },
+  {
+    name: 'MySQL 8.0 InnoDB, secondary indexes without --allow-ddl: kept, and the plan says --allow-ddl would drop them',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql80()), 'sbtest', 'sb_ids.tsv') }),
+    expect: { strategy: 'load-data', before: [], reasons: [/needs --allow-ddl/] },
+  },
+  {
+    name: 'MySQL 8.4 InnoDB user_summary sorted: load-data parallel, no session tricks',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql84()), 'user_summary', 'us_sorted.tsv') }),
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], guarantee: 'exactly-once' },
+  },
+  {
+    name: 'MySQL 8.0 user3 with rows, id absent: pre-assign from AUTO_INCREMENT with the stats-cache warning',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql80()), 'user3', 'u3.tsv (no id)', 'InnoDB', 'nonempty') }),
+    expect: { firstValue: '1024', concurrency: 2, warnings: [/information_schema_stats_expiry/] },
+  },
+  {
+    name: 'MySQL 8.0 with innodb_autoinc_lock_mode=1 and an AUTO_INCREMENT key: one stream',
+    facts: () => ({ ...mysqlFacts(F.withVars(localOn(F.mysql80()), { innodb_autoinc_lock_mode: '1' }), 'sbtest', 'sb_ids.tsv') }),
+    expect: { concurrency: 1, reasons: [/innodb_autoinc_lock_mode=1/] },
+  },
+  // ---------------- TokuDB (Percona, hand-written facts) ----------------
+  {
+    name: 'Percona 5.7 TokuDB user_summary empty: parallel per-chunk transactions, tokudb_prelock_empty off',
+    facts: () => mysqlFacts(F.percona57Tokudb(), 'user_summary', 'us.tsv', 'TokuDB'),
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: ['tokudb_prelock_empty=0'], before: [], reasons: [/LOCAL implies IGNORE/, /unique_checks stays on/] },
+  },
+  {
+    name: 'Percona 5.7 TokuDB user3 id absent: surrogate pre-assigned, max_allowed_packet 4 MiB',
+    facts: () => mysqlFacts(F.percona57Tokudb(), 'user3', 'u3.tsv (no id)', 'TokuDB'),
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'chunk', concurrency: 2, reasons: [/cost TokuDB nothing/] },
+  },
+  {
+    name: 'Percona 8.0.25 TokuDB (local_infile OFF): insert, 1 MiB batches',
+    facts: () => mysqlFacts(F.percona80Tokudb(), 'sbtest', 'sb_ids.tsv', 'TokuDB'),
+    expect: { strategy: 'insert', insertBatchBytes: 1 << 20, commitScope: 'chunk', reasons: [/first multi-row INSERT/] },
+  },
+  {
+    name: 'Percona 8.0.26 TokuDB: removal warning',
+    facts: () => {
+      const s = F.percona80Tokudb();
+      s.versionNumber = [8, 0, 26];
+      s.version = '8.0.26-16';
+      return mysqlFacts(s, 'sbtest', 'sb_ids.tsv', 'TokuDB');
+    },
+    expect: { warnings: [/removed in 8\.0\.28/] },
+  },
+  {
+    name: 'TokuDB with --jobs 1: no prelock setting needed',
+    facts: () => mysqlFacts(F.percona57Tokudb(), 'user_summary', 'us.tsv', 'TokuDB'),
+    options: { jobs: 1 },
+    expect: { concurrency: 1, session: [] },
+  },
+  // ---------------- MyRocks ----------------
+  {
+    name: 'Percona MyRocks user_summary empty, random: one bulk load per connection with allow_unsorted, checked finalisation',
+    facts: () => mysqlFacts(F.percona80Myrocks(), 'user_summary', 'us.tsv', 'RocksDB'),
+    expect: {
+      strategy: 'load-data',
+      commitScope: 'none',
+      guarantee: 'restart-required',
+      session: ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1'],
+      sessionEnd: [/^SET SESSION rocksdb_bulk_load = 0$/],
+      chunkBefore: [],
+      warnings: [/skips unique checks/, /sql_log_bin/],
+    },
+  },
+  {
+    name: 'MariaDB MyRocks user_summary sorted: a bulk load per chunk, parallel, key-range resume',
+    facts: () => maria('user_summary', 'RocksDB', 'us_sorted.tsv'),
+    expect: { commitScope: 'none', guarantee: 'exactly-once-by-key-range', concurrency: 2, session: [], chunkBefore: [/rocksdb_bulk_load = 1/], chunkAfter: [/rocksdb_bulk_load = 0/], sessionEnd: [] },
+  },
+  {
+    name: 'MariaDB MyRocks user3 id absent: pre-assigned ids are in PK order, so per-chunk bulk loads in parallel',
+    facts: () => maria('user3', 'RocksDB', 'u3.tsv (no id)'),
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'none', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/], after: [/AUTO_INCREMENT/] },
+  },
+  {
+    name: 'MariaDB MyRocks sbtest with rows, ids in file: no bulk (overlap), transactions capped under rocksdb_max_row_locks',
+    facts: () => maria('sbtest', 'RocksDB', 'sb_ids.tsv', 'nonempty'),
+    expect: { commitScope: 'chunk', guarantee: 'exactly-once', session: [], chunkMaxRecords: 524288, reasons: [/may overlap them/, /capped at 524288 records/], warnings: [/slow/] },
+  },
+  {
+    name: 'MariaDB MyRocks sbtest with rows, id absent: pre-assigned keys above AUTO_INCREMENT are disjoint, so bulk load still applies',
+    facts: () => maria('sbtest', 'RocksDB', 'sb.tsv (no id)', 'nonempty'),
+    expect: { commitScope: 'none', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/] },
+  },
+  {
+    name: 'MyRocks with --on-duplicate ignore: no bulk load',
+    facts: () => maria('user_summary', 'RocksDB', 'us.tsv'),
+    options: { onDuplicate: 'ignore' },
+    expect: { commitScope: 'chunk', session: [], reasons: [/--on-duplicate ignore/] },
+  },
+  // ---------------- MyISAM / Aria ----------------
+  {
+    name: 'MariaDB MyISAM purchases_index empty, id absent: one stream, DISABLE/ENABLE KEYS, key-range resume',
+    facts: () => maria('purchases_index', 'MyISAM', 'pi.tsv (no id)'),
+    expect: {
+      strategy: 'surrogate-key',
+      concurrency: 1,
+      commitScope: 'none',
+      guarantee: 'exactly-once-by-key-range',
+      before: [/^ALTER TABLE `flatload_test`\.`purchases_index` DISABLE KEYS$/],
+      after: [/ENABLE KEYS$/, /AUTO_INCREMENT/],
+      warnings: [/not transactional/],
+    },
+  },
+  {
+    name: 'MariaDB MyISAM user_summary (unique key only): one stream, no DISABLE KEYS, row-count resume',
+    facts: () => maria('user_summary', 'MyISAM', 'us.tsv'),
+    expect: { concurrency: 1, commitScope: 'none', guarantee: 'exactly-once-by-row-count', before: [], after: [] },
+  },
+  {
+    name: 'MariaDB Aria user_summary, --jobs 2: two streams with a warning; restart-required',
+    facts: () => maria('user_summary', 'Aria', 'us.tsv'),
+    options: { jobs: 2 },
+    expect: { concurrency: 2, commitScope: 'none', guarantee: 'restart-required', warnings: [/take turns/] },
+  },
+  {
+    name: 'MariaDB Aria purchases_index with --on-duplicate ignore and the id in the file: restart-required',
+    facts: () => maria('purchases_index', 'Aria', 'pi_ids.tsv'),
+    options: { onDuplicate: 'ignore' },
+    expect: { concurrency: 1, guarantee: 'restart-required', surrogate: 'none' },
+  },
+  // ---------------- older MariaDB ----------------
+  {
+    name: 'MariaDB 10.5 InnoDB user3: no bulk insert before 10.6, one stream (AUTO-INC lock)',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.mariadb105() }),
+    expect: { commitScope: 'chunk', concurrency: 1, session: [], surrogate: 'pre-assign' },
+  },
+  {
+    name: 'MariaDB 10.6 InnoDB user3: bulk insert exists but not the sorted index build (10.7): per-chunk',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.mariadb106() }),
+    expect: { commitScope: 'chunk', session: [], reasons: [/predates the sorted index build/] },
+  },
+  {
+    name: 'MariaDB 11.4 InnoDB sbtest: bulk transaction like 10.11',
+    facts: () => ({ ...maria('sbtest', 'InnoDB', 'sb_ids.tsv'), server: F.mariadb114() }),
+    expect: { commitScope: 'load', concurrency: 1 },
+  },
+  {
+    name: 'bulk transaction with binary logging on: binlog warning',
+    facts: () => ({ ...maria('sbtest', 'InnoDB', 'sb_ids.tsv'), server: F.withVars(F.mariadb1011(), { log_bin: 'ON' }, { binlog: true }) }),
+    expect: { commitScope: 'load', warnings: [/binary logging is on/] },
+  },
+  // ---------------- other engines and inputs ----------------
+  {
+    name: 'unknown engine (MEMORY): the safe default, restart-required',
+    facts: () => {
+      const t = F.table('user_summary', 'InnoDB');
+      t.engine = 'MEMORY';
+      return { server: F.mariadb1011(), table: t, input: F.input('us.tsv') };
+    },
+    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, guarantee: 'restart-required', session: [], before: [], warnings: [/no rule for ENGINE=MEMORY/] },
+  },
+  {
+    name: 'TiDB: generic per-chunk plan, exactly once, hotspot warning for pre-assigned keys',
+    facts: () => ({ server: { ...F.mysql80(), flavor: 'tidb', version: '8.0.11-TiDB-v7.5.1', versionNumber: [8, 0, 11], localInfile: true }, table: F.tableOn('user3', 'InnoDB', F.mysql80()), input: F.input('u3.tsv (no id)') }),
+    expect: { commitScope: 'chunk', guarantee: 'exactly-once', surrogate: 'pre-assign', warnings: [/Region/] },
+  },
+  {
+    name: 'standard input without a sample: the AUTO_INCREMENT column is assumed in the file',
+    facts: () => ({
+      ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+      input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined },
+    }),
+    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/] },
+  },
+  {
+    name: 'header line without the id column: surrogate from the header',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), input: { ...F.input('u3.tsv (no id)'), headerColumns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] } }),
+    expect: { strategy: 'surrogate-key', reasons: [/the header line does not name it/] },
+  },
+];
+
+describe('planLoad', () => {
+  for (const c of CASES) {
+    test(c.name, () => {
+      const facts = c.facts();
+      const plan = planLoad(facts, opts(c.options));
+      check(plan, c.expect);
+      // Every plan renders, serialises, and explains every decision.
+      assert.ok(plan.reasons.length > 0);
+      const text = renderPlan(plan, facts);
+      assert.match(text, new RegExp(`strategy: +${plan.strategy}`));
+      const json = planJson(plan) as Record<string, unknown>;
+      for (const k of ['strategy', 'concurrency', 'sessionSettings', 'statements', 'reasons', 'warnings']) assert.ok(k in json, `planJson lacks ${k}`);
+    });
+  }
+});
+
+export { CASES, maria, opts, cols, US_COLS, check };
+export type { Case };
