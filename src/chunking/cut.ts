@@ -23,6 +23,8 @@ export interface CutOptions {
 }
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** Bytes of a new block joined to the carried bytes (the rest of the block is never copied). */
+const HEAD_BYTES = 64 * 1024;
 
 /**
  * Cuts a byte stream into chunks of whole records, deterministically: chunk
@@ -170,11 +172,31 @@ export async function* cutChunks(
     }
   }
 
+  /** process() leaves in `carry` what it could not scan yet. */
+  const takeCarry = (): Buffer | undefined => {
+    const c = carry;
+    carry = undefined;
+    return c;
+  };
+
   for await (const block of blocks) {
     if (block.length === 0) continue;
     totalBytes += block.length;
-    const buf = carry ? Buffer.concat([carry, block]) : block;
-    carry = undefined;
+    let buf = block;
+    if (carry) {
+      // The carried bytes (a record's start, or lookahead) are finished with the block's head, so
+      // the rest of the block is scanned in place instead of copied behind them.
+      const old: Buffer = carry;
+      const headLen = Math.min(block.length, HEAD_BYTES);
+      const head = Buffer.concat([old, block.subarray(0, headLen)]);
+      carry = undefined;
+      yield* process(head, false);
+      const left = takeCarry();
+      const consumed = head.length - (left?.length ?? 0);
+      if (consumed >= old.length) buf = block.subarray(consumed - old.length);
+      else buf = Buffer.concat([left!, block.subarray(headLen)]); // a record longer than the head
+      if (buf.length === 0) continue;
+    }
     yield* process(buf, false);
   }
   if (totalBytes === 0) {

@@ -115,6 +115,8 @@ export class RecordScanner {
   private quoteAbs = -1;
   /** The record-jumping fast path applies to this format (see scanFast). */
   private readonly fast: boolean;
+  /** The line terminator ends with its only newline byte: the fast path finds it by its newline. */
+  private readonly lfMode: boolean;
   /** The fast path is suspended (a quoted record, malformed UTF-8) until a record ends at or after this offset. */
   private fastResumeAbs = 0;
   private readonly validateUtf8: boolean;
@@ -167,6 +169,7 @@ export class RecordScanner {
       (esc === -1 || !this.lineTerm.includes(esc)) &&
       !fieldTermHides(this.fieldTerm, this.lineTerm, esc) &&
       (!charset.multiByte || (charset.utf8 && isAscii(this.lineTerm) && isAscii(this.fieldTerm) && esc < 0x80));
+    this.lfMode = this.lineTerm.length > 0 && this.lineTerm.indexOf(0x0a) === this.lineTerm.length - 1;
     this.validateUtf8 = charset.multiByte && charset.utf8;
     this.lookahead = Math.max(this.lineTerm.length, this.fieldTerm.length) + 6;
     this.fieldMb = new Uint8Array(targets ? targets.fields : 0);
@@ -278,7 +281,7 @@ export class RecordScanner {
     const t0 = this.lt0;
     const esc = this.fmt.escape;
     const enc = this.fmt.enclosure;
-    const countLf = L === 1 && t0 === 0x0a; // every newline is a terminator occurrence: count them as they are found
+    const lfMode = this.lfMode;
     let end: number;
     if (final) end = buf.length;
     else {
@@ -297,25 +300,60 @@ export class RecordScanner {
     }
     let nextEnc = enc === -1 ? Number.POSITIVE_INFINITY : this.cBuf === buf && from >= this.cPos ? this.cEnc : -1;
     const maxRecord = this.maxRecordBytes;
-    let i = from;
+    let i = from; // terminator occurrences are looked for from here
     let recStart = from;
     let records = this.records;
-    let lf = 0; // newlines up to recStart
-    let lfPending = 0; // escaped newlines in the record in progress
-    let quoted = false;
-    let oversize = false;
+    let lf = 0; // lfMode: newlines before recStart not yet added to this.newlines
+    let lfPending = 0; // lfMode: newlines seen in the record in progress
+    let s = from; // lfMode: next byte to look at for a newline
+    let segFrom = from; // otherwise: newlines of [segFrom, recStart) not yet counted
+    let stopped = false;
     for (;;) {
-      let t = buf.indexOf(t0, i);
-      if (L > 1) while (t !== -1 && !matchAt(buf, t, term)) t = buf.indexOf(t0, t + 1);
-      if (t === -1 || t + L > validEnd) break;
+      let t: number;
+      if (lfMode) {
+        // Look for the terminator's newline: every newline is seen, so counting them is free.
+        const tl = buf.indexOf(0x0a, s);
+        if (tl === -1 || tl >= validEnd) break;
+        s = tl + 1;
+        t = tl - L + 1;
+        if (t < i || (L > 1 && !matchAt(buf, t, term))) {
+          lfPending++; // a newline that is not (the end of) a terminator
+          continue;
+        }
+      } else {
+        t = buf.indexOf(t0, i);
+        if (L > 1) while (t !== -1 && !matchAt(buf, t, term)) t = buf.indexOf(t0, t + 1);
+        if (t === -1 || t + L > validEnd) break;
+      }
       if (nextEnc <= t) {
         if (nextEnc < recStart) {
           nextEnc = buf.indexOf(enc, recStart);
           if (nextEnc === -1) nextEnc = buf.length;
         }
         if (nextEnc <= t) {
-          quoted = true;
-          break;
+          // An enclosure in this record: the exact rules read it.
+          this.records = records;
+          this.recordStartAbs = base + recStart;
+          this.newlines += lfMode ? lf : countNewlines(buf, segFrom, recStart);
+          lf = lfPending = 0;
+          this.cBuf = buf;
+          this.cPos = recStart;
+          this.cEnc = nextEnc;
+          this.cEsc = -1;
+          const g = this.scanGeneral(buf, recStart, base, final, base + recStart + 1);
+          if (!g.atRecordEnd) {
+            // Out of input (or oversize) inside it: the general path goes on from here on the next call.
+            this.fastResumeAbs = base + recStart + 1;
+            return g;
+          }
+          records = this.records;
+          i = s = segFrom = recStart = g.pos;
+          nextEnc = this.cEnc;
+          if (base + i >= stopAt) {
+            stopped = true;
+            break;
+          }
+          continue;
         }
       }
       if (t > recStart && buf[t - 1] === esc) {
@@ -323,7 +361,7 @@ export class RecordScanner {
         while (k > recStart && buf[k - 1] === esc) k--;
         if (((t - k) & 1) === 1) {
           i = t + 1; // the escape takes the terminator's first byte
-          lfPending++;
+          if (lfMode) lfPending++;
           continue;
         }
       }
@@ -333,12 +371,16 @@ export class RecordScanner {
       lfPending = 0;
       if (i - recStart > maxRecord) {
         this.oversizeRecord = { offset: base + recStart, length: i - recStart };
-        recStart = i;
-        oversize = true;
-        break;
+        this.records = records;
+        this.recordStartAbs = base + i;
+        this.newlines += lfMode ? lf : countNewlines(buf, segFrom, i);
+        return { pos: i, atRecordEnd: false };
       }
       recStart = i;
-      if (base + i >= stopAt) break;
+      if (base + i >= stopAt) {
+        stopped = true;
+        break;
+      }
     }
     if (enc !== -1) {
       this.cBuf = buf;
@@ -348,11 +390,10 @@ export class RecordScanner {
     }
     this.records = records;
     this.recordStartAbs = base + recStart;
-    this.newlines += countLf ? lf : countNewlines(buf, from, recStart);
-    if (oversize) return { pos: recStart, atRecordEnd: false };
-    if (base + recStart >= stopAt && recStart > from) return { pos: recStart, atRecordEnd: true };
-    if (quoted) return { pos: recStart, atRecordEnd: false, resumeAt: base + recStart + 1 };
+    this.newlines += lfMode ? lf : countNewlines(buf, segFrom, recStart);
+    if (stopped) return { pos: recStart, atRecordEnd: true };
     if (badEnd !== -1) {
+      if (recStart >= badEnd) return { pos: recStart, atRecordEnd: false, resumeAt: base + recStart + 1 }; // validate afresh
       this.fastPathFallbacks++;
       return { pos: recStart, atRecordEnd: false, resumeAt: base + badEnd };
     }
@@ -425,6 +466,9 @@ export class RecordScanner {
     const end = buf.length;
     const stop = final ? end : end - this.lookahead;
     const maxRecord = this.maxRecordBytes;
+    // Up to byteUntil the fast path found well-formed UTF-8 (and the separators are ASCII): there a
+    // text field read byte by byte ends exactly where it does read character by character.
+    const byteUntil = enc < 0x80 && this.vBuf === buf && this.vFrom <= from && from < this.vTo ? this.vTo : -1;
 
     let mode = this.mode;
     let field = this.field;
@@ -432,7 +476,8 @@ export class RecordScanner {
     let recStart = this.recordStartAbs;
     let quoteAbs = this.quoteAbs;
     let records = this.records;
-    let mb = this.isText(field);
+    let mbField = this.isText(field);
+    let mb = mbField && from >= byteUntil;
     // Cursors: next enclosure / escape at or after i (end: none; behind i: stale).
     const same = this.cBuf === buf && from >= this.cPos;
     let nEnc = enc === -1 ? end : same ? this.cEnc : -1;
@@ -448,7 +493,8 @@ export class RecordScanner {
             hasBytes = true;
             recStart = base + i;
           }
-          mb = csMb && this.isText(field);
+          mbField = csMb && this.isText(field);
+          mb = mbField && i >= byteUntil;
           if (buf[i] === enc) {
             mode = Mode.Quoted;
             quoteAbs = base + i;
@@ -460,8 +506,13 @@ export class RecordScanner {
         }
         case Mode.Unquoted: {
           const t = mb ? this.tUnquotedMb : this.tUnquoted;
-          while (i < stop && t[buf[i]!] === 0) i++;
-          if (i >= stop) break loop;
+          const lim = mbField && !mb && byteUntil < stop ? byteUntil : stop;
+          while (i < lim && t[buf[i]!] === 0) i++;
+          if (i >= lim) {
+            if (lim === stop) break loop;
+            mb = true; // past the well-formed stretch: characters again
+            continue loop;
+          }
           const c = buf[i]!;
           if (c === esc) {
             if (i + 1 >= end) {
@@ -505,8 +556,17 @@ export class RecordScanner {
               nEsc = buf.indexOf(esc, i);
               if (nEsc === -1) nEsc = end;
             }
-            i = nEnc < nEsc ? nEnc : nEsc;
-            if (i > stop) i = stop;
+            const j = nEnc < nEsc ? nEnc : nEsc;
+            if (mbField && j > byteUntil) {
+              if (byteUntil >= stop) {
+                i = stop;
+                break loop;
+              }
+              i = byteUntil; // past the well-formed stretch: characters again
+              mb = true;
+              continue loop;
+            }
+            i = j > stop ? stop : j;
           }
           if (i >= stop) break loop;
           const c = buf[i]!;

@@ -58,8 +58,13 @@ export async function promptPassword(question: string): Promise<string> {
   }
   const state = newPromptState();
   try {
-    writeSync(fd, question);
     input.setRawMode(true);
+  } catch {
+    input.destroy();
+    throw new FlatloadError('CONFIG', '-p asks for a password, but /dev/tty cannot be switched to no-echo mode');
+  }
+  try {
+    writeSync(fd, question);
     await new Promise<void>((resolve, reject) => {
       const onData = (buf: Buffer): void => {
         applyPromptInput(state, buf.toString('utf8'));

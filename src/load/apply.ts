@@ -11,6 +11,9 @@ import type { EventHub } from '../report/events.js';
 import { ChunkInput } from './chunkInput.js';
 import { loadDataExecutor, type RowProblem } from './loadDataExecutor.js';
 import { ErrorBudget } from './budget.js';
+import { insertExecutor } from './insertExecutor.js';
+import type { RejectedRow } from './isolate.js';
+import type { ChunkContext, ChunkOutcome } from './runner.js';
 import { RecordScanner } from '../chunking/scanner.js';
 import { decodeRejects, defaultRejectPath, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
 import type { Prepared } from './prepare.js';
@@ -129,6 +132,9 @@ export async function applyPlan(
   signal: AbortSignal | undefined,
   checkpoint: CheckpointContext,
 ): Promise<Applied> {
+  if (plan.strategy === 'insert' && prep.unchunkableReason !== undefined) {
+    throw new FlatloadError('UNSUPPORTED', `the insert strategy needs records it can find, and ${prep.unchunkableReason}`, { file: o.file });
+  }
   if (plan.strategy !== 'insert' && !prep.server.localInfile) {
     throw new FlatloadError('LOCAL_INFILE_DISABLED', 'the server has local_infile=OFF, so it refuses LOAD DATA LOCAL INFILE', {
       table: prep.display,
@@ -206,7 +212,46 @@ export async function applyPlan(
       });
       return unchunkable && o.format.ignoreLines > 0 ? `${base} IGNORE ${o.format.ignoreLines} LINES` : base;
     };
-    const executor = loadDataExecutor({
+    const beforeCommit = async (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]): Promise<void> => {
+      await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
+        index: chunk.index,
+        startByte: chunk.startByte,
+        endByte: chunk.endByte,
+        records: outcome.records,
+        rowsLoaded: outcome.rowsLoaded,
+        rejected: outcome.rejected,
+        sha1: chunkSha1(chunk),
+        rejects: encodeRejects(rejects),
+      });
+    };
+    const afterCommit = async (chunk: CutChunk, rejects: RejectedRow[]): Promise<void> => {
+      if (rejects.length === 0) return;
+      const recs = rejects.map((r) => ({ ...r, chunk: chunk.index }));
+      allRejects.push(...recs);
+      rejectSink().append(recs);
+    };
+    const fields = plan.columns ?? prep.table.columns.map((c) => ({ name: c.name, isVariable: false }));
+    const executor = plan.strategy === 'insert'
+      ? insertExecutor({
+          input,
+          file: o.file,
+          db: plan.loadTarget.db,
+          table: plan.loadTarget.table,
+          fields,
+          textField: prep.targets.textField,
+          characterSet: prep.characterSet,
+          scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
+          key: key ? { column: key.column, first: firstKey } : undefined,
+          duplicates: plan.duplicates,
+          allowAltered: o.allowTruncation,
+          batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2))),
+          transactional: plan.commitScope === 'chunk',
+          budget,
+          events,
+          beforeCommit,
+          afterCommit,
+        })
+      : loadDataExecutor({
       input,
       file: o.file,
       transactional: plan.commitScope === 'chunk',
@@ -219,24 +264,8 @@ export async function applyPlan(
       duplicatesExpected: plan.duplicates !== 'error',
       allowAltered: o.allowTruncation,
       budget,
-      beforeCommit: async (chunk, ctx, outcome, rejects) => {
-        await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
-          index: chunk.index,
-          startByte: chunk.startByte,
-          endByte: chunk.endByte,
-          records: outcome.records,
-          rowsLoaded: outcome.rowsLoaded,
-          rejected: outcome.rejected,
-          sha1: chunkSha1(chunk),
-          rejects: encodeRejects(rejects),
-        });
-      },
-      afterCommit: async (chunk, rejects) => {
-        if (rejects.length === 0) return;
-        const recs = rejects.map((r) => ({ ...r, chunk: chunk.index }));
-        allRejects.push(...recs);
-        rejectSink().append(recs);
-      },
+      beforeCommit,
+      afterCommit,
     });
     const run = await runChunks({
       pool,

@@ -153,6 +153,8 @@ export async function executeLoad(
     report.encrypted = session.encrypted;
     report.notes.push(...notes);
     for (const n of notes) events.emit({ type: 'note', message: n });
+    for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
+    report.notes.push(...plan.warnings);
     if (o.dryRun) return { report, plan, facts, error: undefined };
 
     const activeJobId = stored?.jobId ?? jobId;

@@ -10,10 +10,11 @@ export function provisionalPlan(facts: PlanFacts, o: PlanOptions, db: string, ta
   const ai = table.autoIncrementColumn;
   const aiAbsent = ai !== undefined && o.columns !== undefined && !o.columns.some((c) => !c.isVariable && c.name.toLowerCase() === ai.toLowerCase());
   const firstValue = table.autoIncrementNext ?? '1';
+  const choice = server.localInfile ? 'load-data' : 'insert';
   const plan: LoadPlan = {
-    strategy: 'load-data',
+    strategy: o.strategy === 'insert' ? 'insert' : o.strategy ? 'load-data' : choice,
     forced: o.strategy !== undefined,
-    plannerChoice: 'load-data',
+    plannerChoice: choice,
     mode: o.mode,
     loadTarget: { db, table: tableName },
     target: { db, table: tableName },
@@ -35,6 +36,9 @@ export function provisionalPlan(facts: PlanFacts, o: PlanOptions, db: string, ta
     reasons: [`${table.engine} table: LOAD DATA LOCAL over ${concurrency} connection(s)`],
     warnings: [],
   };
+  if (!server.localInfile && plan.strategy === 'insert') {
+    plan.warnings.push('the server has local_infile=OFF, so rows go as batched INSERTs (several times slower); SET GLOBAL local_infile=1 enables the fast path');
+  }
   if (aiAbsent) {
     plan.reasons.push(`${ai} is AUTO_INCREMENT and not in the file: keys are pre-assigned from ${firstValue} in file order`);
     plan.after.push({

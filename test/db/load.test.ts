@@ -63,6 +63,27 @@ describe('each fixture loads exactly as the server\'s own LOAD DATA INFILE', () 
 
 const create = 'CREATE TABLE x (id int NOT NULL, a varchar(40) NULL, b varchar(40) NULL, PRIMARY KEY (id))';
 
+describe('--strategy insert (LOAD DATA LOCAL off) gives the same table', () => {
+  for (const table of ['user3', 'purchases_index'] as const) {
+    for (const format of ['tsv', 'csv'] as const) {
+      test(`${table} (${format})`, async () => {
+        const file = join(dir, `ins-${table}.${format}`);
+        const gen = { table, rows: 2000, format, awkward: true, seed: 12 };
+        await generateToFile(file, gen);
+        const name = `ins_${table}_${format}`;
+        await createPair(name, ddl(table));
+        const columns = fileColumns(gen);
+        await twinLoad(`${name}_ref`, file, loadDataOptions(format), columns);
+        const args = ['load', file, '--table', name, '--strategy', 'insert', '--chunk-size', '16KiB', '--jobs', '2', '--progress', 'none', '--columns', columns.join(',')];
+        if (format === 'csv') args.push('--dialect', 'csv');
+        const r = await runCli(args, { env: env() });
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(await tableDigest(db.conn, `\`${name}\``), await tableDigest(db.conn, `\`${name}_ref\``));
+      });
+    }
+  }
+});
+
 describe('dialects, NULL and UTF-8', () => {
   const cases: Array<{ dialect: string; options: string; body: string }> = [
     {
@@ -203,7 +224,7 @@ describe('a server with local_infile off', () => {
   after(async () => {
     await server?.stop();
   });
-  test('is refused with a hint, exit 7', async () => {
+  test('falls back to INSERTs, saying how to enable the fast path; a forced --strategy load-data is refused with exit 7', async () => {
     const file = join(dir, 'one.tsv');
     writeFileSync(file, '1\ta\tb\n');
     const u = new URL(server.url);
@@ -213,7 +234,11 @@ describe('a server with local_infile off', () => {
     await c.query('CREATE DATABASE fl');
     await c.query(`${create.replace('CREATE TABLE x', 'CREATE TABLE fl.t')}`);
     await c.end();
-    const r = await runCli(['load', file, '--table', 't', '--url', u.toString()], { env: {} });
+    const fallback = await runCli(['load', file, '--table', 't', '--url', u.toString(), '--progress', 'none', '--json'], { env: {} });
+    assert.equal(fallback.code, 0, fallback.stderr);
+    assert.match(fallback.stderr, /local_infile=OFF.*INSERT.*SET GLOBAL local_infile=1/);
+    assert.equal((JSON.parse(fallback.stdout) as { strategy: string; rows: number }).strategy, 'insert');
+    const r = await runCli(['load', file, '--table', 't', '--url', u.toString(), '--strategy', 'load-data', '--restart'], { env: {} });
     assert.equal(r.code, 7, r.stderr);
     assert.match(r.stderr, /local_infile/);
     assert.match(r.stderr, /SET GLOBAL local_infile=1/);

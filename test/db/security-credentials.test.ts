@@ -169,7 +169,7 @@ describe('failures say what went wrong without the password', () => {
     }
     const viaEnv = await runCli(['load', goodFile, '--table', t, ...common], { env: { DATABASE_URL: url(wrongPassword) } });
     assertClean(viaEnv, 'bad password via DATABASE_URL');
-    assert.equal(viaEnv.code, 6);
+    assert.equal(viaEnv.code, 6, viaEnv.stderr);
   });
 
   test('refused connection', async () => {
@@ -182,21 +182,21 @@ describe('failures say what went wrong without the password', () => {
     });
     const r = await runCli(['load', goodFile, '--table', 't', '--url', url(password, closed), '--json', ...common]);
     assertClean(r, 'refused');
-    assert.equal(r.code, 6);
+    assert.equal(r.code, 6, r.stderr);
     assert.match(r.stderr, /connection refused/);
   });
 
   test('TLS failure (REQUIRED against a server without TLS)', async () => {
     const r = await runCli(['load', goodFile, '--table', 't', '--url', url(), '--ssl-mode', 'REQUIRED', '--json', ...common]);
     assertClean(r, 'TLS');
-    assert.equal(r.code, 6);
+    assert.equal(r.code, 6, r.stderr);
     assert.match(r.stderr, /needs an encrypted connection, but the server does not offer TLS/);
   });
 
   test('unknown table', async () => {
     const r = await runCli(['load', goodFile, '--table', 'no_such_table', '--url', url(), '--json', ...common]);
     assertClean(r, 'unknown table');
-    assert.equal(r.code, 7);
+    assert.equal(r.code, 7, r.stderr);
     assert.match(r.stderr, /no_such_table/);
   });
 
@@ -204,7 +204,7 @@ describe('failures say what went wrong without the password', () => {
     for (const bad of [`mysql://${user}:${password}@[bad`, `postgres://${user}:${enc(password)}@${host}/${db.name}`]) {
       const r = await runCli(['load', goodFile, '--table', 't', '--url', bad, ...common]);
       assertClean(r, 'bad URL');
-      assert.equal(r.code, 2);
+      assert.equal(r.code, 2, r.stderr);
       assert.equal(r.stderr.includes(bad), false);
     }
   });
@@ -222,6 +222,22 @@ describe('failures say what went wrong without the password', () => {
     }
     const r2 = await runCli(['load', badFile, '--table', t, `--password=${password}`, '--user', user, '--host', host, '--port', String(port), '--database', db.name, '--json', ...common]);
     assertClean(r2, 'rejected rows, --password=');
+  });
+});
+
+describe('other commands', () => {
+  test('plan --json and status (--json) print no secret', async () => {
+    const t = await table();
+    const p = await runCli(['plan', goodFile, '--table', t, '--url', url(), '--json', ...common]);
+    assertClean(p, 'plan --json');
+    assert.equal(p.code, 0, p.stderr);
+    const p2 = await runCli(['plan', goodFile, '--table', t, ...common], { env: { DATABASE_URL: url() } });
+    assertClean(p2, 'plan');
+    for (const json of [[], ['--json']]) {
+      const s = await runCli(['status', '--url', url(), ...json, '--no-defaults']);
+      assertClean(s, `status ${json.join(' ')}`);
+      assert.equal(s.code, 0, s.stderr);
+    }
   });
 });
 

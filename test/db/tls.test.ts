@@ -244,7 +244,7 @@ describe('large transfers over TLS (backpressure)', () => {
     for (let i = 1; i <= rows; i++) {
       const line = `${i}\t${randomBytes(24).toString('base64')}\t${'x'.repeat(i % 50)}\n`;
       h.update(line);
-      if (!out.write(line)) await new Promise((r) => out.once('drain', r));
+      if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
     }
     await new Promise<void>((resolve, reject) => out.end((e?: Error | null) => (e ? reject(e) : resolve())));
     return h.digest('hex');

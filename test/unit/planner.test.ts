@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { resolveFormat } from '../../src/config/format.js';
-import { defaultConcurrency, insertBatchBytes, planLoad } from '../../src/plan/planner.js';
+import { planLoad } from '../../src/plan/planner.js';
 import { planJson, renderPlan } from '../../src/plan/explain.js';
 import type { CommitScope, Guarantee, LoadPlan, PlanFacts, PlanOptions } from '../../src/plan/types.js';
 import * as F from './facts/index.js';
@@ -500,6 +500,3 @@ describe('planLoad', () => {
     });
   }
 });
-
-export { CASES, maria, opts, cols, US_COLS, check };
-export type { Case };
