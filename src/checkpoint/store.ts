@@ -188,7 +188,7 @@ export class CheckpointStore {
     for (const t of await this.chunkTables()) await this.conn.query(`DELETE FROM ${this.t(t)} WHERE job_id = ?`, [jobId]);
   }
 
-  async update(jobId: string, f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; message: string | null; finished: boolean }>): Promise<void> {
+  async update(jobId: string, f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; rowsBefore: number; message: string | null; finished: boolean }>): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
     const values: unknown[] = [];
     if (f.state !== undefined) (sets.push('state = ?'), values.push(f.state));
@@ -196,6 +196,7 @@ export class CheckpointStore {
     if (f.chunksTotal !== undefined) (sets.push('chunks_total = ?'), values.push(f.chunksTotal));
     if (f.rowsInInput !== undefined) (sets.push('rows_in_input = ?'), values.push(f.rowsInInput));
     if (f.message !== undefined) (sets.push('message = ?'), values.push(f.message));
+    if (f.rowsBefore !== undefined) (sets.push('rows_before = ?'), values.push(f.rowsBefore));
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }

@@ -15,6 +15,8 @@ import { insertExecutor } from './insertExecutor.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
 import { RecordScanner } from '../chunking/scanner.js';
+import { locateRecords } from '../chunking/records.js';
+import { quoteQualified } from '../db/quote.js';
 import { decodeRejects, defaultRejectPath, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
 import type { Prepared } from './prepare.js';
 import { runChunks, type RunResult } from './runner.js';
@@ -58,6 +60,32 @@ export interface CheckpointContext {
   done: Map<number, DoneChunk>;
   phase: JobPhase;
   keepHistory: boolean;
+  /** Rows the table held when the job started (engines that cannot roll back a chunk). */
+  rowsBefore: number | null;
+}
+
+/** A chunk resumed after a crash left its first `skipped` records in a non-transactional table. */
+type ResumedChunk = CutChunk & { original?: { startByte: number; records: number; skipped: number } };
+
+/**
+ * For engines that cannot roll back (MyISAM, Aria): with one stream, a chunk
+ * interrupted mid-statement left a prefix of its records in the table. The
+ * table's row count against the bookkeeping says how many.
+ */
+async function landedPrefix(control: Queryable, plan: LoadPlan, cp: CheckpointContext): Promise<{ index: number; skip: number } | undefined> {
+  if (plan.commitScope !== 'none' || cp.rowsBefore === null || cp.done.size === 0 && cp.phase === 'created') return undefined;
+  const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
+  const actual = Number((r as Array<{ n: number }>)[0]!.n);
+  const expected = cp.rowsBefore + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+  if (actual < expected) {
+    throw new FlatloadError('RESUME_MISMATCH', `the table holds ${actual} rows but the interrupted load had committed ${expected - cp.rowsBefore} to the ${cp.rowsBefore} it started with: rows were deleted since`, {
+      hint: 'rerun with --restart (and empty the table first, or use --mode replace)',
+    });
+  }
+  if (actual === expected) return undefined;
+  let next = 0;
+  while (cp.done.has(next)) next++;
+  return { index: next, skip: actual - expected };
 }
 
 function chunkSha1(chunk: CutChunk): string | null {
@@ -144,7 +172,12 @@ export async function applyPlan(
   const cp = checkpoint;
   if (cp.phase === 'created') {
     await runStatements(control, plan.before, 'preparing the table', {});
-    await cp.store.update(cp.jobId, { phase: 'prepared' });
+    if (plan.commitScope === 'none') {
+      // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
+      const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
+      cp.rowsBefore = Number((r as Array<{ n: number }>)[0]!.n);
+    }
+    await cp.store.update(cp.jobId, { phase: 'prepared', ...(cp.rowsBefore !== null ? { rowsBefore: cp.rowsBefore } : {}) });
   }
   const unchunkable = prep.unchunkableReason !== undefined;
   if (unchunkable && !source.seekable) {
@@ -170,7 +203,8 @@ export async function applyPlan(
     resumed.rejected += d.rejected;
     resumed.bytes += d.endByte - d.startByte;
   }
-  const jobs = unchunkable ? 1 : plan.concurrency;
+  // Engines that cannot roll back resume by counting rows, which needs one stream in file order.
+  const jobs = unchunkable || plan.commitScope === 'none' ? 1 : plan.concurrency;
   const pieceBytes = Math.max(16 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2)));
   const key = plan.surrogateKey?.kind === 'pre-assign' ? plan.surrogateKey : undefined;
   const firstKey = key ? BigInt(key.firstValue) : 0n;
@@ -187,6 +221,10 @@ export async function applyPlan(
   });
   if (unchunkable) events.emit({ type: 'note', message: `loading as one chunk: ${prep.unchunkableReason}` });
 
+  const partial = await landedPrefix(control, plan, cp);
+  if (partial) {
+    events.emit({ type: 'note', message: `the interrupted run left the first ${partial.skip} record(s) of chunk ${partial.index} in the table: loading the rest of that chunk` });
+  }
   const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
   const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
   const allRejects: RejectRecord[] = [];
@@ -212,13 +250,14 @@ export async function applyPlan(
       });
       return unchunkable && o.format.ignoreLines > 0 ? `${base} IGNORE ${o.format.ignoreLines} LINES` : base;
     };
-    const beforeCommit = async (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]): Promise<void> => {
+    const beforeCommit = async (c: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]): Promise<void> => {
+      const chunk = c as ResumedChunk;
       await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
         index: chunk.index,
-        startByte: chunk.startByte,
+        startByte: chunk.original?.startByte ?? chunk.startByte,
         endByte: chunk.endByte,
-        records: outcome.records,
-        rowsLoaded: outcome.rowsLoaded,
+        records: chunk.original?.records ?? outcome.records,
+        rowsLoaded: outcome.rowsLoaded + (chunk.original?.skipped ?? 0),
         rejected: outcome.rejected,
         sha1: chunkSha1(chunk),
         rejects: encodeRejects(rejects),
@@ -267,12 +306,38 @@ export async function applyPlan(
       beforeCommit,
       afterCommit,
     });
+    const execute: typeof executor = async (chunk, ctx) => {
+      if (!partial || chunk.index !== partial.index) return executor(chunk, ctx);
+      // Only the records the interrupted statement did not get to.
+      const bytes = await input.readAll(chunk);
+      const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, prep.scan, prep.charset, prep.targets);
+      const from = recs[partial.skip];
+      if (partial.skip > recs.length) throw new FlatloadError('RESUME_MISMATCH', `the table holds ${partial.skip} more rows than chunk ${chunk.index} has records`, { chunk: chunk.index });
+      if (!from) {
+        // The whole chunk landed before the crash; only its bookkeeping row is missing.
+        const whole: ResumedChunk = { ...chunk, original: { startByte: chunk.startByte, records: chunk.records, skipped: partial.skip } };
+        await beforeCommit(whole, ctx, { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 }, []);
+        return { records: partial.skip, rowsLoaded: partial.skip, rejected: 0, warnings: 0, bytes: 0 };
+      }
+      const cut = from.offset - chunk.startByte;
+      const rest: ResumedChunk = {
+        ...chunk,
+        startByte: from.offset,
+        firstLine: from.line,
+        firstRecord: chunk.firstRecord + partial.skip,
+        records: chunk.records - partial.skip,
+        original: { startByte: chunk.startByte, records: chunk.records, skipped: partial.skip },
+        ...(chunk.buffers ? { buffers: [bytes.subarray(cut)] } : {}),
+      };
+      const out = await executor(rest, ctx);
+      return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
+    };
     const run = await runChunks({
       pool,
       jobs,
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
-      execute: executor,
+      execute,
       sessionSql: plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`),
       sessionEnd: plan.sessionEnd.map((s) => s.sql),
       events,

@@ -13,7 +13,6 @@ import { ControlConnection } from '../db/control.js';
 import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identity.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { FlatloadError as LoadError } from '../errors/index.js';
-import { quoteQualified } from '../db/quote.js';
 import { prepareLoad } from './prepare.js';
 import { provisionalPlan } from './provisionalPlan.js';
 
@@ -160,12 +159,7 @@ export async function executeLoad(
     const activeJobId = stored?.jobId ?? jobId;
     if (!stored) {
       await store.ensureTables(prep.table.engine);
-      let rowsBefore: number | null = null;
-      if (plan.commitScope === 'none') {
-        const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(prep.db, o.table)}`);
-        rowsBefore = Number((r as Array<{ n: number }>)[0]!.n);
-      }
-      await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan, rowsBefore, resumeCommand });
+      await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan, rowsBefore: null, resumeCommand });
     } else {
       await store.update(activeJobId, { state: 'running', message: null });
     }
@@ -176,6 +170,7 @@ export async function executeLoad(
       done,
       phase: checkpointPhase,
       keepHistory: o.keepHistory,
+      rowsBefore: stored ? stored.rowsBefore : null,
     });
     events.emit({ type: 'done' });
     const { run, input: chunkInput } = applied;

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,11 +116,7 @@ describe('a successful load, for each place a password can come from', () => {
     await expectLoaded(r, t, '--defaults-file');
   });
   test(
-    '~/.my.cnf through HOME',
-    {
-      todo:
-        'src/config/connection.ts uses a socket from /etc/mysql/my.cnf ([client-server] socket=) although ~/.my.cnf says host=127.0.0.1; the mysql client uses TCP then',
-    },
+    '~/.my.cnf through HOME (host=127.0.0.1 there means TCP, whatever socket /etc/mysql/my.cnf names)',
     async () => {
     const t = await table();
     const home = mkdtempSync(join(dir, 'home-'));
@@ -145,13 +141,44 @@ describe('a successful load, for each place a password can come from', () => {
   });
   test(
     '-pSECRET, mysql style, works and does not leak letters of the password',
-    { todo: 'needs src/cli/main.ts to run argv through normalizeMysqlStyleArgs (src/cli/prompt.ts) before yargs' },
     async () => {
       const t = await table();
       const r = await runCli(['load', goodFile, '--table', t, '--json', '--host', host, '--port', String(port), '--user', user, `-p${password}`, '--database', db.name, ...common]);
       await expectLoaded(r, t, '-pSECRET');
     },
   );
+});
+
+describe('the process list', () => {
+  test('ps (/proc/PID/cmdline) shows -p… and a --url password as x', { skip: process.platform !== 'linux' }, async () => {
+    const t = await table();
+    const env: Record<string, string> = {};
+    for (const k of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[k]) env[k] = process.env[k]!;
+    // Reading standard input keeps the process alive while we look at it.
+    const child = spawn(process.execPath, [CLI, 'load', '-', '--table', t, '--url', url(), `-p${password}`, '--json', ...common], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const done = new Promise<number | null>((resolve) => child.on('close', resolve));
+    let cmdline = '';
+    for (let i = 0; i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      try {
+        cmdline = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8');
+      } catch {
+        break;
+      }
+      if (cmdline.includes('xxxx')) break;
+    }
+    child.stdin.end('1\talpha\n2\tbeta\n3\tgamma\n');
+    const code = await done;
+    assert.ok(cmdline.includes('load'), `cmdline: ${JSON.stringify(cmdline)}`);
+    for (const s of secretForms()) assert.equal(cmdline.includes(s), false, `the process list shows ${JSON.stringify(s)}: ${JSON.stringify(cmdline)}`);
+    assert.match(cmdline, new RegExp(`-p${'x'.repeat(password.length)}`));
+    assertClean({ code, signal: null, stdout, stderr }, 'stdin load');
+    assert.equal(code, 0, stderr);
+  });
 });
 
 describe('failures say what went wrong without the password', () => {
