@@ -154,6 +154,8 @@ export class RecordScanner {
     private readonly targets: ScanTargets | undefined,
     /** Header mode: every record is one physical line as next_line() reads it (IGNORE n LINES). */
     private readonly linesOnly = false,
+    /** fastPath: false reads every record with the general path (a reference for tests). */
+    options: { fastPath?: boolean } = {},
   ) {
     this.mode = linesOnly ? Mode.SkipLine : Mode.FieldStart;
     this.fieldTerm = fmt.fieldTerm;
@@ -164,6 +166,7 @@ export class RecordScanner {
     this.nFields = targets ? targets.fields : Number.POSITIVE_INFINITY;
     const esc = fmt.escape;
     this.fast =
+      options.fastPath !== false &&
       !linesOnly &&
       this.lineTerm.length > 0 &&
       (esc === -1 || !this.lineTerm.includes(esc)) &&
@@ -298,7 +301,12 @@ export class RecordScanner {
         badEnd = Math.min(this.vBad, end);
       }
     }
-    let nextEnc = enc === -1 ? Number.POSITIVE_INFINITY : this.cBuf === buf && from >= this.cPos ? this.cEnc : -1;
+    if (this.cBuf !== buf || from < this.cPos) {
+      this.cBuf = buf;
+      this.cEnc = -1;
+      this.cEsc = -1;
+    }
+    let nextEnc = enc === -1 ? Number.POSITIVE_INFINITY : this.cEnc;
     const maxRecord = this.maxRecordBytes;
     let i = from; // terminator occurrences are looked for from here
     let recStart = from;
@@ -336,10 +344,8 @@ export class RecordScanner {
           this.recordStartAbs = base + recStart;
           this.newlines += lfMode ? lf : countNewlines(buf, segFrom, recStart);
           lf = lfPending = 0;
-          this.cBuf = buf;
           this.cPos = recStart;
           this.cEnc = nextEnc;
-          this.cEsc = -1;
           const g = this.scanGeneral(buf, recStart, base, final, base + recStart + 1);
           if (!g.atRecordEnd) {
             // Out of input (or oversize) inside it: the general path goes on from here on the next call.
@@ -382,12 +388,8 @@ export class RecordScanner {
         break;
       }
     }
-    if (enc !== -1) {
-      this.cBuf = buf;
-      this.cPos = recStart;
-      this.cEnc = nextEnc;
-      this.cEsc = -1;
-    }
+    this.cPos = recStart;
+    if (enc !== -1) this.cEnc = nextEnc;
     this.records = records;
     this.recordStartAbs = base + recStart;
     this.newlines += lfMode ? lf : countNewlines(buf, segFrom, recStart);

@@ -27,6 +27,15 @@ export function environment(cwd: string, env: NodeJS.ProcessEnv): Record<string,
   return { ...parsed, ...env };
 }
 
+function urlHasPassword(url: string | undefined): boolean {
+  if (!url) return false;
+  try {
+    return new URL(url).password !== '';
+  } catch {
+    return false;
+  }
+}
+
 export interface ResolvedConnection {
   options: ConnectionOptions;
   warnings: string[];
@@ -48,7 +57,7 @@ export async function connectionFromArgs(a: ConnectionArgs, cwd: string, env: No
   const flags: ConnectionFlags = { ...a };
   const prompt = a.password === '';
   if (prompt) delete flags.password;
-  else if (a.password !== undefined) warnings.push('Using a password on the command line interface can be insecure.');
+  else if (a.password !== undefined || urlHasPassword(a.url)) warnings.push('Using a password on the command line interface can be insecure.');
   const options = resolveConnection(flags, environment(cwd, env), optionFile);
   if (prompt) {
     options.password = await promptPassword('Enter password: ');

@@ -7,12 +7,8 @@ export function resumeCommandLine(argv: readonly string[]): string {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--password' || a === '-p') {
-      // `-p value` / `--password value`: drop both (a following option is kept).
-      const next = argv[i + 1];
-      if (next !== undefined && !next.startsWith('-')) i++;
-      continue;
-    }
+    // argv is already in mysql form (normalizeMysqlStyleArgs): -p never takes the next word.
+    if (a === '--password' || a === '-p') continue;
     if (a.startsWith('--password=') || (a.startsWith('-p') && a.length > 2 && !a.startsWith('--'))) continue;
     if (a === '--url' && argv[i + 1] !== undefined) {
       out.push(a, stripUrlPassword(argv[++i]!));

@@ -66,8 +66,11 @@ export function toFlatloadError(err: unknown, where: string, context: ErrorConte
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return new FlatloadError('CONNECTION_REFUSED', `${where}: host not found (${msg})`, ctx);
-    case 'ER_ACCESS_DENIED_ERROR':
     case 'ER_DBACCESS_DENIED_ERROR':
+      // 1044 at login is "no access to this database"; after login it is a missing privilege.
+      if (!where.startsWith('connecting')) return new FlatloadError('MISSING_PRIVILEGE', `${where}: ${msg}`, ctx);
+      return new FlatloadError('ACCESS_DENIED', `${where}: ${msg}`, { ...ctx, hint: 'check the user, password and database' });
+    case 'ER_ACCESS_DENIED_ERROR':
     case 'ER_ACCESS_DENIED_NO_PASSWORD_ERROR':
       return new FlatloadError('ACCESS_DENIED', `${where}: ${msg}`, { ...ctx, hint: 'check the user and password' });
     case 'ER_BAD_DB_ERROR':

@@ -1,5 +1,6 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
 import type { Flavor, ServerFacts } from './types.js';
+import { redactGrant } from '../plan/privileges.js';
 
 type Conn = Connection | PoolConnection;
 
@@ -26,6 +27,7 @@ const VARIABLE_PATTERNS = [
   'autocommit',
   'character_set_database',
   'character_set_server',
+  'lower_case_table_names',
   'thread_pool_size',
   'bulk_insert_buffer_size',
   'myisam_sort_buffer_size',
@@ -71,10 +73,11 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
   }
   let grants: string[] = [];
   try {
-    grants = (await rows<Record<string, string>>(conn, 'SHOW GRANTS')).map((r) => String(Object.values(r)[0]));
+    grants = (await rows<Record<string, string>>(conn, 'SHOW GRANTS')).map((r) => redactGrant(String(Object.values(r)[0])));
   } catch {
     grants = [];
   }
+  const user = await rows<{ u: string }>(conn, 'SELECT CURRENT_USER() AS u').catch(() => []);
   const { flavor, number } = parseVersion(version, variables['version_comment'] ?? '');
   const cpus = Number(variables['thread_pool_size']);
   return {
@@ -87,6 +90,8 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
     maxAllowedPacketBytes: Number(g['max_allowed_packet'] ?? variables['max_allowed_packet'] ?? 16 << 20),
     binlog: (variables['log_bin'] ?? 'OFF').toUpperCase() === 'ON',
     grants,
+    currentUser: user[0]?.u,
+    lowerCaseTableNames: Number(variables['lower_case_table_names'] ?? 0),
     serverCpus: Number.isFinite(cpus) && cpus > 0 ? cpus : undefined,
   };
 }

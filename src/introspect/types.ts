@@ -16,8 +16,12 @@ export interface ServerFacts {
   maxAllowedPacketBytes: number;
   /** Binary logging on (log_bin). */
   binlog: boolean;
-  /** Privileges of the current user as SHOW GRANTS states them. */
+  /** Privileges of the current user as SHOW GRANTS states them (password hashes redacted). */
   grants: string[];
+  /** CURRENT_USER(), e.g. "loader@%". */
+  currentUser: string | undefined;
+  /** lower_case_table_names: 1 or 2 make table names case-insensitive. */
+  lowerCaseTableNames: number;
   /** Best guess of the server's CPU count (thread_pool_size defaults to it on MariaDB). */
   serverCpus: number | undefined;
 }

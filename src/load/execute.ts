@@ -75,6 +75,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, o: LoadOptions, display: 
     chunkSizeBytes: plan.chunkSizeBytes,
     resumedChunks: 0,
     encrypted: false,
+    tls: null,
     rejectFile: null,
     slowestChunk: null,
     timeline: [],
@@ -150,6 +151,7 @@ export async function executeLoad(
     }
     const report = emptyReport(plan, facts, o, prep.display);
     report.encrypted = session.encrypted;
+    report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);
     for (const n of notes) events.emit({ type: 'note', message: n });
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });

@@ -26,6 +26,8 @@ export interface LoadReport {
   chunkSizeBytes: number;
   resumedChunks: number;
   encrypted: boolean;
+  /** The TLS session, when encrypted. */
+  tls: { version: string; cipher: string; verified: boolean } | null;
   rejectFile: string | null;
   slowestChunk: { chunk: number; seconds: number; rows: number } | null;
   /** [seconds since start, rows committed in that second]. */
@@ -50,7 +52,7 @@ export function renderSummary(r: LoadReport): string {
     `  rows:     ${fmtInt(r.rows)} loaded + ${fmtInt(r.rejected)} rejected${r.skippedDuplicates ? ` + ${fmtInt(r.skippedDuplicates)} duplicates skipped` : ''} = ${fmtInt(r.rows + r.rejected + r.skippedDuplicates)}${r.rowsInInput === null ? ' (the input was not read to the end)' : ` of ${fmtInt(r.rowsInInput)} in the input`}`,
   );
   lines.push(
-    `  time:     ${r.seconds.toFixed(2)} s, ${fmtRate(r.rowsPerSec)} rows/s, ${r.mbPerSec.toFixed(1)} MB/s over ${r.jobs} connection${r.jobs === 1 ? '' : 's'}${r.encrypted ? ' (TLS)' : ' (unencrypted)'}`,
+    `  time:     ${r.seconds.toFixed(2)} s, ${fmtRate(r.rowsPerSec)} rows/s, ${r.mbPerSec.toFixed(1)} MB/s over ${r.jobs} connection${r.jobs === 1 ? '' : 's'}${r.encrypted ? ` (${r.tls ? `${r.tls.version}${r.tls.verified ? ', verified' : ', not verified'}` : 'TLS'})` : ' (unencrypted)'}`,
   );
   lines.push(
     `  input:    ${fmtMB(r.inputBytes)}${r.inputBytesCompressed !== null ? ` (${fmtMB(r.inputBytesCompressed)} compressed)` : ''} in ${r.chunks} chunk${r.chunks === 1 ? '' : 's'}${r.resumedChunks ? ` (${r.resumedChunks} from an earlier run)` : ''}`,

@@ -71,13 +71,24 @@ export interface WholeScan {
   /** Record end offsets, as a single pass over the whole input sees them. */
   ends: number[];
   openQuote: number | undefined;
+  /** Newlines the record scanner counted (those after the header). */
+  newlines: number;
+  /** Times its fast path handed malformed UTF-8 to the general path. */
+  fallbacks: number;
 }
 
 /**
  * Scans the whole input in one buffer, like the server: header lines with
  * next_line() rules, then records one by one (stopAt = just past the start).
  */
-export function scanWhole(data: Buffer, format: ScanFormat, charset: CharsetInfo, targets: ScanTargets | undefined, ignore: number): WholeScan {
+export function scanWhole(
+  data: Buffer,
+  format: ScanFormat,
+  charset: CharsetInfo,
+  targets: ScanTargets | undefined,
+  ignore: number,
+  fastPath = true,
+): WholeScan {
   let pos = 0;
   if (ignore > 0) {
     // IGNORE n LINES: physical lines (next_line), or n records when the statement has no line terminator.
@@ -89,7 +100,7 @@ export function scanWhole(data: Buffer, format: ScanFormat, charset: CharsetInfo
     }
   }
   const headerEnd = pos;
-  const scanner = new RecordScanner(format, charset, targets);
+  const scanner = new RecordScanner(format, charset, targets, false, { fastPath });
   const ends: number[] = [];
   while (pos < data.length) {
     const r = scanner.scan(data, pos, 0, true, pos + 1);
@@ -100,7 +111,7 @@ export function scanWhole(data: Buffer, format: ScanFormat, charset: CharsetInfo
   const before = scanner.records;
   const open = scanner.finish(data.length);
   if (scanner.records > before) ends.push(data.length);
-  return { headerEnd, ends, openQuote: open?.quoteOffset };
+  return { headerEnd, ends, openQuote: open?.quoteOffset, newlines: scanner.newlines, fallbacks: scanner.fastPathFallbacks };
 }
 
 export function scanCase(c: ScanCase): WholeScan {

@@ -1,0 +1,134 @@
+/**
+ * The fast path (records found by indexOf, quoted records and malformed
+ * UTF-8 handed to the exact rules) against the general path alone, on long
+ * random inputs that the small fuzz corpus cannot produce: many records per
+ * call, block boundaries, enclosure/escape cursors carried over records,
+ * UTF-8 validation pieces. The general path itself is checked against the
+ * server's reader by chunking-fuzz.test.ts and chunking-cases.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { charsetInfo } from '../../src/chunking/charsets.js';
+import { RecordScanner, type ScanFormat, type ScanTargets } from '../../src/chunking/scanner.js';
+import { countLf, cut, rng, scanWhole } from './chunking-support.js';
+
+const b = (s: string): Buffer => Buffer.from(s, 'latin1');
+const FORMATS: Array<[string, ScanFormat]> = [
+  ['tsv', { fieldTerm: b('\t'), lineTerm: b('\n'), enclosure: -1, escape: 0x5c }],
+  ['csv', { fieldTerm: b(','), lineTerm: b('\r\n'), enclosure: 0x22, escape: 0x5c }],
+  ['csv-unix', { fieldTerm: b(','), lineTerm: b('\n'), enclosure: 0x22, escape: 0x5c }],
+  ['csv-rfc', { fieldTerm: b(','), lineTerm: b('\n'), enclosure: 0x22, escape: 0x22 }],
+  ['csv-noesc', { fieldTerm: b(','), lineTerm: b('\r\n'), enclosure: 0x22, escape: -1 }],
+  ['pipes', { fieldTerm: b('|'), lineTerm: b('||\n'), enclosure: -1, escape: 0x5c }],
+  ['crlf-tsv', { fieldTerm: b('\t'), lineTerm: b('\r\n'), enclosure: 0x22, escape: 0x5c }],
+  ['cr', { fieldTerm: b(';'), lineTerm: b('\r'), enclosure: 0x27, escape: 0x5c }],
+];
+
+/** Mostly well-formed rows, with rarer traps: quotes that do not close, escapes before terminators, bad UTF-8, extra fields. */
+function longInput(rand: () => number, fmt: ScanFormat, bytes: number): Buffer {
+  const parts: Buffer[] = [];
+  let n = 0;
+  const q = fmt.enclosure === -1 ? b('"') : Buffer.from([fmt.enclosure]);
+  const esc = fmt.escape === -1 ? b('\\') : Buffer.from([fmt.escape]);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const words = ['a', 'gold', '12.5', '\u4e2d\u6587', '\u00e9t\u00e9', '\u{1F600}', 'x y', ''];
+  while (n < bytes) {
+    const fields: Buffer[] = [];
+    const nf = 1 + Math.floor(rand() * 5);
+    for (let f = 0; f < nf; f++) {
+      const k = rand();
+      let v: Buffer;
+      if (k < 0.55) v = Buffer.from(pick(words), 'utf8');
+      else if (k < 0.7) v = Buffer.concat([q, Buffer.from(pick(words), 'utf8'), pick([fmt.fieldTerm, fmt.lineTerm, b('\n'), Buffer.concat([q, q])]), q]);
+      else if (k < 0.78) v = Buffer.concat([Buffer.from(pick(words), 'utf8'), esc, pick([fmt.lineTerm, fmt.fieldTerm, esc, b('n')])]);
+      else if (k < 0.82) v = Buffer.concat([esc, esc, esc]);
+      else if (k < 0.86) v = Buffer.from([pick([0xe4, 0xc3, 0xf0, 0x80, 0xff, 0xed])]);
+      else if (k < 0.88) v = Buffer.concat([q, b('open')]); // may run a long way
+      else if (k < 0.9) v = Buffer.concat([b('mid'), q, b('quote')]);
+      else if (k < 0.92) v = b('\r');
+      else v = Buffer.from(String(Math.floor(rand() * 1e6)));
+      fields.push(v);
+    }
+    const row = Buffer.concat([...fields.flatMap((f, i) => (i ? [fmt.fieldTerm, f] : [f])), fmt.lineTerm]);
+    parts.push(row);
+    n += row.length;
+  }
+  return Buffer.concat(parts);
+}
+
+test('fast path == general path on long inputs: record ends, open quote, newlines', async () => {
+  const rand = rng(31337);
+  let inputs = 0;
+  for (let round = 0; round < 48; round++) {
+    const [name, fmt] = FORMATS[round % FORMATS.length]!;
+    const cs = charsetInfo(['utf8mb4', 'latin1', 'utf8mb3'][Math.floor(rand() * 3)]!)!;
+    const ncols = 1 + Math.floor(rand() * 4);
+    const targets: ScanTargets = { fields: ncols, textField: Array.from({ length: ncols }, () => rand() < 0.7) };
+    const data = longInput(rand, fmt, 2000 + Math.floor(rand() * 30000));
+    const where = `${name} ${cs.name} text=[${targets.textField.join(',')}] round ${round}`;
+    for (const ignore of [0, 1]) {
+      const general = scanWhole(data, fmt, cs, targets, ignore, false);
+      if (process.env["DBG"]) console.log(where, data.length, general.ends.length, general.openQuote, scanWhole(data, fmt, cs, targets, ignore, true).fallbacks);
+      const fast = scanWhole(data, fmt, cs, targets, ignore, true);
+      assert.deepEqual(fast.ends, general.ends, where);
+      assert.equal(fast.openQuote, general.openQuote, where);
+      assert.equal(fast.newlines, general.newlines, where);
+      assert.equal(general.newlines, countLf(data, general.headerEnd, data.length), where);
+      // One call over everything (many records per call).
+      const one = new RecordScanner(fmt, cs, targets);
+      const r = one.scan(data, general.headerEnd, 0, true);
+      const open = one.finish(data.length);
+      assert.equal(r.pos, data.length, where);
+      assert.equal(one.records, general.ends.length, where);
+      assert.equal(open?.quoteOffset, general.openQuote, where);
+      assert.equal(one.newlines, general.newlines, where);
+      // The cutter over odd blocks, some chunk sizes.
+      for (const [size, block] of [[1, 4099], [500, 1000], [4096, 333], [1 << 20, 65536]] as const) {
+        const c = await cut(data, { format: fmt, charset: cs, targets, ignoreLines: ignore, chunkSizeBytes: size }, block);
+        const ctx = `${where} ignore ${ignore} size ${size} block ${block}`;
+        if (general.openQuote !== undefined) {
+          assert.equal(c.error?.context.byteOffset, general.openQuote, ctx);
+          continue;
+        }
+        assert.equal(c.error, undefined, `${String(c.error)} ${ctx}`);
+        const ends = new Set(general.ends);
+        let pos = general.headerEnd;
+        let lines = 0;
+        for (const ch of c.chunks) {
+          assert.equal(ch.startByte, pos, ctx);
+          assert.ok(ends.has(ch.endByte), ctx);
+          assert.equal(ch.newlines, countLf(data, ch.startByte, ch.endByte), ctx);
+          lines += ch.records;
+          pos = ch.endByte;
+        }
+        assert.equal(lines, general.ends.length, ctx);
+        if (size === 1) assert.deepEqual(c.chunks.map((ch) => ch.endByte), general.ends, ctx);
+      }
+      inputs++;
+    }
+  }
+  assert.equal(inputs, 96);
+});
+
+test('the fast path really is taken, and hands over only what it must', () => {
+  const tsv = Buffer.from('1\ta\\\tb\tc\n'.repeat(10000), 'utf8');
+  const s = new RecordScanner(FORMATS[0]![1], charsetInfo('utf8mb4')!, { fields: 3, textField: [false, true, true] });
+  s.scan(tsv, 0, 0, true);
+  s.finish(tsv.length);
+  assert.equal(s.records, 10000);
+  assert.equal(s.fastPathFallbacks, 0);
+  assert.ok(s.usingFastPath);
+  // Quoted records go through the exact rules one at a time; the others do not.
+  const csv = Buffer.from('1,"a,b",c\r\n2,x,y\r\n'.repeat(5000), 'utf8');
+  const c = new RecordScanner(FORMATS[1]![1], charsetInfo('utf8mb4')!, { fields: 3, textField: [false, true, true] });
+  c.scan(csv, 0, 0, true);
+  c.finish(csv.length);
+  assert.equal(c.records, 10000);
+  assert.equal(c.newlines, 10000);
+  assert.ok(c.usingFastPath);
+  // Formats whose field terminator could hide a line terminator never use it.
+  const hide = new RecordScanner({ fieldTerm: b(',\n'), lineTerm: b('\n'), enclosure: -1, escape: 0x5c }, charsetInfo('latin1')!, undefined);
+  assert.equal(hide.usingFastPath, false);
+  // Nor do multi-byte sets other than UTF-8 (trail bytes can look like separators).
+  assert.equal(new RecordScanner(FORMATS[0]![1], charsetInfo('gbk')!, undefined).usingFastPath, false);
+});
