@@ -115,7 +115,7 @@ export class CheckpointStore {
   private async chunksUnion(): Promise<string> {
     const tables = await this.chunkTables();
     if (tables.length === 0) return `(SELECT NULL AS job_id, 0 AS chunk_index, 0 AS start_byte, 0 AS end_byte, 0 AS records, 0 AS rows_loaded, 0 AS rejected, NULL AS sha1, NULL AS rejects, NULL AS committed_at FROM DUAL WHERE FALSE)`;
-    return `(${tables.map((t) => `SELECT job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at FROM ${this.t(t)}`).join(' UNION ALL ')})`;
+    return `(${tables.map((t) => `SELECT * FROM ${this.t(t)}`).join(' UNION ALL ')})`;
   }
 
   async ensureTables(targetEngine = 'InnoDB'): Promise<void> {
@@ -155,6 +155,11 @@ export class CheckpointStore {
         PRIMARY KEY (job_id, chunk_index)
       ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
     );
+    // Tables made by an older flatload lack later columns.
+    const [cols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, chunks.name]);
+    if (!(cols as Array<{ c: string }>).some((x) => x.c.toLowerCase() === 'rejects')) {
+      await this.conn.query(`ALTER TABLE ${this.t(chunks.name)} ADD COLUMN rejects LONGTEXT NULL AFTER sha1`);
+    }
   }
 
   async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
@@ -203,7 +208,7 @@ export class CheckpointStore {
 
   async doneChunks(jobId: string): Promise<Map<number, DoneChunk>> {
     const [rows] = await this.conn.query(
-      `SELECT chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
+      `SELECT * FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
       [jobId],
     );
     const out = new Map<number, DoneChunk>();
@@ -216,7 +221,7 @@ export class CheckpointStore {
         rowsLoaded: Number(r['rows_loaded']),
         rejected: Number(r['rejected']),
         sha1: (r['sha1'] as string | null) ?? null,
-        rejects: (r['rejects'] as string | null) ?? null,
+        rejects: (r['rejects'] as string | null | undefined) ?? null,
       });
     }
     return out;

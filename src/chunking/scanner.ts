@@ -97,6 +97,44 @@ function fieldTermHides(ft: Buffer, lt: Buffer, esc: number): boolean {
 
 const isAscii = (b: Buffer): boolean => b.every((x) => x < 0x80);
 
+const PAIRS = new WeakMap<CharsetInfo, Uint8Array | null>();
+
+/**
+ * For a set whose characters are at most two bytes and where any lead byte
+ * asks for exactly one more (ctype-mb.inl without IS_MB3_CHAR), charlen() of
+ * every pair, so read_mbtail and next_line become one lookup. Undefined for
+ * other sets (UTF-8, ujis/eucjpms).
+ */
+function pairTable(cs: CharsetInfo, lead: Uint8Array): Uint8Array | undefined {
+  if (!cs.multiByte || cs.utf8) return undefined;
+  let t = PAIRS.get(cs);
+  if (t === undefined) {
+    t = new Uint8Array(65536);
+    const two = Buffer.alloc(2);
+    const one = Buffer.alloc(1);
+    check: for (let b0 = 0; b0 < 256; b0++) {
+      if (lead[b0] === 0) continue;
+      one[0] = b0;
+      if (cs.charlen(one, 0, 1) !== -2) {
+        t = null;
+        break;
+      }
+      two[0] = b0;
+      for (let b1 = 0; b1 < 256; b1++) {
+        two[1] = b1;
+        const n = cs.charlen(two, 0, 2);
+        if (n === 2) t[(b0 << 8) | b1] = 1;
+        else if (n !== ILSEQ) {
+          t = null;
+          break check;
+        }
+      }
+    }
+    PAIRS.set(cs, t);
+  }
+  return t ?? undefined;
+}
+
 export class RecordScanner {
   /** Records completed so far. */
   records = 0;
@@ -145,6 +183,8 @@ export class RecordScanner {
   private readonly tSkip: Uint8Array;
   /** Per byte: the file charset's charlen() of that byte alone is not 1 (a multi-byte lead, or ILSEQ). */
   private readonly lead: Uint8Array;
+  /** Double-byte sets (gbk, big5, sjis, ...): per (lead << 8 | next), 1 when the pair is one character. */
+  private readonly pairs: Uint8Array | undefined;
   /** Bytes of lookahead a step may need before it can decide. */
   readonly lookahead: number;
 
@@ -186,6 +226,7 @@ export class RecordScanner {
         if (charset.charlen(one, 0, 1) !== 1) this.lead[b] = 1;
       }
     }
+    this.pairs = pairTable(charset, this.lead);
     const table = (bytes: number[], withLead: boolean): Uint8Array => {
       const t = withLead ? Uint8Array.from(this.lead) : new Uint8Array(256);
       for (const b of bytes) if (b >= 0) t[b] = 1;
@@ -306,6 +347,8 @@ export class RecordScanner {
       this.cEnc = -1;
       this.cEsc = -1;
     }
+    // Quoted records are read byte-wise up to here (well-formed, and enough lookahead).
+    const byteLimit = Math.min(validEnd, final ? buf.length : buf.length - this.lookahead);
     let nextEnc = enc === -1 ? Number.POSITIVE_INFINITY : this.cEnc;
     const maxRecord = this.maxRecordBytes;
     let i = from; // terminator occurrences are looked for from here
@@ -314,13 +357,16 @@ export class RecordScanner {
     let lf = 0; // lfMode: newlines before recStart not yet added to this.newlines
     let lfPending = 0; // lfMode: newlines seen in the record in progress
     let s = from; // lfMode: next byte to look at for a newline
+    let nextLf = -2; // lfMode: the newline at or after s, when already found (-1: none; -2: not looked for)
     let segFrom = from; // otherwise: newlines of [segFrom, recStart) not yet counted
     let stopped = false;
     for (;;) {
       let t: number;
+      let tl = -1;
       if (lfMode) {
         // Look for the terminator's newline: every newline is seen, so counting them is free.
-        const tl = buf.indexOf(0x0a, s);
+        tl = nextLf === -2 ? buf.indexOf(0x0a, s) : nextLf;
+        nextLf = -2;
         if (tl === -1 || tl >= validEnd) break;
         s = tl + 1;
         t = tl - L + 1;
@@ -333,19 +379,19 @@ export class RecordScanner {
         if (L > 1) while (t !== -1 && !matchAt(buf, t, term)) t = buf.indexOf(t0, t + 1);
         if (t === -1 || t + L > validEnd) break;
       }
-      if (nextEnc <= t) {
-        if (nextEnc < recStart) {
-          nextEnc = buf.indexOf(enc, recStart);
-          if (nextEnc === -1) nextEnc = buf.length;
-        }
-        if (nextEnc <= t) {
-          // An enclosure in this record: the exact rules read it.
+      let e: number; // where this record ends
+      if (nextEnc <= t && (nextEnc >= recStart || (nextEnc = this.nextByte(buf, enc, recStart)) <= t)) {
+        // An enclosure in this record: the exact rules read it, byte-wise when they can.
+        e = this.byteRecord(buf, recStart, byteLimit);
+        if (e === -1) {
           this.records = records;
           this.recordStartAbs = base + recStart;
           this.newlines += lfMode ? lf : countNewlines(buf, segFrom, recStart);
           lf = lfPending = 0;
+          // byteRecord moved the cursors past bytes the general path reads again: start them afresh.
           this.cPos = recStart;
-          this.cEnc = nextEnc;
+          this.cEnc = -1;
+          this.cEsc = -1;
           const g = this.scanGeneral(buf, recStart, base, final, base + recStart + 1);
           if (!g.atRecordEnd) {
             // Out of input (or oversize) inside it: the general path goes on from here on the next call.
@@ -354,26 +400,38 @@ export class RecordScanner {
           }
           records = this.records;
           i = s = segFrom = recStart = g.pos;
-          nextEnc = this.cEnc;
           if (base + i >= stopAt) {
             stopped = true;
             break;
           }
           continue;
         }
-      }
-      if (t > recStart && buf[t - 1] === esc) {
-        let k = t - 1;
-        while (k > recStart && buf[k - 1] === esc) k--;
-        if (((t - k) & 1) === 1) {
-          i = t + 1; // the escape takes the terminator's first byte
-          if (lfMode) lfPending++;
-          continue;
+        if (lfMode) {
+          // The record's newlines from the first one found on.
+          let k = tl;
+          while (k !== -1 && k < e) {
+            lfPending++;
+            k = buf.indexOf(0x0a, k + 1);
+          }
+          nextLf = k;
+          s = e;
         }
+      } else {
+        if (t > recStart && buf[t - 1] === esc) {
+          let k = t - 1;
+          while (k > recStart && buf[k - 1] === esc) k--;
+          if (((t - k) & 1) === 1) {
+            i = t + 1; // the escape takes the terminator's first byte
+            if (lfMode) lfPending++;
+            continue;
+          }
+        }
+        e = t + L;
+        if (lfMode) lfPending++;
       }
-      i = t + L;
+      i = e;
       records++;
-      lf += lfPending + 1;
+      lf += lfPending;
       lfPending = 0;
       if (i - recStart > maxRecord) {
         this.oversizeRecord = { offset: base + recStart, length: i - recStart };
@@ -410,6 +468,103 @@ export class RecordScanner {
     }
     // Stop at the last record boundary, so the next call starts on one.
     return { pos: recStart, atRecordEnd: false };
+  }
+
+  /** indexOf, with "none" as buf.length. */
+  private nextByte(buf: Buffer, byte: number, from: number): number {
+    const j = buf.indexOf(byte, from);
+    return j === -1 ? buf.length : j;
+  }
+
+  /**
+   * The exact rules (read_field N times, then next_line) for one record
+   * starting at `from`, byte by byte: valid where every byte is a character
+   * (single-byte charset, or well-formed UTF-8 with ASCII separators). Quoted
+   * fields jump from enclosure to enclosure. Returns the record's end, or -1
+   * when it needs bytes at or past `limit` (end of input, an open quote, a
+   * record longer than the buffer): the general path then reads it.
+   */
+  private byteRecord(buf: Buffer, from: number, limit: number): number {
+    const lineTerm = this.lineTerm;
+    const fieldTerm = this.fieldTerm;
+    const enc = this.fmt.enclosure;
+    const esc = this.fmt.escape;
+    const lt0 = this.lt0;
+    const ft0 = this.ft0;
+    const LL = lineTerm.length;
+    const FL = fieldTerm.length;
+    const nFields = this.nFields;
+    const tU = this.tUnquoted;
+    let i = from;
+    let field = 0;
+    fields: for (;;) {
+      if (i >= limit) return -1;
+      if (buf[i] === enc) {
+        i++;
+        for (;;) {
+          let q = this.cEnc;
+          if (q < i) this.cEnc = q = this.nextByte(buf, enc, i);
+          if (esc !== -1 && esc !== enc) {
+            let x = this.cEsc;
+            if (x < i) this.cEsc = x = this.nextByte(buf, esc, i);
+            if (x < q) {
+              if (x + 1 >= limit) return -1;
+              i = x + 2; // an escaped byte is data
+              continue;
+            }
+          }
+          const n = q + 1;
+          if (n >= limit) return -1;
+          const d = buf[n]!;
+          if (d === enc) {
+            i = n + 1; // doubled: one literal enclosure
+            continue;
+          }
+          if (d === lt0 && (LL === 1 || matchAt(buf, n, lineTerm))) return n + LL;
+          if (d === ft0 && (FL === 1 || matchAt(buf, n, fieldTerm))) {
+            i = n + FL;
+            if (++field >= nFields) break fields;
+            continue fields;
+          }
+          i = n; // a quote that closes nothing is data; still quoted
+        }
+      }
+      for (;;) {
+        while (i < limit && tU[buf[i]!] === 0) i++;
+        if (i >= limit) return -1;
+        const c = buf[i]!;
+        if (c === esc) {
+          if (i + 1 >= limit) return -1;
+          if (esc !== enc || buf[i + 1] === esc) {
+            i += 2;
+            continue;
+          }
+        }
+        if (c === lt0 && (LL === 1 || matchAt(buf, i, lineTerm))) return i + LL;
+        if (c === ft0 && (FL === 1 || matchAt(buf, i, fieldTerm))) {
+          i += FL;
+          if (++field >= nFields) break fields;
+          continue fields;
+        }
+        i++;
+      }
+    }
+    // next_line(): the rest of the line, quote-blind, escape-aware.
+    for (;;) {
+      while (i < limit) {
+        const c = buf[i]!;
+        if (c === esc || c === lt0) break;
+        i++;
+      }
+      if (i >= limit) return -1;
+      if (buf[i] === esc) {
+        if (i + 1 >= limit) return -1;
+        i += 2;
+        continue;
+      }
+      if (LL === 1 || matchAt(buf, i, lineTerm)) return i + LL;
+      i++;
+    }
   }
 
   /** Validates buf[from, end) as UTF-8, piece by piece (cut after line terminators) when it is not all well-formed. */
@@ -683,7 +838,13 @@ export class RecordScanner {
 
   /** read_mbtail(): after a data byte, the rest of its character; the byte that makes it invalid is read again. */
   private mbTail(buf: Buffer, i: number, end: number): number {
-    if (this.lead[buf[i]!] === 0) return 1;
+    const b0 = buf[i]!;
+    if (this.lead[b0] === 0) return 1;
+    const pairs = this.pairs;
+    if (pairs !== undefined) {
+      if (i + 1 >= end) return end - i;
+      return pairs[(b0 << 8) | buf[i + 1]!] === 1 ? 2 : 1;
+    }
     const cs = this.charset;
     let chlen = cs.charlen(buf, i, i + 1);
     if (chlen === 1 || chlen === ILSEQ) return 1;
@@ -699,6 +860,7 @@ export class RecordScanner {
 
   /** next_line(): a character's bytes are taken while the sequence is "too small", and never given back. */
   private skipGroup(buf: Buffer, i: number, end: number): number {
+    if (this.pairs !== undefined && this.lead[buf[i]!] === 1) return i + 1 < end ? 2 : end - i;
     const cs = this.charset;
     let chlen = cs.charlen(buf, i, i + 1);
     let k = 1;

@@ -30,7 +30,8 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
-    .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' });
+    .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
+    .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
 
 export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) => void): Argv {

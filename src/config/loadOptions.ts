@@ -42,6 +42,8 @@ export interface LoadOptions {
   stripBom: boolean;
   /** Schema for resume bookkeeping. */
   bookkeepingSchema: string | undefined;
+  /** Measure the table's on-disk size after the load (flushes the table first). */
+  sizeReport: boolean;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -70,6 +72,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   sortChunks?: string;
   keepBom?: boolean;
   bookkeepingSchema?: string;
+  skipSizeReport?: boolean;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -166,5 +169,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     sortChunks: oneOf(a.sortChunks, ['auto', 'on', 'off'] as const, 'sort-chunks', 'auto'),
     stripBom: !(a.keepBom ?? false),
     bookkeepingSchema: a.bookkeepingSchema,
+    sizeReport: !(a.skipSizeReport ?? false),
   };
 }

@@ -10,6 +10,8 @@ import type { EventHub } from '../report/events.js';
 import type { LoadReport } from '../report/summary.js';
 import { applyPlan, type CheckpointContext } from './apply.js';
 import { ControlConnection } from '../db/control.js';
+import { toFlatloadError } from '../db/errors.js';
+import { measureTableSizes, sizeRatio } from '../report/sizes.js';
 import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identity.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { FlatloadError as LoadError } from '../errors/index.js';
@@ -117,7 +119,10 @@ export async function executeLoad(
     const jobId = jobIdOf(identity);
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    let stored = (await CheckpointStore.exists(control, schema)) ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+    const hasBookkeeping = await CheckpointStore.exists(control, schema);
+    // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
+    if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
+    let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
     const notes: string[] = [];
     if (stored && o.restart) {
       const done = await store.doneChunks(stored.jobId);
@@ -165,6 +170,11 @@ export async function executeLoad(
     } else {
       await store.update(activeJobId, { state: 'running', message: null });
     }
+    // For an append to a table with rows, the size before, so the report can show the growth.
+    let sizeBefore: number | null = null;
+    if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
+      sizeBefore = (await measureTableSizes(control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null;
+    }
     const applied = await applyPlan(plan, prep, o, source, session, control, events, signal, {
       store,
       schema,
@@ -200,10 +210,25 @@ export async function executeLoad(
       error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
     } satisfies Partial<LoadReport>);
     if (chunkInput.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
+    if (o.sizeReport && !run.stoppedBy) {
+      try {
+        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table);
+        report.sizes = {
+          ...sizes,
+          inputToOnDiskRatio: sizeRatio(inputBytes, sizes.onDiskBytes),
+          growthBytes: sizeBefore !== null && sizes.onDiskBytes !== null ? sizes.onDiskBytes - sizeBefore : null,
+        };
+      } catch (err) {
+        report.notes.push(`on-disk size not measured: ${(err as Error).message}`);
+      }
+    }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
     const resumable = run.stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED'].includes(run.stoppedBy.code);
     const error = run.stoppedBy && resumeCommand && resumable ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
     return { report, plan, facts, error };
+  } catch (err) {
+    // Anything the server said that no step mapped is still a server error, not a crash.
+    throw toFlatloadError(err, 'loading');
   } finally {
     await control.end();
   }

@@ -68,7 +68,6 @@ test('fast path == general path on long inputs: record ends, open quote, newline
     const where = `${name} ${cs.name} text=[${targets.textField.join(',')}] round ${round}`;
     for (const ignore of [0, 1]) {
       const general = scanWhole(data, fmt, cs, targets, ignore, false);
-      if (process.env["DBG"]) console.log(where, data.length, general.ends.length, general.openQuote, scanWhole(data, fmt, cs, targets, ignore, true).fallbacks);
       const fast = scanWhole(data, fmt, cs, targets, ignore, true);
       assert.deepEqual(fast.ends, general.ends, where);
       assert.equal(fast.openQuote, general.openQuote, where);
@@ -131,4 +130,41 @@ test('the fast path really is taken, and hands over only what it must', () => {
   assert.equal(hide.usingFastPath, false);
   // Nor do multi-byte sets other than UTF-8 (trail bytes can look like separators).
   assert.equal(new RecordScanner(FORMATS[0]![1], charsetInfo('gbk')!, undefined).usingFastPath, false);
+});
+
+test('fast path == general path over many small blocks (hand-overs at block edges)', async () => {
+  const rand = rng(4242);
+  const pieces = ['a', 'bc', ' ', '"', '""', '\\', '\\\\', ',', '\t', '|', '||', '\r', '\n', '\r\n', 'N', '\u4e2d', '\u00e9'];
+  const raw = [0x81, 0x5c, 0xe4, 0xc3, 0xa4, 0xff];
+  let checked = 0;
+  for (let round = 0; round < 120; round++) {
+    const [name, fmt] = FORMATS[round % FORMATS.length]!;
+    const cs = charsetInfo(['utf8mb4', 'latin1'][round % 2]!)!;
+    const targets: ScanTargets = { fields: 3, textField: [true, false, true] };
+    const parts: Buffer[] = [];
+    for (let n = 0; n < 400; ) {
+      const k = rand();
+      const p =
+        k < 0.15 ? fmt.lineTerm
+        : k < 0.3 ? fmt.fieldTerm
+        : k < 0.37 ? Buffer.from([raw[Math.floor(rand() * raw.length)]!])
+        : k < 0.45 ? Buffer.from(`"${'ab\n,"'[Math.floor(rand() * 6)]}"`, 'utf8')
+        : Buffer.from(pieces[Math.floor(rand() * pieces.length)]!, 'utf8');
+      parts.push(p);
+      n += p.length;
+    }
+    const data = Buffer.concat(parts);
+    const truth = scanWhole(data, fmt, cs, targets, 0, false);
+    for (const block of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 16, 64, 1000]) {
+      const r = await cut(data, { format: fmt, charset: cs, targets, chunkSizeBytes: 1 }, block);
+      const ctx = `${name} ${cs.name} round ${round} block ${block}: ${JSON.stringify(data.toString('latin1'))}`;
+      const ends = r.chunks.map((c) => c.endByte);
+      if (truth.openQuote !== undefined) assert.equal(r.error?.context.byteOffset, truth.openQuote, ctx);
+      else assert.equal(r.error, undefined, ctx);
+      assert.deepEqual(ends, truth.ends.slice(0, truth.openQuote !== undefined ? ends.length : undefined), ctx);
+      assert.ok(r.chunks.every((c) => c.records === 1 && c.newlines === countLf(data, c.startByte, c.endByte)), ctx);
+      checked++;
+    }
+  }
+  assert.equal(checked, 1800);
 });
