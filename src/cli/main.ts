@@ -54,6 +54,18 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
       (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true } as never, io)),
     )
     .command(
+      'bench <file>',
+      'load the same file into every engine variant (scratch tables, dropped afterwards) and compare speed and on-disk size',
+      (y) =>
+        withLoadOptions(y)
+          .option('fixture', { type: 'string', describe: 'take the table definition from a fixture: user_summary, user3, sbtest, purchases_index', group: 'Bench:' })
+          .option('ddl', { type: 'string', describe: 'take the table definition from a CREATE TABLE file', group: 'Bench:' })
+          .option('rows', { type: 'number', describe: 'use only the first N records of the input', group: 'Bench:' })
+          .option('engines', { type: 'string', describe: 'comma list: innodb, innodb-page-compressed, innodb-compressed, rocksdb[-algo], aria, myisam, tokudb', group: 'Bench:' })
+          .option('strategies', { type: 'boolean', describe: 'also run the strategies the planner did not pick', group: 'Bench:' }),
+      (a) => run(async () => (await import('./commands/bench.js')).benchCommand(fileArg(a) as never, io)),
+    )
+    .command(
       'status',
       'list loads known to the resume bookkeeping: state, chunks done, rows, times',
       (y) =>

@@ -1,0 +1,210 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+import { ddl, FIXTURE_TABLES, type FixtureTable } from '../../../fixtures/generate.js';
+import { firstRecordsToFile } from '../../bench/sample.js';
+import { variantDdl, variantsFor, type Variant } from '../../bench/variants.js';
+import { charsetInfo } from '../../chunking/charsets.js';
+import { resolveConnection, type ConnectionOptions } from '../../config/connection.js';
+import { toLoadOptions, type LoadArgs, type StrategyName } from '../../config/loadOptions.js';
+import { openSession } from '../../db/connect.js';
+import { quoteId, quoteQualified, splitQualifiedName } from '../../db/quote.js';
+import { startThrowawayServer, type ThrowawayServer } from '../../devserver/server.js';
+import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
+import { openInput } from '../../input/source.js';
+import { executeLoad } from '../../load/execute.js';
+import { scanFormatOf } from '../../load/prepare.js';
+import { renderChart, type Series } from '../../report/chart.js';
+import { EventHub } from '../../report/events.js';
+import { SilentReporter } from '../../report/reporters.js';
+import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
+import type { CliIo } from '../io.js';
+
+export interface BenchArgs extends LoadArgs, ConnectionArgs {
+  fixture?: string;
+  ddl?: string;
+  rows?: number;
+  engines?: string;
+  strategies?: boolean;
+}
+
+export interface BenchResult {
+  variant: string;
+  engine: string;
+  strategy: string;
+  planned: boolean;
+  rows: number;
+  seconds: number;
+  rowsPerSec: number;
+  mbPerSec: number;
+  onDiskBytes: number | null;
+  onDiskSource: string;
+  ratio: number | null;
+  ok: boolean;
+  error: string | null;
+  timeline: Array<[number, number]>;
+}
+
+function table(results: BenchResult[], inputBytes: number): string {
+  const head = ['variant', 'strategy', 'rows', 'seconds', 'rows/s', 'MB/s', 'on-disk MB', 'input/on-disk'];
+  const rows = results.map((r) => [
+    r.variant,
+    `${r.strategy}${r.planned ? ' *' : ''}`,
+    r.ok ? r.rows.toLocaleString('en-US') : `FAILED: ${r.error ?? ''}`.slice(0, 60),
+    r.ok ? r.seconds.toFixed(2) : '',
+    r.ok ? Math.round(r.rowsPerSec).toLocaleString('en-US') : '',
+    r.ok ? r.mbPerSec.toFixed(1) : '',
+    r.onDiskBytes === null ? 'n/a' : (r.onDiskBytes / 1e6).toFixed(1),
+    r.ratio === null ? 'n/a' : r.ratio.toFixed(2),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (c: string[]): string => c.map((x, i) => (i < 2 ? x.padEnd(widths[i]!) : x.padStart(widths[i]!))).join('  ');
+  return [
+    line(head),
+    ...rows.map(line),
+    `* the planner's choice; input ${(inputBytes / 1e6).toFixed(1)} MB; on-disk = allocated bytes where the server reports them`,
+  ].join('\n');
+}
+
+/**
+ * `flatload bench <file>`: the same input into every engine variant the
+ * server offers (the table's own definition, engine swapped), with the
+ * strategy the planner picks (and, with --strategies, the others), in a
+ * scratch database that is dropped afterwards. The user's table is never
+ * touched.
+ */
+export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
+  if (!a.file) throw new FlatloadError('USAGE', 'missing the input file');
+  const sources = [a.table, a.fixture, a.ddl].filter((x) => x !== undefined);
+  if (sources.length !== 1) throw new FlatloadError('USAGE', 'give the table definition with exactly one of --table db.t (an existing table), --fixture NAME, or --ddl FILE');
+  if (a.fixture && !(FIXTURE_TABLES as readonly string[]).includes(a.fixture)) {
+    throw new FlatloadError('USAGE', `--fixture must be one of ${FIXTURE_TABLES.join(', ')}`);
+  }
+  const explicitServer = a.url || a.host || a.socket || a.port || io.env['DATABASE_URL'];
+  let server: ThrowawayServer | undefined;
+  let conn: ConnectionOptions;
+  if (explicitServer) conn = (await connectionFromArgs(a, io.cwd, io.env)).options;
+  else {
+    io.stderr.write('no server given: starting a throwaway MariaDB\n');
+    server = await startThrowawayServer({ innodbBufferPoolSize: '2G', innodbLogFileSize: '512M' });
+    conn = resolveConnection({ url: server.url }, {}, new Map());
+  }
+  const scratch = `flatload_bench_${randomBytes(3).toString('hex')}`;
+  const work = mkdtempSync(join(tmpdir(), 'flatload-bench-'));
+  const { session, conn: admin } = await openSession(conn);
+  try {
+    let createSql: string;
+    if (a.table) {
+      const name = splitQualifiedName(a.table);
+      const db = name?.db ?? conn.database;
+      if (!name || !db) throw new FlatloadError('USAGE', '--table needs db.table (or --database)');
+      const [r] = await admin.query(`SHOW CREATE TABLE ${quoteQualified(db, name.table)}`);
+      createSql = String((r as Array<Record<string, string>>)[0]!['Create Table']);
+    } else if (a.fixture) createSql = ddl(a.fixture as FixtureTable);
+    else createSql = readFileSync(a.ddl!, 'utf8');
+
+    const [eng] = await admin.query('SHOW ENGINES');
+    const engines: Record<string, string> = {};
+    for (const e of eng as Array<{ Engine: string; Support: string }>) engines[e.Engine.toUpperCase()] = e.Support.toUpperCase();
+    const [vars] = await admin.query("SHOW GLOBAL VARIABLES LIKE 'rocksdb_supported_compression_types'");
+    const rocksAlgos = (vars as Array<{ Value: string }>)[0]?.Value;
+    let variants = variantsFor(engines, rocksAlgos);
+    if (a.engines) {
+      const want = a.engines.split(',').map((s) => s.trim().toLowerCase());
+      variants = variants.filter((v) => want.some((w) => v.name === w || v.name.startsWith(`${w}-`) || v.engine.toLowerCase() === w));
+    }
+    if (variants.length === 0) throw new FlatloadError('USAGE', '--engines matches no engine this server offers');
+
+    await admin.query(`CREATE DATABASE ${quoteId(scratch)}`);
+    // The sample (or whole input) as a plain file, so every variant reads the same bytes.
+    const loadOptions = toLoadOptions({ ...a, table: `${scratch}.bench_probe` });
+    let input = a.file;
+    if (a.rows !== undefined) {
+      await admin.query(`${variantDdl(createSql, quoteQualified(scratch, 'bench_probe'), variants[0]!)}`);
+      const cs = charsetInfo(loadOptions.format.characterSet ?? 'utf8mb4')!;
+      const [cols] = await admin.query('SELECT COUNT(*) AS n FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [scratch, 'bench_probe']);
+      const fields = loadOptions.columns?.length ?? Number((cols as Array<{ n: number }>)[0]!.n);
+      input = join(work, 'sample');
+      const n = await firstRecordsToFile(openInput(a.file), input, a.rows, loadOptions.format.ignoreLines, scanFormatOf(loadOptions), cs, {
+        fields,
+        textField: Array.from({ length: fields }, () => true),
+      });
+      io.stderr.write(`sampled the first ${n.toLocaleString('en-US')} records\n`);
+    }
+    const inputBytes = openInput(input).sizeBytes ?? 0;
+
+    const results: BenchResult[] = [];
+    for (const v of variants) {
+      if (v.rocksdbCf) await admin.query('SET GLOBAL rocksdb_update_cf_options = ?', [`${v.rocksdbCf.name}={${v.rocksdbCf.options}}`]);
+      const strategies: Array<StrategyName | undefined> = a.strategies ? [undefined, 'load-data', 'insert'] : [undefined];
+      let plannedStrategy: string | undefined;
+      for (const strategy of strategies) {
+        if (strategy !== undefined && strategy === plannedStrategy) continue;
+        const tableName = `t_${v.name.replace(/-/g, '_')}${strategy ? `_${strategy.replace('-', '_')}` : ''}`;
+        await admin.query(`DROP TABLE IF EXISTS ${quoteQualified(scratch, tableName)}`);
+        await admin.query(variantDdl(createSql, quoteQualified(scratch, tableName), v));
+        io.stderr.write(`${v.label}${strategy ? ` (--strategy ${strategy})` : ''} … `);
+        const r = await runOne(a, input, scratch, tableName, strategy, conn);
+        if (!strategy) plannedStrategy = r.strategy;
+        results.push({ ...r, variant: v.label, engine: v.engine, planned: strategy === undefined });
+        await admin.query(`DROP TABLE IF EXISTS ${quoteQualified(scratch, tableName)}`);
+        io.stderr.write(r.ok ? `${r.seconds.toFixed(2)} s\n` : `failed: ${r.error}\n`);
+      }
+    }
+    if (a.chart) {
+      const series: Series[] = results.filter((r) => r.ok).map((r) => ({ name: `${r.variant} (${r.strategy})`, points: r.timeline }));
+      writeFileSync(a.chart, renderChart(series, { title: `flatload bench: ${a.file}`, xLabel: 'seconds', yLabel: 'rows/s' }));
+    }
+    if (a.json) io.stdout.write(`${JSON.stringify({ input: a.file, inputBytes, scratchDatabase: scratch, results: results.map(({ timeline, ...r }) => ({ ...r, timeline })) })}\n`);
+    else io.stdout.write(`${table(results, inputBytes)}\n`);
+    return results.every((r) => r.ok) ? EXIT.ok : EXIT.stopped;
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteId(scratch)}`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
+    rmSync(work, { recursive: true, force: true });
+    if (server) await server.stop();
+  }
+}
+
+async function runOne(
+  a: BenchArgs,
+  input: string,
+  db: string,
+  tableName: string,
+  strategy: StrategyName | undefined,
+  conn: ConnectionOptions,
+): Promise<Omit<BenchResult, 'variant' | 'engine' | 'planned'>> {
+  const o = toLoadOptions({
+    ...a,
+    file: input,
+    table: `${db}.${tableName}`,
+    ...(strategy ? { strategy } : {}),
+    progress: 'none',
+    json: false,
+    maxErrors: a.maxErrors ?? 0,
+  });
+  const events = new EventHub();
+  const reporter = new SilentReporter(undefined);
+  events.on((e) => reporter.onEvent(e));
+  try {
+    const { report, error } = await executeLoad(o, { ...conn, database: db }, events);
+    reporter.close();
+    return {
+      strategy: report.strategy,
+      rows: report.rows,
+      seconds: report.seconds,
+      rowsPerSec: report.rowsPerSec,
+      mbPerSec: report.mbPerSec,
+      onDiskBytes: report.sizes?.onDiskBytes ?? null,
+      onDiskSource: report.sizes?.onDiskSource ?? '',
+      ratio: report.sizes?.inputToOnDiskRatio ?? null,
+      ok: error === undefined,
+      error: error?.message ?? null,
+      timeline: reporter.state.timeline,
+    };
+  } catch (err) {
+    return { strategy: strategy ?? '?', rows: 0, seconds: 0, rowsPerSec: 0, mbPerSec: 0, onDiskBytes: null, onDiskSource: '', ratio: null, ok: false, error: (err as Error).message, timeline: [] };
+  }
+}
