@@ -62,7 +62,7 @@ export interface OpenQuote {
   recordOffset: number;
 }
 
-/** Fast-path result: `resumeAt` set when malformed UTF-8 follows `pos` and the general path must take over. */
+/** Fast-path result: `resumeAt` set when the general path must read on from `pos` until a record ends at or after it. */
 interface FastStop extends ScanStop {
   resumeAt?: number;
 }
@@ -96,6 +96,28 @@ function fieldTermHides(ft: Buffer, lt: Buffer, esc: number): boolean {
 }
 
 const isAscii = (b: Buffer): boolean => b.every((x) => x < 0x80);
+
+/** Where the last lfRun stopped. */
+let runEnd = 0;
+
+/**
+ * Records ending at '\n' from `i` (a record start): each ends at the next
+ * newline, while that newline is before `limit`, not preceded by the escape
+ * byte (the caller works out escape runs), the record is at most `maxRecord`
+ * bytes and the previous record ended before `stopRel`. Returns how many;
+ * runEnd is where the last one ended.
+ */
+function lfRun(buf: Buffer, i: number, limit: number, esc: number, maxRecord: number, stopRel: number): number {
+  let n = 0;
+  while (i < stopRel) {
+    const t = buf.indexOf(0x0a, i);
+    if (t === -1 || t >= limit || (t > i && buf[t - 1] === esc) || t + 1 - i > maxRecord) break;
+    i = t + 1;
+    n++;
+  }
+  runEnd = i;
+  return n;
+}
 
 const PAIRS = new WeakMap<CharsetInfo, Uint8Array | null>();
 
@@ -306,18 +328,23 @@ export class RecordScanner {
   /**
    * Every byte is a character (single-byte charset, or well-formed UTF-8 with
    * ASCII separators) and the field terminator cannot hide a line terminator
-   * or an escape: then a record in which no enclosure byte occurs at or before the
-   * first line terminator ends at the first line terminator that is not
+   * or an escape: then a record in which no enclosure byte occurs at or
+   * before the first line terminator ends at the first line terminator that is not
    * escaped, whatever N is (read_field and next_line agree on it). Found with
    * indexOf, one call per record; an occurrence is escaped iff an odd run of
    * escape bytes precedes it (the run's first byte is always read at top
    * level), so escapes cost nothing unless they touch a terminator.
    *
+   * A record with an enclosure byte is read by the exact rules on the spot:
+   * byteRecord (byte-wise, jumping between quotes) when the whole record is
+   * in the buffer, else scanGeneral. With the line terminator '\n' (or
+   * ending in its only '\n'), newlines are counted by the same search.
+   *
    * Scans only up to the last line terminator in the buffer (all of it when
    * `final`), so every call starts and ends at a record boundary. Returns
-   * `resumeAt` when the record at `pos` needs the exact rules: it has an
-   * enclosure byte (resumeAt = just past its start: one record), or UTF-8 is
-   * malformed ahead (resumeAt = the end of the malformed piece).
+   * `resumeAt` when the record at `pos` needs the general path: UTF-8 is
+   * malformed ahead (resumeAt = the end of the malformed piece), or the
+   * unterminated last record has an enclosure byte.
    */
   private scanFast(buf: Buffer, from: number, base: number, final: boolean, stopAt: number): FastStop {
     const term = this.lineTerm;
@@ -360,7 +387,26 @@ export class RecordScanner {
     let nextLf = -2; // lfMode: the newline at or after s, when already found (-1: none; -2: not looked for)
     let segFrom = from; // otherwise: newlines of [segFrom, recStart) not yet counted
     let stopped = false;
+    const plainLf = lfMode && L === 1;
     for (;;) {
+      if (plainLf && nextLf === -2 && s === i && i === recStart) {
+        // The common case, in a small loop V8 compiles tightly: plain records, one indexOf each.
+        let lim = validEnd;
+        if (nextEnc < lim) {
+          if (nextEnc < recStart) nextEnc = this.nextByte(buf, enc, recStart);
+          if (nextEnc < lim) lim = nextEnc;
+        }
+        const n = lfRun(buf, i, lim, esc, maxRecord, stopAt - base);
+        if (n > 0) {
+          records += n;
+          lf += n;
+          i = s = recStart = runEnd;
+          if (base + i >= stopAt) {
+            stopped = true;
+            break;
+          }
+        }
+      }
       let t: number;
       let tl = -1;
       if (lfMode) {

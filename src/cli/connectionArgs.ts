@@ -5,7 +5,7 @@ export function withConnectionOptions<T>(y: Argv<T>) {
   return y
     .option('url', { type: 'string', describe: 'mysql://user:password@host:port/db (default: $DATABASE_URL)', group: 'Connection:' })
     .option('host', { alias: 'h', type: 'string', describe: 'server host', group: 'Connection:' })
-    .option('port', { alias: 'P', type: 'number', describe: 'server TCP port', group: 'Connection:' })
+    .option('port', { alias: 'P', type: 'string', describe: 'server TCP port', group: 'Connection:' })
     .option('user', { alias: 'u', type: 'string', describe: 'user name', group: 'Connection:' })
     .option('password', {
       alias: 'p',

@@ -9,7 +9,7 @@ export function withFormatOptions<T>(y: Argv<T>) {
     .option('fields-optionally-enclosed-by', { type: 'string', describe: 'quote character (OPTIONALLY ENCLOSED BY)', group: 'Format:' })
     .option('fields-escaped-by', { type: 'string', describe: "escape character ('' for none)", group: 'Format:' })
     .option('lines-terminated-by', { type: 'string', describe: "record terminator, e.g. '\\n' or '\\r\\n'", group: 'Format:' })
-    .option('ignore-lines', { type: 'number', describe: 'header lines to skip', group: 'Format:' })
+    .option('ignore-lines', { type: 'string', describe: 'header lines to skip', group: 'Format:' })
     .option('columns', { alias: 'c', type: 'string', describe: 'comma-separated target columns (@name discards a field)', group: 'Format:' })
     .option('character-set', { type: 'string', describe: "the file's character set (LOAD DATA CHARACTER SET)", group: 'Format:' })
     .option('keep-bom', { type: 'boolean', describe: 'keep a leading UTF-8 byte-order mark as data (default: skip it)', group: 'Format:' });

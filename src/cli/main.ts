@@ -11,7 +11,7 @@ function withLoadOptions<T>(y: Argv<T>) {
   return withFormatOptions(withConnectionOptions(y))
     .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input)' })
     .option('table', { alias: 't', type: 'string', describe: '[db.]table to load into', group: 'Load:' })
-    .option('jobs', { alias: 'j', type: 'number', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
+    .option('jobs', { alias: 'j', type: 'string', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
     .option('chunk-size', { type: 'string', describe: 'bytes per chunk, e.g. 64MiB, 1G (default 64MiB)', group: 'Load:' })
     .option('strategy', { type: 'string', describe: 'force a strategy: load-data | insert | surrogate-key', group: 'Load:' })
     .option('mode', { type: 'string', describe: 'append (default) | replace | swap', group: 'Load:' })
@@ -19,7 +19,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('allow-ddl', { type: 'boolean', describe: 'let the plan change the table (drop/re-add indexes, take the surrogate key out)', group: 'Load:' })
     .option('sort-chunks', { type: 'string', describe: 'sort rows by the clustered key within each chunk: auto | on | off', group: 'Load:' })
     .option('dry-run', { type: 'boolean', describe: 'print the plan and change nothing (same as flatload plan)', group: 'Load:' })
-    .option('max-errors', { type: 'number', describe: 'rejected rows allowed before the load stops (default 0)', group: 'Bad rows:' })
+    .option('max-errors', { type: 'string', describe: 'rejected rows allowed before the load stops (default 0)', group: 'Bad rows:' })
     .option('reject-file', { type: 'string', describe: 'where rejected rows go (default: <input>.rejects.tsv beside the input)', group: 'Bad rows:' })
     .option('on-duplicate', { type: 'string', describe: 'error (default) | ignore | replace', group: 'Bad rows:' })
     .option('ignore', { type: 'boolean', describe: 'alias of --on-duplicate ignore (mysqlimport)', group: 'Bad rows:' })
@@ -34,10 +34,24 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
 
+function wholeNumber(v: unknown, flag: string): number {
+  const last = Array.isArray(v) ? v[v.length - 1] : v;
+  const text = String(last).trim();
+  if (!/^-?\d+$/.test(text)) throw new FlatloadError('USAGE', `--${flag}: "${text}" is not a whole number`);
+  return Number(text);
+}
+
 export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) => void): Argv {
   const run = (fn: () => Promise<ExitCode>): Promise<void> => fn().then(setExit);
-  // yargs turns a lone "-" positional into ""; "-" means standard input.
-  const fileArg = (a: { file?: unknown }): object => ({ ...a, file: a.file === '' && argv.includes('-') ? '-' : a.file });
+  // yargs turns a lone "-" positional into ""; "-" means standard input. Numeric options arrive as
+  // strings (yargs adds up a repeated number option) and are checked here: the last one given wins.
+  const fileArg = (a: Record<string, unknown>): object => {
+    const out: Record<string, unknown> = { ...a, file: a['file'] === '' && argv.includes('-') ? '-' : a['file'] };
+    for (const [key, flag] of [['jobs', 'jobs'], ['maxErrors', 'max-errors'], ['ignoreLines', 'ignore-lines'], ['port', 'port'], ['rows', 'rows']] as const) {
+      if (out[key] !== undefined) out[key] = wholeNumber(out[key], flag);
+    }
+    return out;
+  };
   return yargs(argv)
     .scriptName('flatload')
     .usage('$0 <command> [options]\n\nBulk-load flat files (CSV/TSV) into MySQL/MariaDB: parallel, resumable, exactly once.')
@@ -60,7 +74,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
         withLoadOptions(y)
           .option('fixture', { type: 'string', describe: 'take the table definition from a fixture: user_summary, user3, sbtest, purchases_index', group: 'Bench:' })
           .option('ddl', { type: 'string', describe: 'take the table definition from a CREATE TABLE file', group: 'Bench:' })
-          .option('rows', { type: 'number', describe: 'use only the first N records of the input', group: 'Bench:' })
+          .option('rows', { type: 'string', describe: 'use only the first N records of the input', group: 'Bench:' })
           .option('engines', { type: 'string', describe: 'comma list: innodb, innodb-page-compressed, innodb-compressed, rocksdb[-algo], aria, myisam, tokudb', group: 'Bench:' })
           .option('strategies', { type: 'boolean', describe: 'also run the strategies the planner did not pick', group: 'Bench:' }),
       (a) => run(async () => (await import('./commands/bench.js')).benchCommand(fileArg(a) as never, io)),
@@ -73,7 +87,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
           .option('table', { alias: 't', type: 'string', describe: 'only loads into this [db.]table' })
           .option('bookkeeping-schema', { type: 'string', describe: 'database holding the bookkeeping (default: the table\'s, or all)' })
           .option('json', { type: 'boolean', describe: 'one JSON object on stdout' }),
-      (a) => run(async () => (await import('./commands/status.js')).statusCommand(a as never, io)),
+      (a) => run(async () => (await import('./commands/status.js')).statusCommand(fileArg(a) as never, io)),
     )
     .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false, 'duplicate-arguments-array': false })
     .demandCommand(1, 'name a command: load, plan, status or bench')

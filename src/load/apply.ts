@@ -12,6 +12,7 @@ import { ChunkInput } from './chunkInput.js';
 import { loadDataExecutor, type RowProblem } from './loadDataExecutor.js';
 import { ErrorBudget } from './budget.js';
 import { insertExecutor } from './insertExecutor.js';
+import type { KeySpec } from './keyOrder.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
 import { RecordScanner } from '../chunking/scanner.js';
@@ -35,6 +36,19 @@ export interface Applied {
   /** Rows and chunks committed by an earlier, interrupted run of this job. */
   resumed: { chunks: number; rows: number; rejected: number; bytes: number };
   rejectFile: { path: string; log: string; rows: number } | undefined;
+}
+
+const NUMERIC_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'year', 'bit']);
+
+/** Where the clustered key's columns are among the file's fields; undefined when one is missing. */
+function keySpecOf(prep: Prepared, plan: LoadPlan): KeySpec | undefined {
+  const key = prep.table.clusteredKey;
+  if (!key) return undefined;
+  const names = (plan.columns ?? prep.table.columns.map((c) => ({ name: c.name, isVariable: false }))).map((c) => (c.isVariable ? '' : c.name.toLowerCase()));
+  const fields = key.columns.map((k) => names.indexOf(k.toLowerCase()));
+  if (fields.some((f) => f < 0)) return undefined;
+  const numeric = key.columns.map((k) => NUMERIC_TYPES.has(prep.table.columns.find((c) => c.name.toLowerCase() === k.toLowerCase())?.dataType ?? ''));
+  return { fields, numeric };
 }
 
 /** The input's header lines (--ignore-lines), which the reject file repeats so the same command loads it. */
@@ -185,6 +199,8 @@ export async function applyPlan(
       file: o.file,
     });
   }
+  const sortSpec = plan.sortChunks && plan.commitScope !== 'none' && !unchunkable ? keySpecOf(prep, plan) : undefined;
+  if (plan.sortChunks && !sortSpec) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
   const input = new ChunkInput(source, {
     format: prep.scan,
     charset: prep.charset,
@@ -194,7 +210,7 @@ export async function applyPlan(
     ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
     stripBom: o.stripBom && prep.charset.utf8,
     file: o.file,
-  }, o.format);
+  }, o.format, sortSpec ? { spec: sortSpec, fmt: prep.scan, cs: prep.charset, targets: prep.targets } : undefined);
   const chunks = skippingDone(unchunkable ? wholeFile(source) : input.chunks(), cp.done, o.file);
   const resumed = { chunks: 0, rows: 0, rejected: 0, bytes: 0 };
   for (const d of cp.done.values()) {

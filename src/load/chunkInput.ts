@@ -2,12 +2,33 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
+import { locateRecords } from '../chunking/records.js';
+import { permuteRecords, recordEnds, sortPermutation, type KeyContext } from './keyOrder.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { openByteStream, readRange } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
 import { inputError, type Compression, type InputSource } from '../input/source.js';
+
+/** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
+export interface SentRecord {
+  /** Position in the chunk's sent bytes. */
+  pos: number;
+  /** Bytes, terminator included. */
+  length: number;
+  /** Absolute byte offset in the input. */
+  offset: number;
+  /** 1-based physical line in the input. */
+  line: number;
+}
+
+/** The chunk's bytes as sent and its records in sent order. */
+export interface ChunkRecords {
+  bytes: Buffer;
+  records: SentRecord[];
+}
+
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
 const SCAN_BLOCK_BYTES = 4 << 20;
@@ -27,12 +48,67 @@ export class ChunkInput {
   /** The first 64 KiB of the (decompressed) input, once read: the header lines for the reject file. */
   head: Buffer | undefined;
 
+  /** In-flight sorted chunks: the bytes as sent and how they map back (held until release()). */
+  private readonly sorted = new Map<number, Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }>>();
+
   constructor(
     readonly source: InputSource,
     private readonly cut: Omit<CutOptions, 'keepBytes'>,
     private readonly fileFormat: FileFormat,
+    /** Send each chunk's records in clustered-key order. */
+    private readonly keyOrder?: KeyContext,
   ) {
     this.compression = source.compression;
+  }
+
+  private sortedChunk(chunk: CutChunk): Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }> {
+    let p = this.sorted.get(chunk.index);
+    if (!p) {
+      const k = this.keyOrder!;
+      p = this.readAll(chunk).then((original) => {
+        const ends = recordEnds(original, k.fmt, k.cs, k.targets);
+        const perm = sortPermutation(original, ends, k);
+        return { original, ends, perm, sent: permuteRecords(original, ends, perm, k.fmt.lineTerm) };
+      });
+      this.sorted.set(chunk.index, p);
+    }
+    return p;
+  }
+
+  /**
+   * The chunk's records in the order they are sent, with their input lines
+   * and offsets: for mapping the server's "row N" and isolating bad rows.
+   */
+  async records(chunk: CutChunk): Promise<ChunkRecords> {
+    if (!this.keyOrder) {
+      const bytes = await this.readAll(chunk);
+      const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, this.cut.format, this.cut.charset, this.cut.targets);
+      return { bytes, records: recs.map((r) => ({ pos: r.offset - chunk.startByte, length: r.length, offset: r.offset, line: r.line })) };
+    }
+    const { original, ends, perm, sent } = await this.sortedChunk(chunk);
+    const lines = new Uint32Array(ends.length);
+    let line = chunk.firstLine;
+    for (let i = 0; i < ends.length; i++) {
+      lines[i] = line;
+      line += countNewlines(original, i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+    }
+    // Only the input's last record can lack a terminator; permuteRecords gave it one.
+    const gained = sent.length - (ends.length ? ends[ends.length - 1]! : 0);
+    const records: SentRecord[] = [];
+    let pos = 0;
+    for (let j = 0; j < perm.length; j++) {
+      const i = perm[j]!;
+      const start = i === 0 ? 0 : ends[i - 1]!;
+      const length = ends[i]! - start + (i === ends.length - 1 ? gained : 0);
+      records.push({ pos, length, offset: chunk.startByte + start, line: lines[i]! });
+      pos += length;
+    }
+    return { bytes: sent, records };
+  }
+
+  /** Forgets a chunk's bytes once it is committed or given up. */
+  release(chunk: CutChunk): void {
+    this.sorted.delete(chunk.index);
   }
 
   get seekable(): boolean {
@@ -167,6 +243,15 @@ export class ChunkInput {
 
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each becomes one LOCAL INFILE packet). */
   open(chunk: CutChunk, pieceBytes: number): Readable {
+    if (this.keyOrder) {
+      return Readable.from(
+        (async function* (self: ChunkInput) {
+          const { sent } = await self.sortedChunk(chunk);
+          for (let i = 0; i < sent.length; i += pieceBytes) yield sent.subarray(i, i + pieceBytes);
+        })(this),
+        { objectMode: false },
+      );
+    }
     if (chunk.buffers) return Readable.from(coalesce(chunk.buffers, pieceBytes), { objectMode: false });
     const s = readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
     return s;

@@ -1,6 +1,5 @@
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import type { CharsetInfo } from '../chunking/charsets.js';
-import { locateRecords, type RecordLocation } from '../chunking/records.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import type { CutChunk } from '../chunking/types.js';
 import { asServerError, isConnectionLost, isRetryableLock } from '../db/errors.js';
@@ -9,7 +8,7 @@ import { parseRecord, type FieldValue } from '../input/fields.js';
 import type { ColumnTarget, DuplicateHandling } from '../plan/sql.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
-import type { ChunkInput } from './chunkInput.js';
+import type { ChunkInput, SentRecord } from './chunkInput.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { classifyWarning, type ServerWarning } from './warnings.js';
@@ -39,7 +38,7 @@ export interface InsertExecutorOptions {
 }
 
 interface Row {
-  rec: RecordLocation;
+  rec: SentRecord;
   /** Index of the record within the chunk. */
   index: number;
   /** "(v1, v2, …)" */
@@ -78,14 +77,14 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
 
   return async (chunk, ctx) => {
     const { conn } = ctx;
-    const bytes = await o.input.readAll(chunk);
-    const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, o.scan.format, o.scan.charset, o.scan.targets);
+    const { bytes, records: recs } = await o.input.records(chunk);
+    o.input.release(chunk);
     const rejects: RejectedRow[] = [];
     const rows: Row[] = [];
-    const recBytes = (r: RecordLocation): Buffer => bytes.subarray(r.offset - chunk.startByte, r.offset - chunk.startByte + r.length);
+    const recBytes = (r: SentRecord): Buffer => bytes.subarray(r.pos, r.pos + r.length);
     for (let i = 0; i < recs.length; i++) {
       const rec = recs[i]!;
-      const parsed = parseRecord(bytes, rec.offset - chunk.startByte, rec.offset - chunk.startByte + rec.length, o.scan.format, o.scan.charset, o.scan.targets);
+      const parsed = parseRecord(bytes, rec.pos, rec.pos + rec.length, o.scan.format, o.scan.charset, o.scan.targets);
       // The rows LOAD DATA would warn about for their shape are rejected here (1261, 1262).
       if (parsed.values.some((v) => v === undefined)) {
         rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(1261, `Row ${i + 1} doesn't contain data for all columns`) });
@@ -162,7 +161,7 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         const add = rows[i]!.sql.length + 1;
         if (i > start && size + add > o.batchBytes) {
           await solve(start, i);
-          o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes: rows[i - 1]!.rec.offset + rows[i - 1]!.rec.length - rows[start]!.rec.offset });
+          o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes: rows[i - 1]!.rec.pos + rows[i - 1]!.rec.length - rows[start]!.rec.pos });
           start = i;
           size = head.length;
         }

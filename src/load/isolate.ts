@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { PoolConnection } from 'mysql2/promise';
-import type { RecordLocation } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
+import type { SentRecord } from './chunkInput.js';
 import { runLoadData } from './loadData.js';
 import { classifyWarning, warningRow, type ServerWarning } from './warnings.js';
 
@@ -19,7 +19,8 @@ export interface IsolateOptions {
   chunk: CutChunk;
   /** The chunk's bytes and its records. */
   bytes: Buffer;
-  records: RecordLocation[];
+  /** In the order they are sent; `pos` is where each is in `bytes`. */
+  records: SentRecord[];
   /** LOAD DATA for a sub-range, given its file token. */
   sql(fileToken: string): string;
   /** Statements before each sub-range (sets the surrogate key counter to the range's first record). */
@@ -55,6 +56,7 @@ function pieces(buf: Buffer, size: number): Buffer[] {
  */
 export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
   const { conn, chunk, records } = o;
+  void chunk;
   const out: Isolated = { rowsLoaded: 0, rejects: [], warnings: 0, statements: 0 };
   let sp = 0;
 
@@ -62,8 +64,9 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
     const name = `flatload_r${sp++}`;
     await conn.query(`SAVEPOINT ${name}`);
     for (const p of o.pre(a)) await conn.query(p);
-    const start = records[a]!.offset - chunk.startByte;
-    const end = records[b - 1]!.offset + records[b - 1]!.length - chunk.startByte;
+    // Records a..b are contiguous in the sent bytes (sorted or not).
+    const start = records[a]!.pos;
+    const end = records[b - 1]!.pos + records[b - 1]!.length;
     const token = `flatload-chunk-${chunk.index}-rows-${a}-${b}`;
     out.statements++;
     const res = await runLoadData({
@@ -114,7 +117,7 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
         code: w.code,
         message: w.message,
       }));
-      out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: o.bytes.subarray(rec.offset - chunk.startByte, rec.offset - chunk.startByte + rec.length), errors });
+      out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: o.bytes.subarray(rec.pos, rec.pos + rec.length), errors });
       return;
     }
     if (!r.unnamed && r.named.size > 0) {

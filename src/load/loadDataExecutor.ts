@@ -1,11 +1,10 @@
 import type { CharsetInfo } from '../chunking/charsets.js';
-import { locateRecords, type RecordLocation } from '../chunking/records.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
-import type { ChunkInput } from './chunkInput.js';
+import type { ChunkInput, SentRecord } from './chunkInput.js';
 import { isolateBadRows, type RejectedRow } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
@@ -15,7 +14,7 @@ export interface RowProblem {
   class: WarningClass;
   warning: ServerWarning;
   /** Where the row is in the input, when the warning names a row. */
-  location: RecordLocation | undefined;
+  location: SentRecord | undefined;
 }
 
 export interface LoadDataExecutorOptions {
@@ -48,7 +47,7 @@ export function isProblem(o: Pick<LoadDataExecutorOptions, 'duplicatesExpected' 
 }
 
 /** Up to `limit` problems with the input rows they name, for messages. */
-function describe(problems: ServerWarning[], records: RecordLocation[], limit = 10): string {
+function describe(problems: ServerWarning[], records: SentRecord[], limit = 10): string {
   const lines = problems.slice(0, limit).map((w) => {
     const row = warningRow(w.message);
     const rec = row === undefined ? undefined : records[row - 1];
@@ -93,15 +92,8 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         maxWarnings: o.maxWarnings,
       });
       ctx.setState('checking');
-      let records: RecordLocation[] | undefined;
-      let bytes: Buffer | undefined;
-      const locate = async (): Promise<RecordLocation[]> => {
-        if (!records) {
-          bytes = await o.input.readAll(chunk);
-          records = locateRecords(bytes, chunk.startByte, chunk.firstLine, o.scan.format, o.scan.charset, o.scan.targets);
-        }
-        return records;
-      };
+      // Rows the server names ("at row N") are counted in the order they were sent.
+      const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
       if (chunk.records >= 0 && result.info.records !== chunk.records) {
         throw new FlatloadError(
           'INPUT_MALFORMED',
@@ -151,11 +143,12 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         await conn.query('ROLLBACK TO SAVEPOINT flatload_chunk');
         o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: 'isolating rows the server skipped or changed' });
         ctx.setState('isolating');
-        const recs = await locate();
+        const sent = await o.input.records(chunk);
+        const recs = sent.records;
         const iso = await isolateBadRows({
           conn,
           chunk,
-          bytes: bytes!,
+          bytes: sent.bytes,
           records: recs,
           sql: o.sql,
           pre: (first) => o.pre(chunk, first),
@@ -185,6 +178,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
     } finally {
       release?.();
       if (open) await conn.query('ROLLBACK').catch(() => undefined);
+      o.input.release(chunk);
     }
   };
 }

@@ -27,7 +27,7 @@ export function provisionalPlan(facts: PlanFacts, o: PlanOptions, db: string, ta
     after: [],
     columns: o.columns,
     surrogateKey: aiAbsent ? { kind: 'pre-assign', column: ai, firstValue } : undefined,
-    sortChunks: false,
+    sortChunks: o.sortChunks === 'on',
     insertBatchBytes: undefined,
     duplicates: o.onDuplicate,
     guarantee: transactional

@@ -25,7 +25,7 @@ const FORMATS: Array<[string, ScanFormat]> = [
 ];
 
 /** Mostly well-formed rows, with rarer traps: quotes that do not close, escapes before terminators, bad UTF-8, extra fields. */
-function longInput(rand: () => number, fmt: ScanFormat, bytes: number): Buffer {
+function longInput(rand: () => number, fmt: ScanFormat, bytes: number, wellFormed = false): Buffer {
   const parts: Buffer[] = [];
   let n = 0;
   const q = fmt.enclosure === -1 ? b('"') : Buffer.from([fmt.enclosure]);
@@ -42,8 +42,8 @@ function longInput(rand: () => number, fmt: ScanFormat, bytes: number): Buffer {
       else if (k < 0.7) v = Buffer.concat([q, Buffer.from(pick(words), 'utf8'), pick([fmt.fieldTerm, fmt.lineTerm, b('\n'), Buffer.concat([q, q])]), q]);
       else if (k < 0.78) v = Buffer.concat([Buffer.from(pick(words), 'utf8'), esc, pick([fmt.lineTerm, fmt.fieldTerm, esc, b('n')])]);
       else if (k < 0.82) v = Buffer.concat([esc, esc, esc]);
-      else if (k < 0.86) v = Buffer.from([pick([0xe4, 0xc3, 0xf0, 0x80, 0xff, 0xed])]);
-      else if (k < 0.88) v = Buffer.concat([q, b('open')]); // may run a long way
+      else if (k < 0.86) v = wellFormed ? b('w') : Buffer.from([pick([0xe4, 0xc3, 0xf0, 0x80, 0xff, 0xed])]);
+      else if (k < 0.88) v = wellFormed ? b('o') : Buffer.concat([q, b('open')]); // may run a long way
       else if (k < 0.9) v = Buffer.concat([b('mid'), q, b('quote')]);
       else if (k < 0.92) v = b('\r');
       else v = Buffer.from(String(Math.floor(rand() * 1e6)));
@@ -167,4 +167,35 @@ test('fast path == general path over many small blocks (hand-overs at block edge
     }
   }
   assert.equal(checked, 1800);
+});
+
+test('blocks bigger than the carried head: the rest of a block is scanned in place, bytes kept exactly', async () => {
+  const rand = rng(777);
+  for (const [name, fmt] of [FORMATS[0]!, FORMATS[1]!, FORMATS[3]!]) {
+    const cs = charsetInfo('utf8mb4')!;
+    const targets: ScanTargets = { fields: 3, textField: [true, false, true] };
+    const data = longInput(rand, fmt, 700_000, true);
+    const truth = scanWhole(data, fmt, cs, targets, 1, false);
+    assert.equal(truth.openQuote, undefined, name);
+    assert.ok(truth.ends.length > 10_000, name);
+    for (const block of [70_000, 100_003, 1 << 20]) {
+      const r = await cut(data, { format: fmt, charset: cs, targets, ignoreLines: 1, chunkSizeBytes: 30_000, keepBytes: true }, block);
+      const ctx = `${name} block ${block}`;
+      assert.equal(r.error, undefined, `${String(r.error)} ${ctx}`);
+      const ends = new Set(truth.ends);
+      let pos = truth.headerEnd;
+      let records = 0;
+      for (const ch of r.chunks) {
+        assert.equal(ch.startByte, pos, ctx);
+        assert.ok(ends.has(ch.endByte), ctx);
+        assert.equal(ch.endByte, truth.ends.find((e) => e >= ch.startByte + 30_000) ?? data.length, ctx);
+        assert.ok(Buffer.concat(ch.buffers ?? []).equals(data.subarray(ch.startByte, ch.endByte)), `kept bytes: ${ctx}`);
+        assert.equal(ch.newlines, countLf(data, ch.startByte, ch.endByte), ctx);
+        records += ch.records;
+        pos = ch.endByte;
+      }
+      assert.equal(pos, data.length, ctx);
+      assert.equal(records, truth.ends.length, ctx);
+    }
+  }
 });
