@@ -50,7 +50,7 @@ export interface FormatFlags {
   characterSet?: string | undefined;
 }
 
-/** Character sets LOAD DATA refuses for input files (ER_INVALID_CHARACTER_STRING / "not allowed"). */
+/** Wide character sets: MariaDB's LOAD DATA accepts them and loads garbage (its ASCII terminators do not match), so flatload refuses them. */
 const UNSUPPORTED_FILE_CHARSETS = new Set(['ucs2', 'utf16', 'utf16le', 'utf32']);
 
 export function resolveFormat(flags: FormatFlags): FileFormat {

@@ -36,6 +36,8 @@ export interface SampleContext {
   ignoreLines: number;
   columns: ColumnTarget[] | undefined;
   table: TableFacts;
+  /** A leading UTF-8 byte-order mark is skipped (as the load will). */
+  stripBom: boolean;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function sampleInput(source: InputSource, ctx: SampleContext): Prom
 
 /** Pure part: the facts a sample gives. */
 export function describeSample(head: Buffer, complete: boolean, facts: InputFacts, ctx: SampleContext): InputFacts {
-  let start = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  let start = ctx.stripBom && head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   if (ctx.ignoreLines > 0) {
     const h = new RecordScanner(ctx.format, ctx.charset, undefined, true);
     while (h.records < ctx.ignoreLines) {

@@ -112,6 +112,7 @@ export async function executeLoad(
       ignoreLines: o.format.ignoreLines,
       columns: prep.columns,
       table: prep.table,
+      stripBom: o.stripBom && prep.charset.utf8,
     });
     const facts: PlanFacts = { server: prep.server, table: prep.table, input };
     const planOptions = planOptionsOf(o, source.compression === 'none' ? source.sizeBytes : undefined);

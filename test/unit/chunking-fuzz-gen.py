@@ -14,6 +14,7 @@ chunking-fuzz.test.ts, so the unit tests never need python. Regenerate it
 
     python3 test/unit/chunking-fuzz-gen.py                       # 600 cases, seed 1
     python3 test/unit/chunking-fuzz-gen.py --seed 7 --count 50000 --out /tmp/fuzz.json
+    python3 test/unit/chunking-fuzz-gen.py --seed 8 --count 5000 --max-len 2000 --out /tmp/fuzz-long.json
     FLATLOAD_FUZZ_CORPUS=/tmp/fuzz.json node --import tsx --test test/unit/chunking-fuzz.test.ts
 
 The second form is how to hunt for new discrepancies: a big corpus with a
@@ -50,8 +51,11 @@ WHOLE = ['\u4e2d'.encode(), '\u00e9'.encode(), '\U0001F600'.encode(), b'\x81\x5c
          b'\xb0\xa1', b'\x8f\xa1\xa1', b'\x8e\xa1', b'\xe4\xb8']
 
 
+MAX_LEN = 40
+
+
 def gen_data(r, fterm, lterm, enc):
-    n = r.choice([0, 1, 2, 4, 8, 12, 16, 24, 32, 40])
+    n = r.choice([0, 1, 2, 4, 8, 12, 16, 24, 32, 40]) * MAX_LEN // 40
     out = bytearray()
     while len(out) < n:
         k = r.random()
@@ -117,11 +121,14 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--count', type=int, default=600)
     ap.add_argument('--out', default=os.path.join(HERE, 'chunking-fuzz.json'))
+    ap.add_argument('--max-len', type=int, default=40, help='longest input, bytes (about)')
     a = ap.parse_args()
+    global MAX_LEN
+    MAX_LEN = a.max_len
     r = random.Random(a.seed)
     cases = [gen_case(r, i) for i in range(a.count)]
     doc = {
-        'source': f'chunking-fuzz-gen.py --seed {a.seed} --count {a.count} (oracle: chunking_emu.py)',
+        'source': f'chunking-fuzz-gen.py --seed {a.seed} --count {a.count} --max-len {a.max_len} (oracle: chunking_emu.py)',
         'cases': cases,
     }
     with open(a.out, 'w') as f:  # one case a line: readable diffs
