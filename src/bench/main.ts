@@ -8,7 +8,7 @@
  *   npm run bench -- [--rows 5000000] [--csv-rows 2000000] [--jobs 1,2,4] [--no-write]
  *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
  */
-import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

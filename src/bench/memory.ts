@@ -7,8 +7,6 @@ import { ddl, generateToFile } from '../../fixtures/generate.js';
 import { startThrowawayServer } from '../devserver/server.js';
 import { writeDocSection } from './doc.js';
 
-const MiB = 1024 * 1024;
-
 interface MemRun {
   input: string;
   chunkMiB: number;

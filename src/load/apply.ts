@@ -9,7 +9,7 @@ import { loadDataSql } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { ChunkInput } from './chunkInput.js';
-import { loadDataExecutor, type RowProblem } from './loadDataExecutor.js';
+import { loadDataExecutor } from './loadDataExecutor.js';
 import { ErrorBudget } from './budget.js';
 import { insertExecutor } from './insertExecutor.js';
 import type { KeySpec } from './keyOrder.js';
@@ -131,21 +131,6 @@ async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, 
     }
     yield { ...c, alreadyDone: true };
   }
-}
-
-/** Problems found by the server stop the load, naming each row. */
-export function problemsError(file: string, chunkIndex: number, problems: RowProblem[]): FlatloadError {
-  const shown = problems.slice(0, 10).map((p) => {
-    const where = p.location ? `line ${p.location.line} (byte offset ${p.location.offset})` : `chunk ${chunkIndex}, row not named by the server`;
-    return `    ${where}: [${p.warning.code}] ${p.warning.message}`;
-  });
-  const more = problems.length > 10 ? `\n    … and ${problems.length - 10} more` : '';
-  const first = problems.find((p) => p.location)?.location;
-  return new FlatloadError(
-    'ROWS_REJECTED',
-    `the server skipped or changed ${problems.length} row value(s); the chunk was rolled back:\n${shown.join('\n')}${more}`,
-    { file, chunk: chunkIndex, ...(first ? { line: first.line, byteOffset: first.offset } : {}) },
-  );
 }
 
 async function runStatements(control: Queryable, statements: Array<{ sql: string; reason: string }>, what: string, vars: Record<string, string>): Promise<void> {

@@ -55,7 +55,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
   };
 }
 
-function emptyReport(plan: LoadPlan, facts: PlanFacts, o: LoadOptions, display: string): LoadReport {
+function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadReport {
   return {
     status: 'dry-run',
     table: display,
@@ -155,7 +155,7 @@ export async function executeLoad(
     } else {
       plan = provisionalPlan(facts, planOptions, prep.db, o.table);
     }
-    const report = emptyReport(plan, facts, o, prep.display);
+    const report = emptyReport(plan, facts, prep.display);
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);

@@ -1,4 +1,4 @@
-import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
+import type { ResultSetHeader } from 'mysql2/promise';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import type { CutChunk } from '../chunking/types.js';
@@ -9,6 +9,7 @@ import type { ColumnTarget, DuplicateHandling } from '../plan/sql.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
 import type { ChunkInput, SentRecord } from './chunkInput.js';
+import { commitChunk } from './commit.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { classifyWarning, type ServerWarning } from './warnings.js';
@@ -148,7 +149,6 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
     };
 
     let open = false;
-    let release: (() => void) | undefined;
     try {
       if (o.transactional) {
         await conn.query('START TRANSACTION');
@@ -170,22 +170,10 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
       await solve(start, rows.length);
       rejects.sort((x, y) => x.byteOffset - y.byteOffset);
       const outcome: ChunkOutcome = { records: recs.length, rowsLoaded: loaded - skipped, rejected: rejects.length, warnings, bytes: chunk.endByte - chunk.startByte };
-      release = o.budget.reserve(
-        rejects.length,
-        { file: o.file, chunk: chunk.index, ...(rejects[0] ? { line: rejects[0].line, byteOffset: rejects[0].byteOffset } : {}) },
-        rejects.slice(0, 10).map((r) => `    line ${r.line} (byte offset ${r.byteOffset}): ${r.errors.map((e) => `[${e.code}] ${e.message}`).join('; ')}`).join('\n'),
-      );
-      await o.beforeCommit(chunk, ctx, outcome, rejects);
-      ctx.setState('committing');
-      if (o.transactional) {
-        await conn.query('COMMIT');
-        open = false;
-      }
-      release = undefined;
-      await o.afterCommit(chunk, rejects);
+      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, transactional: o.transactional, beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
+      open = false;
       return outcome;
     } finally {
-      release?.();
       if (open) await conn.query('ROLLBACK').catch(() => undefined);
     }
   };

@@ -5,17 +5,11 @@ import { FlatloadError } from '../errors/index.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
 import type { ChunkInput, SentRecord } from './chunkInput.js';
+import { commitChunk } from './commit.js';
 import { isolateBadRows, type RejectedRow } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
-import { classifyWarning, warningRow, type ServerWarning, type WarningClass } from './warnings.js';
-
-export interface RowProblem {
-  class: WarningClass;
-  warning: ServerWarning;
-  /** Where the row is in the input, when the warning names a row. */
-  location: SentRecord | undefined;
-}
+import { classifyWarning, warningRow, type ServerWarning } from './warnings.js';
 
 export interface LoadDataExecutorOptions {
   input: ChunkInput;
@@ -57,12 +51,6 @@ function describe(problems: ServerWarning[], records: SentRecord[], limit = 10):
   return lines.join('\n');
 }
 
-function describeRejects(rejects: RejectedRow[], limit = 10): string {
-  const lines = rejects.slice(0, limit).map((r) => `    line ${r.line} (byte offset ${r.byteOffset}): ${r.errors.map((e) => `[${e.code}] ${e.message}`).join('; ')}`);
-  if (rejects.length > limit) lines.push(`    … and ${rejects.length - limit} more`);
-  return lines.join('\n');
-}
-
 /**
  * One chunk through LOAD DATA LOCAL: load it whole; if the server's warnings
  * show skipped or changed rows, roll back to the chunk's savepoint and
@@ -74,7 +62,6 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
     const { conn } = ctx;
     const fileToken = `flatload-chunk-${chunk.index}`;
     let open = false;
-    let release: (() => void) | undefined;
     try {
       if (o.transactional) {
         await conn.query('START TRANSACTION');
@@ -161,22 +148,10 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         rejects = iso.rejects;
         outcome = { records: recs.length, rowsLoaded: iso.rowsLoaded, rejected: rejects.length, warnings: iso.warnings, bytes: result.bytesSent };
       }
-      release = o.budget.reserve(
-        rejects.length,
-        { file: o.file, chunk: chunk.index, ...(rejects[0] ? { line: rejects[0].line, byteOffset: rejects[0].byteOffset } : {}) },
-        describeRejects(rejects),
-      );
-      await o.beforeCommit(chunk, ctx, outcome, rejects);
-      ctx.setState('committing');
-      if (o.transactional) {
-        await conn.query('COMMIT');
-        open = false;
-      }
-      release = undefined;
-      await o.afterCommit(chunk, rejects);
+      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, transactional: o.transactional, beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
+      open = false;
       return outcome;
     } finally {
-      release?.();
       if (open) await conn.query('ROLLBACK').catch(() => undefined);
       o.input.release(chunk);
     }

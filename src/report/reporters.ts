@@ -35,7 +35,7 @@ export class LinesReporter implements Reporter {
 
   constructor(
     private readonly out: NodeJS.WritableStream,
-    private readonly everyMs = 5000,
+    everyMs = 5000,
     private readonly now: () => number = Date.now,
   ) {
     this.state = new ProgressState(now());

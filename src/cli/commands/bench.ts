@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { ddl, FIXTURE_TABLES, type FixtureTable } from '../../../fixtures/generate.js';
 import { firstRecordsToFile } from '../../bench/sample.js';
-import { variantDdl, variantsFor, type Variant } from '../../bench/variants.js';
+import { variantDdl, variantsFor } from '../../bench/variants.js';
 import { charsetInfo } from '../../chunking/charsets.js';
 import { resolveConnection, type ConnectionOptions } from '../../config/connection.js';
 import { toLoadOptions, type LoadArgs, type StrategyName } from '../../config/loadOptions.js';
@@ -93,7 +92,7 @@ export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
   }
   const scratch = `flatload_bench_${randomBytes(3).toString('hex')}`;
   const work = mkdtempSync(join(tmpdir(), 'flatload-bench-'));
-  const { session, conn: admin } = await openSession(conn);
+  const { conn: admin } = await openSession(conn);
   try {
     let createSql: string;
     if (a.table) {
