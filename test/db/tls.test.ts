@@ -106,7 +106,7 @@ function ok(o: Outcome, encrypted: boolean): void {
   assert.equal(o.encrypted, encrypted, `JSON report encrypted=${String(o.encrypted)}`);
   if (encrypted) assert.ok(o.accepts > 0, 'the server accepted no TLS handshake');
   else assert.equal(o.accepts, 0, 'the server saw a TLS handshake on an unencrypted load');
-  assert.match(o.r.stderr, encrypted ? /\(TLS\)/ : /\(unencrypted\)/);
+  assert.match(o.r.stderr, encrypted ? /\(TLSv1\.[23], (not )?verified\)/ : /\(unencrypted\)/);
 }
 
 function failsWithTls(o: Outcome, re: RegExp): void {
