@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/control.js';
+export type { CheckpointContext } from './resume.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { openPool, type Session } from '../db/connect.js';
@@ -12,17 +13,17 @@ import { ChunkInput } from './chunkInput.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { ErrorBudget } from './budget.js';
 import { insertExecutor } from './insertExecutor.js';
-import type { KeySpec } from './keyOrder.js';
+import { keySpecOf } from './keyOrder.js';
+import { headerBytes } from './header.js';
+import { chunkSha1, landedPrefix, skippingDone, type CheckpointContext, type ResumedChunk } from './resume.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
-import { RecordScanner } from '../chunking/scanner.js';
 import { locateRecords } from '../chunking/records.js';
-import { quoteQualified } from '../db/quote.js';
 import { decodeRejects, defaultRejectPath, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
 import type { Prepared } from './prepare.js';
 import { runChunks, type RunResult } from './runner.js';
-import { createHash } from 'node:crypto';
-import { CheckpointStore, type DoneChunk, type JobPhase } from '../checkpoint/store.js';
+import { CheckpointStore } from '../checkpoint/store.js';
+import { quoteQualified } from '../db/quote.js';
 
 const MAX_WARNINGS = 65535;
 /** The user variable that numbers rows for pre-assigned surrogate keys. */
@@ -36,101 +37,6 @@ export interface Applied {
   /** Rows and chunks committed by an earlier, interrupted run of this job. */
   resumed: { chunks: number; rows: number; rejected: number; bytes: number };
   rejectFile: { path: string; log: string; rows: number } | undefined;
-}
-
-const NUMERIC_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'year', 'bit']);
-
-/** Where the clustered key's columns are among the file's fields; undefined when one is missing. */
-function keySpecOf(prep: Prepared, plan: LoadPlan): KeySpec | undefined {
-  const key = prep.table.clusteredKey;
-  if (!key) return undefined;
-  const names = (plan.columns ?? prep.table.columns.map((c) => ({ name: c.name, isVariable: false }))).map((c) => (c.isVariable ? '' : c.name.toLowerCase()));
-  const fields = key.columns.map((k) => names.indexOf(k.toLowerCase()));
-  if (fields.some((f) => f < 0)) return undefined;
-  const numeric = key.columns.map((k) => NUMERIC_TYPES.has(prep.table.columns.find((c) => c.name.toLowerCase() === k.toLowerCase())?.dataType ?? ''));
-  return { fields, numeric };
-}
-
-/** The input's header lines (--ignore-lines), which the reject file repeats so the same command loads it. */
-function headerBytes(head: Buffer | undefined, o: LoadOptions, prep: Prepared): Buffer {
-  if (!head || o.format.ignoreLines === 0) return Buffer.alloc(0);
-  const start = head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf && o.stripBom ? 3 : 0;
-  const scanner = new RecordScanner(prep.scan, prep.charset, undefined, true);
-  let pos = start;
-  while (scanner.records < o.format.ignoreLines) {
-    const r = scanner.scan(head, pos, 0, false, pos + 1);
-    if (!r.atRecordEnd) return Buffer.alloc(0);
-    pos = r.pos;
-  }
-  return Buffer.from(head.subarray(start, pos));
-}
-
-/** The job's resume bookkeeping, as the apply step needs it. */
-export interface CheckpointContext {
-  store: CheckpointStore;
-  schema: string;
-  jobId: string;
-  /** Chunks an earlier run committed. */
-  done: Map<number, DoneChunk>;
-  phase: JobPhase;
-  keepHistory: boolean;
-  /** Rows the table held when the job started (engines that cannot roll back a chunk). */
-  rowsBefore: number | null;
-}
-
-/** A chunk resumed after a crash left its first `skipped` records in a non-transactional table. */
-type ResumedChunk = CutChunk & { original?: { startByte: number; records: number; skipped: number } };
-
-/**
- * For engines that cannot roll back (MyISAM, Aria): with one stream, a chunk
- * interrupted mid-statement left a prefix of its records in the table. The
- * table's row count against the bookkeeping says how many.
- */
-async function landedPrefix(control: Queryable, plan: LoadPlan, cp: CheckpointContext): Promise<{ index: number; skip: number } | undefined> {
-  if (plan.commitScope !== 'none' || cp.rowsBefore === null || cp.done.size === 0 && cp.phase === 'created') return undefined;
-  const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
-  const actual = Number((r as Array<{ n: number }>)[0]!.n);
-  const expected = cp.rowsBefore + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
-  if (actual < expected) {
-    throw new FlatloadError('RESUME_MISMATCH', `the table holds ${actual} rows but the interrupted load had committed ${expected - cp.rowsBefore} to the ${cp.rowsBefore} it started with: rows were deleted since`, {
-      hint: 'rerun with --restart (and empty the table first, or use --mode replace)',
-    });
-  }
-  if (actual === expected) return undefined;
-  let next = 0;
-  while (cp.done.has(next)) next++;
-  return { index: next, skip: actual - expected };
-}
-
-function chunkSha1(chunk: CutChunk): string | null {
-  if (!chunk.buffers) return null;
-  const h = createHash('sha1');
-  for (const b of chunk.buffers) h.update(b);
-  return h.digest('hex');
-}
-
-/**
- * Skips chunks an earlier run committed, after checking they are the same
- * bytes (same range and record count; for streams, the same sha1).
- */
-async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
-  for await (const c of chunks) {
-    const d = done.get(c.index);
-    if (!d) {
-      yield c;
-      continue;
-    }
-    const sha = d.sha1 === null ? null : chunkSha1(c);
-    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records || (d.sha1 !== null && sha !== d.sha1)) {
-      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed`, {
-        file,
-        chunk: c.index,
-        byteOffset: c.startByte,
-        hint: 'rerun with --restart to discard the earlier run (its committed rows stay in the table)',
-      });
-    }
-    yield { ...c, alreadyDone: true };
-  }
 }
 
 async function runStatements(control: Queryable, statements: Array<{ sql: string; reason: string }>, what: string, vars: Record<string, string>): Promise<void> {
@@ -184,7 +90,7 @@ export async function applyPlan(
       file: o.file,
     });
   }
-  const sortSpec = plan.sortChunks && plan.commitScope !== 'none' && !unchunkable ? keySpecOf(prep, plan) : undefined;
+  const sortSpec = plan.sortChunks && plan.commitScope !== 'none' && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
   if (plan.sortChunks && !sortSpec) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
   const input = new ChunkInput(source, {
     format: prep.scan,

@@ -1,6 +1,8 @@
 import type { CharsetInfo } from '../chunking/charsets.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/scanner.js';
 import { parseRecord } from '../input/fields.js';
+import type { TableFacts } from '../introspect/types.js';
+import type { ColumnTarget } from '../plan/sql.js';
 
 /** How to read a record's clustered key: which fields, and whether each compares as a number. */
 export interface KeySpec {
@@ -149,3 +151,17 @@ export function permuteRecords(bytes: Buffer, ends: Uint32Array, perm: Uint32Arr
   }
   return out.subarray(0, pos);
 }
+
+const NUMERIC_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'numeric', 'float', 'double', 'year', 'bit']);
+
+/** Where the clustered key's columns are among the file's fields; undefined when one is missing. */
+export function keySpecOf(table: TableFacts, columns: readonly ColumnTarget[] | undefined): KeySpec | undefined {
+  const key = table.clusteredKey;
+  if (!key) return undefined;
+  const names = (columns ?? table.columns.map((c) => ({ name: c.name, isVariable: false }))).map((c) => (c.isVariable ? '' : c.name.toLowerCase()));
+  const fields = key.columns.map((k) => names.indexOf(k.toLowerCase()));
+  if (fields.some((f) => f < 0)) return undefined;
+  const numeric = key.columns.map((k) => NUMERIC_TYPES.has(table.columns.find((c) => c.name.toLowerCase() === k.toLowerCase())?.dataType ?? ''));
+  return { fields, numeric };
+}
+
