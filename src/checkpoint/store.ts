@@ -246,6 +246,11 @@ export class CheckpointStore {
     await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
   }
 
+  /** Forgets every committed chunk of a job (its table was emptied to start again). */
+  async clearChunks(jobId: string): Promise<void> {
+    await this.deleteChunks(jobId);
+  }
+
   async abandon(jobId: string): Promise<void> {
     await this.deleteChunks(jobId);
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET state = 'abandoned', updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`, [jobId]);

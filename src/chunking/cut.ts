@@ -10,6 +10,8 @@ export interface CutOptions {
   /** The statement's target fields; see RecordScanner. */
   targets: ScanTargets | undefined;
   chunkSizeBytes: number;
+  /** At most this many records per chunk as well (an engine limit counted in rows); undefined: no bound. */
+  maxRecordsPerChunk?: number | undefined;
   /** A record longer than this is an error (a stray quote usually). */
   maxRecordBytes: number;
   /** Header records to skip (--ignore-lines). */
@@ -154,8 +156,18 @@ export async function* cutChunks(
       }
     }
     let segStart = pos;
+    const maxRecords = opts.maxRecordsPerChunk;
     for (;;) {
-      const r = scanner.scan(buf, pos, base, final, target);
+      // With a record bound the scanner stops at every record end, so the bound can cut a chunk short.
+      const r = scanner.scan(buf, pos, base, final, maxRecords === undefined ? target : base + pos + 1);
+      if (r.atRecordEnd && maxRecords !== undefined && base + r.pos < target && scanner.records - chunkRecordsAtStart < maxRecords) {
+        pos = r.pos;
+        if (pos < buf.length || !final) continue;
+        take(buf, segStart, r.pos);
+        checkRecordSize(base + r.pos);
+        base += r.pos;
+        return;
+      }
       take(buf, segStart, r.pos);
       if (r.atRecordEnd) {
         yield emit(base + r.pos);

@@ -15,7 +15,7 @@ import { ErrorBudget } from './budget.js';
 import { insertExecutor } from './insertExecutor.js';
 import { keySpecOf } from './keyOrder.js';
 import { headerBytes } from './header.js';
-import { chunkSha1, landedPrefix, skippingDone, type CheckpointContext, type ResumedChunk } from './resume.js';
+import { chunkSha1, keyRangeDelete, landedPrefix, restartIfRequired, skippingDone, type CheckpointContext, type ResumedChunk } from './resume.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
 import { locateRecords } from '../chunking/records.js';
@@ -75,9 +75,10 @@ export async function applyPlan(
     });
   }
   const cp = checkpoint;
+  await restartIfRequired(control, plan, cp, events);
   if (cp.phase === 'created') {
     await runStatements(control, plan.before, 'preparing the table', {});
-    if (plan.commitScope === 'none') {
+    if (plan.commitScope !== 'chunk') {
       // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
       const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
       cp.rowsBefore = Number((r as Array<{ n: number }>)[0]!.n);
@@ -90,13 +91,15 @@ export async function applyPlan(
       file: o.file,
     });
   }
-  const sortSpec = plan.sortChunks && plan.commitScope !== 'none' && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
+  const byRowCount = plan.guarantee.kind === 'exactly-once-by-row-count';
+  const sortSpec = plan.sortChunks && !byRowCount && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
   if (plan.sortChunks && !sortSpec) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
   const input = new ChunkInput(source, {
     format: prep.scan,
     charset: prep.charset,
     targets: prep.targets,
     chunkSizeBytes: unchunkable ? Number.MAX_SAFE_INTEGER : plan.chunkSizeBytes,
+    maxRecordsPerChunk: unchunkable ? undefined : plan.chunkMaxRecords,
     maxRecordBytes: unchunkable ? Number.MAX_SAFE_INTEGER : Math.max(plan.chunkSizeBytes, 1 << 20),
     ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
     stripBom: o.stripBom && prep.charset.utf8,
@@ -110,8 +113,8 @@ export async function applyPlan(
     resumed.rejected += d.rejected;
     resumed.bytes += d.endByte - d.startByte;
   }
-  // Engines that cannot roll back resume by counting rows, which needs one stream in file order.
-  const jobs = unchunkable || plan.commitScope === 'none' ? 1 : plan.concurrency;
+  // Resuming by counting rows needs one stream in file order; one transaction for the whole load needs one connection.
+  const jobs = unchunkable || byRowCount || plan.commitScope === 'load' ? 1 : plan.concurrency;
   const pieceBytes = Math.max(16 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2)));
   const key = plan.surrogateKey?.kind === 'pre-assign' ? plan.surrogateKey : undefined;
   const firstKey = key ? BigInt(key.firstValue) : 0n;
@@ -191,7 +194,9 @@ export async function applyPlan(
           duplicates: plan.duplicates,
           allowAltered: o.allowTruncation,
           batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2))),
-          transactional: plan.commitScope === 'chunk',
+          scope: plan.commitScope,
+          chunkBefore: (plan.chunkBefore ?? []).map((x) => x.sql),
+          chunkAfter: (plan.chunkAfter ?? []).map((x) => x.sql),
           budget,
           events,
           beforeCommit,
@@ -200,7 +205,9 @@ export async function applyPlan(
       : loadDataExecutor({
       input,
       file: o.file,
-      transactional: plan.commitScope === 'chunk',
+      scope: plan.commitScope,
+      chunkBefore: (plan.chunkBefore ?? []).map((x) => x.sql),
+      chunkAfter: (plan.chunkAfter ?? []).map((x) => x.sql),
       sql,
       pre: (chunk, first) => (key ? [`SET ${KEY_VAR} = ${(firstKey + BigInt(chunk.firstRecord + first) - 1n).toString()}`] : []),
       pieceBytes,
@@ -213,7 +220,13 @@ export async function applyPlan(
       beforeCommit,
       afterCommit,
     });
+    const resuming = cp.done.size > 0 || cp.phase !== 'created';
     const execute: typeof executor = async (chunk, ctx) => {
+      // A resumed load first removes what an interrupted attempt at this chunk may have left (key-range guarantee).
+      if (resuming && plan.guarantee.kind === 'exactly-once-by-key-range') {
+        const del = await keyRangeDelete(plan, chunk, input, prep, key ? firstKey : undefined);
+        if (del) await ctx.conn.query(del);
+      }
       if (!partial || chunk.index !== partial.index) return executor(chunk, ctx);
       // Only the records the interrupted statement did not get to.
       const bytes = await input.readAll(chunk);
@@ -245,8 +258,10 @@ export async function applyPlan(
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       execute,
-      sessionSql: plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`),
-      sessionEnd: plan.sessionEnd.map((s) => s.sql),
+      // One transaction for the whole load: opened with the session, committed at its end (nothing to retry: a lost connection lost it all).
+      sessionSql: [...plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`), ...(plan.commitScope === 'load' ? ['START TRANSACTION'] : [])],
+      sessionEnd: [...(plan.commitScope === 'load' ? ['COMMIT'] : []), ...plan.sessionEnd.map((s) => s.sql)],
+      ...(plan.commitScope === 'load' ? { maxAttempts: 1 } : {}),
       events,
       ...(signal ? { signal } : {}),
     });

@@ -10,7 +10,8 @@ export interface CommitArgs {
   rejects: RejectedRow[];
   budget: ErrorBudget;
   file: string;
-  transactional: boolean;
+  /** Ends the chunk's transaction (COMMIT, or releases its savepoint). */
+  commit: () => Promise<void>;
   beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
   afterCommit: (chunk: CutChunk, rejects: RejectedRow[]) => Promise<void>;
 }
@@ -31,7 +32,7 @@ export async function commitChunk(a: CommitArgs): Promise<void> {
   try {
     await a.beforeCommit(a.chunk, a.ctx, a.outcome, a.rejects);
     a.ctx.setState('committing');
-    if (a.transactional) await a.ctx.conn.query('COMMIT');
+    await a.commit();
   } catch (err) {
     release();
     throw err;

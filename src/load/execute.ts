@@ -16,7 +16,9 @@ import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identit
 import { CheckpointStore } from '../checkpoint/store.js';
 import { FlatloadError as LoadError } from '../errors/index.js';
 import { prepareLoad } from './prepare.js';
-import { provisionalPlan } from './provisionalPlan.js';
+import { planLoad } from '../plan/planner.js';
+import { checkPrivileges, missingPrivilegeError, privilegesForPlan } from '../plan/privileges.js';
+import { chunkTableFor } from '../checkpoint/store.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -153,13 +155,28 @@ export async function executeLoad(
       const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
       notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
     } else {
-      plan = provisionalPlan(facts, planOptions, prep.db, o.table);
+      plan = planLoad(facts, planOptions);
     }
+    // Fail now, naming the missing grant, rather than half-way through.
+    const { needs } = privilegesForPlan(plan, {
+      ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(prep.table.engine).name] }),
+      sizeReport: o.sizeReport,
+      engine: prep.table.engine,
+    });
+    const check = checkPrivileges(prep.server.grants, needs, {
+      ...(prep.server.currentUser ? { currentUser: prep.server.currentUser } : {}),
+      lowerCaseTableNames: prep.server.lowerCaseTableNames,
+    });
+    const missing = missingPrivilegeError(check, prep.server.currentUser, { table: prep.display });
+    if (missing) throw missing;
     const report = emptyReport(plan, facts, prep.display);
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);
     for (const n of notes) events.emit({ type: 'note', message: n });
+    if (!prep.server.localInfile && plan.strategy === 'insert' && !plan.forced) {
+      plan.warnings.unshift('the server has local_infile=OFF, so rows go as batched INSERTs (several times slower); SET GLOBAL local_infile=1 enables the fast path');
+    }
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
     if (o.dryRun) return { report, plan, facts, error: undefined };

@@ -10,6 +10,8 @@ import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
 import type { ChunkInput, SentRecord } from './chunkInput.js';
 import { commitChunk } from './commit.js';
+import { ChunkTxn } from './chunkTxn.js';
+import type { CommitScope } from '../plan/types.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { classifyWarning, type ServerWarning } from './warnings.js';
@@ -31,7 +33,9 @@ export interface InsertExecutorOptions {
   allowAltered: boolean;
   /** Bytes per INSERT statement (under max_allowed_packet). */
   batchBytes: number;
-  transactional: boolean;
+  scope: CommitScope;
+  chunkBefore: readonly string[];
+  chunkAfter: readonly string[];
   budget: ErrorBudget;
   events: EventHub;
   beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
@@ -108,7 +112,7 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
     const solve = async (a: number, b: number): Promise<void> => {
       if (b <= a) return;
       const name = `flatload_i${sp++}`;
-      if (o.transactional) await conn.query(`SAVEPOINT ${name}`);
+      if (rollbackable) await conn.query(`SAVEPOINT ${name}`);
       let problems: Array<{ code: number; message: string }> = [];
       let ok = false;
       try {
@@ -130,11 +134,11 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         problems = rowProblem(e.errno, e.sqlMessage ?? e.message ?? String(err));
       }
       if (ok) {
-        if (o.transactional) await conn.query(`RELEASE SAVEPOINT ${name}`);
+        if (rollbackable) await conn.query(`RELEASE SAVEPOINT ${name}`);
         loaded += b - a;
         return;
       }
-      if (!o.transactional) {
+      if (!rollbackable) {
         throw Object.assign(new Error(`rows at lines ${rows[a]!.rec.line}…${rows[b - 1]!.rec.line} failed and this engine cannot roll them back: ${problems[0]?.message ?? ''}`), { errno: problems[0]?.code });
       }
       await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
@@ -148,12 +152,12 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
       await solve(mid, b);
     };
 
-    let open = false;
+    const txn = new ChunkTxn(conn, o.scope);
+    const rollbackable = txn.canRollBack;
+    let done = false;
     try {
-      if (o.transactional) {
-        await conn.query('START TRANSACTION');
-        open = true;
-      }
+      await txn.begin();
+      for (const sql of o.chunkBefore) await conn.query(sql);
       // Batches by bytes, so no statement comes near max_allowed_packet.
       let start = 0;
       let size = head.length;
@@ -168,13 +172,14 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         size += add;
       }
       await solve(start, rows.length);
+      for (const sql of o.chunkAfter) await conn.query(sql);
       rejects.sort((x, y) => x.byteOffset - y.byteOffset);
       const outcome: ChunkOutcome = { records: recs.length, rowsLoaded: loaded - skipped, rejected: rejects.length, warnings, bytes: chunk.endByte - chunk.startByte };
-      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, transactional: o.transactional, beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
-      open = false;
+      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, commit: () => txn.commit(), beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
+      done = true;
       return outcome;
     } finally {
-      if (open) await conn.query('ROLLBACK').catch(() => undefined);
+      if (!done) await txn.abort();
     }
   };
 }

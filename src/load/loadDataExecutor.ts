@@ -6,6 +6,8 @@ import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
 import type { ChunkInput, SentRecord } from './chunkInput.js';
 import { commitChunk } from './commit.js';
+import { ChunkTxn } from './chunkTxn.js';
+import type { CommitScope } from '../plan/types.js';
 import { isolateBadRows, type RejectedRow } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
@@ -18,8 +20,10 @@ export interface LoadDataExecutorOptions {
   sql(fileToken: string): string;
   /** Statements before a LOAD of the chunk's records from `firstRecordInChunk` on (the surrogate key counter). */
   pre(chunk: CutChunk, firstRecordInChunk: number): string[];
-  /** Each chunk in its own transaction (false: the engine cannot roll back). */
-  transactional: boolean;
+  scope: CommitScope;
+  /** The plan's statements right before and right after each chunk's load (checked). */
+  chunkBefore: readonly string[];
+  chunkAfter: readonly string[];
   pieceBytes: number;
   maxWarnings: number;
   events: EventHub;
@@ -61,14 +65,12 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
   return async (chunk, ctx) => {
     const { conn } = ctx;
     const fileToken = `flatload-chunk-${chunk.index}`;
-    let open = false;
+    const txn = new ChunkTxn(conn, o.scope);
+    let done = false;
     try {
-      if (o.transactional) {
-        await conn.query('START TRANSACTION');
-        open = true;
-        await conn.query('SAVEPOINT flatload_chunk');
-      }
+      await txn.begin();
       for (const p of o.pre(chunk, 0)) await conn.query(p);
+      for (const sql of o.chunkBefore) await conn.query(sql);
       const onBytes = (bytes: number): void => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes });
       const result: LoadDataResult = await runLoadData({
         conn,
@@ -78,6 +80,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         onBytes,
         maxWarnings: o.maxWarnings,
       });
+      for (const sql of o.chunkAfter) await conn.query(sql);
       ctx.setState('checking');
       // Rows the server names ("at row N") are counted in the order they were sent.
       const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
@@ -108,7 +111,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           bytes: result.bytesSent,
         };
       } else {
-        if (!o.transactional) {
+        if (!txn.canRollBack) {
           throw new FlatloadError(
             'ROWS_REJECTED',
             `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate())}`,
@@ -117,8 +120,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         }
         if (o.budget.max === 0) {
           // The first bad row stops the load: no need to isolate the rest of the chunk.
-          await conn.query('ROLLBACK');
-          open = false;
+          await txn.abort();
           const recs = await locate();
           const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
           throw new FlatloadError(
@@ -127,7 +129,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
             { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : { line: chunk.firstLine, byteOffset: chunk.startByte }), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
           );
         }
-        await conn.query('ROLLBACK TO SAVEPOINT flatload_chunk');
+        await txn.rollbackToStart();
         o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: 'isolating rows the server skipped or changed' });
         ctx.setState('isolating');
         const sent = await o.input.records(chunk);
@@ -148,11 +150,11 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         rejects = iso.rejects;
         outcome = { records: recs.length, rowsLoaded: iso.rowsLoaded, rejected: rejects.length, warnings: iso.warnings, bytes: result.bytesSent };
       }
-      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, transactional: o.transactional, beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
-      open = false;
+      await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, commit: () => txn.commit(), beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
+      done = true;
       return outcome;
     } finally {
-      if (open) await conn.query('ROLLBACK').catch(() => undefined);
+      if (!done) await txn.abort();
       o.input.release(chunk);
     }
   };

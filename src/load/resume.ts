@@ -2,7 +2,12 @@ import { createHash } from 'node:crypto';
 import type { CheckpointStore, DoneChunk, JobPhase } from '../checkpoint/store.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
-import { quoteQualified } from '../db/quote.js';
+import { quoteId, quoteQualified, quoteString } from '../db/quote.js';
+import { parseRecord } from '../input/fields.js';
+import type { EventHub } from '../report/events.js';
+import type { ChunkInput } from './chunkInput.js';
+import { keySpecOf } from './keyOrder.js';
+import type { Prepared } from './prepare.js';
 import { FlatloadError } from '../errors/index.js';
 import type { LoadPlan } from '../plan/types.js';
 
@@ -28,7 +33,7 @@ export type ResumedChunk = CutChunk & { original?: { startByte: number; records:
  * table's row count against the bookkeeping says how many.
  */
 export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: CheckpointContext): Promise<{ index: number; skip: number } | undefined> {
-  if (plan.commitScope !== 'none' || cp.rowsBefore === null || cp.done.size === 0 && cp.phase === 'created') return undefined;
+  if (plan.guarantee.kind !== 'exactly-once-by-row-count' || cp.rowsBefore === null || (cp.done.size === 0 && cp.phase === 'created')) return undefined;
   const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
   const actual = Number((r as Array<{ n: number }>)[0]!.n);
   const expected = cp.rowsBefore + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
@@ -74,3 +79,56 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
   }
 }
 
+
+/**
+ * A plan whose chunks cannot be told apart after a crash (MyRocks unsorted
+ * bulk load, parallel MyISAM): a resume empties the table and starts again —
+ * but only when the load started on an empty table; otherwise it refuses,
+ * since emptying would delete rows that were there before.
+ */
+export async function restartIfRequired(control: Queryable, plan: LoadPlan, cp: CheckpointContext, events: EventHub): Promise<void> {
+  const resumed = cp.done.size > 0 || cp.phase !== 'created';
+  if (!resumed || plan.guarantee.kind !== 'restart-required' || cp.phase === 'finished') return;
+  const t = quoteQualified(plan.loadTarget.db, plan.loadTarget.table);
+  if (cp.rowsBefore !== 0) {
+    throw new FlatloadError('RESUME_MISMATCH', `this load cannot resume: ${plan.guarantee.text}; and ${t} had rows before the load started, which emptying it would delete`, {
+      hint: 'remove the rows this load added yourself, then rerun with --restart; or load with --mode replace or swap',
+    });
+  }
+  await control.query(`TRUNCATE TABLE ${t}`);
+  await cp.store.clearChunks(cp.jobId);
+  cp.done.clear();
+  events.emit({ type: 'note', message: `this plan cannot resume part-way (${plan.guarantee.kind}): emptied ${t}, which was empty when the load started, and loading from the first record` });
+}
+
+function sqlValue(v: Buffer | null | undefined, numeric: boolean): string {
+  if (v === null || v === undefined) return 'NULL';
+  const text = v.toString('utf8');
+  return numeric && /^-?\d+(\.\d+)?$/.test(text) ? text : quoteString(text);
+}
+
+/**
+ * The DELETE that removes whatever an interrupted attempt at this chunk left
+ * in the table, for plans that guarantee exactly-once by key range: the
+ * chunk's pre-assigned keys, or (key-ordered input) the range between its
+ * first and last record's clustered key.
+ */
+export async function keyRangeDelete(plan: LoadPlan, chunk: CutChunk, input: ChunkInput, prep: Prepared, firstKey: bigint | undefined): Promise<string | undefined> {
+  const t = quoteQualified(plan.loadTarget.db, plan.loadTarget.table);
+  if (plan.surrogateKey?.kind === 'pre-assign' && firstKey !== undefined) {
+    const lo = firstKey + BigInt(chunk.firstRecord);
+    const hi = lo + BigInt(chunk.records) - 1n;
+    return `DELETE FROM ${t} WHERE ${quoteId(plan.surrogateKey.column)} BETWEEN ${lo} AND ${hi}`;
+  }
+  const cols = plan.guarantee.keyColumns;
+  const spec = cols ? keySpecOf(prep.table, plan.columns) : undefined;
+  if (!cols || !spec || chunk.records <= 0) return undefined;
+  const { bytes, records } = await input.records(chunk);
+  const ends = [records[0]!, records[records.length - 1]!];
+  const [lo, hi] = ends.map((r) => {
+    const values = parseRecord(bytes, r.pos, r.pos + r.length, prep.scan, prep.charset, prep.targets).values;
+    return spec.fields.map((f, i) => sqlValue(values[f], spec.numeric[i] === true));
+  });
+  const tuple = `(${cols.map(quoteId).join(', ')})`;
+  return `DELETE FROM ${t} WHERE ${tuple} >= (${lo!.join(', ')}) AND ${tuple} <= (${hi!.join(', ')})`;
+}

@@ -6,6 +6,7 @@ import { renderChart } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
 import { makeReporter } from '../../report/reporters.js';
 import { renderSummary } from '../../report/summary.js';
+import { planJson, renderPlan } from '../../plan/explain.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { resumeCommandLine } from '../resumeCommand.js';
@@ -29,8 +30,8 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   }
   const { report, error } = result;
   if (options.dryRun) {
-    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: result.plan })}\n`);
-    else io.stdout.write(`${JSON.stringify(result.plan, null, 2)}\n`);
+    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan) })}\n`);
+    else io.stdout.write(`${renderPlan(result.plan, result.facts)}\n${report.notes.map((n) => `note: ${n}\n`).join('')}`);
     return EXIT.ok;
   }
   report.timeline = reporter.state.timeline;

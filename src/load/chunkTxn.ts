@@ -1,0 +1,49 @@
+import type { PoolConnection } from 'mysql2/promise';
+import type { CommitScope } from '../plan/types.js';
+
+/**
+ * A chunk's transaction, whatever the plan's commit scope:
+ * - 'chunk': its own transaction, COMMITted with its bookkeeping row;
+ * - 'load': a savepoint inside the one transaction of the whole load (the
+ *   connection's session opened it; its session end commits it);
+ * - 'none': the engine cannot roll back; nothing to open or undo.
+ * Each has the savepoint `flatload_chunk` to return to when rows must be
+ * isolated, except 'none'.
+ */
+export class ChunkTxn {
+  private open = false;
+
+  constructor(
+    private readonly conn: PoolConnection,
+    readonly scope: CommitScope,
+  ) {}
+
+  get canRollBack(): boolean {
+    return this.scope !== 'none';
+  }
+
+  async begin(): Promise<void> {
+    if (this.scope === 'chunk') await this.conn.query('START TRANSACTION');
+    if (this.scope !== 'none') await this.conn.query('SAVEPOINT flatload_chunk');
+    this.open = this.scope !== 'none';
+  }
+
+  /** Undoes the chunk's rows so far and keeps the transaction (for isolating bad rows). */
+  async rollbackToStart(): Promise<void> {
+    await this.conn.query('ROLLBACK TO SAVEPOINT flatload_chunk');
+  }
+
+  async commit(): Promise<void> {
+    if (this.scope === 'chunk') await this.conn.query('COMMIT');
+    else if (this.scope === 'load') await this.conn.query('RELEASE SAVEPOINT flatload_chunk');
+    this.open = false;
+  }
+
+  /** Leaves nothing of the chunk behind (called on any failure; never throws). */
+  async abort(): Promise<void> {
+    if (!this.open) return;
+    this.open = false;
+    const sql = this.scope === 'chunk' ? 'ROLLBACK' : 'ROLLBACK TO SAVEPOINT flatload_chunk';
+    await this.conn.query(sql).catch(() => undefined);
+  }
+}
