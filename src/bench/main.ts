@@ -7,6 +7,7 @@
  *
  *   npm run bench -- [--rows 5000000] [--csv-rows 2000000] [--jobs 1,2,4] [--no-write]
  *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
+ *   npm run bench -- --strategies [--rows 1000000]  (every strategy per scenario, the planner's marked)
  */
 import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +22,7 @@ import { measure, type Measured } from './measure.js';
 import { machineDescription, renderTable, rowsPerSec, type BenchRow } from './report.js';
 import { runMemoryBench } from './memory.js';
 import { writeDocSection } from './doc.js';
+import { runStrategiesBench } from './strategies.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -32,6 +34,7 @@ const { values: args } = parseArgs({
     jobs: { type: 'string', default: '1,2,4' },
     'no-write': { type: 'boolean', default: false },
     memory: { type: 'boolean', default: false },
+    strategies: { type: 'boolean', default: false },
     'memory-gb': { type: 'string', default: '2' },
   },
 });
@@ -122,6 +125,10 @@ function flatload(c: Ctx, file: string, extra: string[]): Promise<Measured> {
 }
 
 async function main(): Promise<void> {
+  if (args.strategies) {
+    await runStrategiesBench(Number(args.rows === '5000000' ? 1_000_000 : args.rows), root, !args['no-write'], cli);
+    return;
+  }
   if (args.memory) {
     await runMemoryBench(Number(args['memory-gb']), root, !args['no-write']);
     return;

@@ -57,7 +57,7 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 per chunk, finalised after each chunk; chunks cover disjoint key ranges, so ${plural(d.concurrency, 'stream')} can ingest in parallel [engines.md R1, R4, R7; measured: r-uss-bulk-perchunk-2s, r-u3-pre-bulk-perchunk-2s]`,
       );
     } else {
-      d.concurrency = ROCKS_UNSORTED_STREAMS(ctx);
+      d.concurrency = unsortedStreams(ctx);
       d.sessionSettings.push(
         setting('rocksdb_bulk_load_allow_unsorted', '1', 'the rows are not in primary-key order: the bulk loader sorts them through temp files [engines.md R4]'),
         setting('rocksdb_bulk_load', '1', 'write primary-key rows straight into SST files instead of the memtable; about 4x faster than transactions [engines.md R1; measured: r-us-bulkU-1s vs r-us-chunk-2s]'),
@@ -95,7 +95,17 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
   return d;
 }
 
-/** Streams for an unsorted bulk load (allow_unsorted). Measured: see docs/strategies.md (r-us-bulkU-1s vs -2s). */
-function ROCKS_UNSORTED_STREAMS(ctx: Ctx): number {
-  return ctx.jobsForced ? ctx.parallel : ctx.parallel;
+/**
+ * Streams for an unsorted bulk load (allow_unsorted): one. Every session's
+ * key range spans the whole key space, and a second session's finalisation
+ * then fails with ER_OVERLAPPING_KEYS (4055) keeping only part of the rows
+ * [measured: r-us-bulkU-2s, r-us-bulkU-perchunk-1s].
+ */
+function unsortedStreams(ctx: Ctx): number {
+  if (ctx.parallel > 1) {
+    (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(
+      `${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: unsorted bulk loads in two sessions overlap, and the second finalisation fails with ER_OVERLAPPING_KEYS (4055) after ingesting part of the rows [measured: r-us-bulkU-2s 912,293 of 2,000,000 rows kept]`,
+    );
+  }
+  return 1;
 }
