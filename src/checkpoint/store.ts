@@ -83,7 +83,7 @@ const ALL_CHUNK_TABLES = [CHUNKS, 'flatload_chunks_rocksdb', 'flatload_chunks_to
  */
 export class CheckpointStore {
   constructor(
-    private readonly conn: Conn,
+    readonly conn: Conn,
     readonly schema: string,
   ) {}
 

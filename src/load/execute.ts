@@ -12,10 +12,10 @@ import { applyPlan, type CheckpointContext } from './apply.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { measureTableSizes, sizeRatio } from '../report/sizes.js';
-import { identityDifferences, jobIdentity, jobIdOf } from '../checkpoint/identity.js';
-import { CheckpointStore } from '../checkpoint/store.js';
+import { identityDifferences, jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 import { FlatloadError as LoadError } from '../errors/index.js';
-import { prepareLoad } from './prepare.js';
+import { prepareLoad, type Prepared } from './prepare.js';
 import { planLoad } from '../plan/planner.js';
 import { checkPrivileges, missingPrivilegeError, privilegesForPlan } from '../plan/privileges.js';
 import { chunkTableFor } from '../checkpoint/store.js';
@@ -89,6 +89,68 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
   };
 }
 
+
+interface Job {
+  plan: LoadPlan;
+  /** The unfinished earlier run being resumed, if any. */
+  stored: StoredJob | undefined;
+  done: CheckpointContext['done'];
+  phase: CheckpointContext['phase'];
+  notes: string[];
+}
+
+/**
+ * The job this run continues, or a new plan: an unfinished run of the same
+ * load is resumed with its stored plan; one that differs is refused (or
+ * discarded with --restart). Reads only, in a dry run.
+ */
+async function findOrPlanJob(o: LoadOptions, prep: Prepared, facts: PlanFacts, planOptions: PlanOptions, identity: JobIdentity, store: CheckpointStore): Promise<Job> {
+  const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
+  // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
+  if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
+  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+  const notes: string[] = [];
+  if (stored && o.restart) {
+    const done = await store.doneChunks(stored.jobId);
+    const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+    if (!o.dryRun) await store.abandon(stored.jobId);
+    notes.push(
+      `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
+        (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
+    );
+    stored = undefined;
+  }
+  if (!stored) return { plan: planLoad(facts, planOptions), stored, done: new Map(), phase: 'created', notes };
+  const diffs = identityDifferences(stored.identity, identity);
+  if (diffs.length > 0) {
+    throw new LoadError('RESUME_MISMATCH', `an unfinished load of ${stored.inputPath} into ${stored.target} exists, and this run differs from it:\n    ${diffs.join('\n    ')}`, {
+      file: o.file,
+      table: prep.display,
+      hint: 'rerun the original command to resume it, or add --restart to discard it and start over',
+    });
+  }
+  const done = await store.doneChunks(stored.jobId);
+  const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
+  notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
+  // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
+  return { plan: { ...stored.plan, concurrency: o.jobs ?? stored.plan.concurrency }, stored, done, phase: stored.phase, notes };
+}
+
+/** Fails now, naming each missing grant, rather than half-way through the load. */
+function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, schema: string): void {
+  const { needs } = privilegesForPlan(plan, {
+    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(prep.table.engine).name] }),
+    sizeReport: o.sizeReport,
+    engine: prep.table.engine,
+  });
+  const check = checkPrivileges(prep.server.grants, needs, {
+    ...(prep.server.currentUser ? { currentUser: prep.server.currentUser } : {}),
+    lowerCaseTableNames: prep.server.lowerCaseTableNames,
+  });
+  const missing = missingPrivilegeError(check, prep.server.currentUser, { table: prep.display });
+  if (missing) throw missing;
+}
+
 /**
  * One load, end to end: read facts (read-only), plan, and unless it is a
  * dry run, apply the plan and report.
@@ -119,56 +181,12 @@ export async function executeLoad(
     const facts: PlanFacts = { server: prep.server, table: prep.table, input };
     const planOptions = planOptionsOf(o, source.compression === 'none' ? source.sizeBytes : undefined);
     const identity = jobIdentity(o, source, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
-    const jobId = jobIdOf(identity);
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    const hasBookkeeping = await CheckpointStore.exists(control, schema);
-    // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
-    if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
-    let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
-    const notes: string[] = [];
-    if (stored && o.restart) {
-      const done = await store.doneChunks(stored.jobId);
-      const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
-      if (!o.dryRun) await store.abandon(stored.jobId);
-      notes.push(
-        `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
-          (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
-      );
-      stored = undefined;
-    }
-    let plan: LoadPlan;
-    let checkpointPhase: CheckpointContext['phase'] = 'created';
-    let done: CheckpointContext['done'] = new Map();
-    if (stored) {
-      const diffs = identityDifferences(stored.identity, identity);
-      if (diffs.length > 0) {
-        throw new LoadError('RESUME_MISMATCH', `an unfinished load of ${stored.inputPath} into ${stored.target} exists, and this run differs from it:\n    ${diffs.join('\n    ')}`, {
-          file: o.file,
-          table: prep.display,
-          hint: 'rerun the original command to resume it, or add --restart to discard it and start over',
-        });
-      }
-      plan = { ...stored.plan, concurrency: o.jobs ?? stored.plan.concurrency };
-      done = await store.doneChunks(stored.jobId);
-      checkpointPhase = stored.phase;
-      const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
-      notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
-    } else {
-      plan = planLoad(facts, planOptions);
-    }
-    // Fail now, naming the missing grant, rather than half-way through.
-    const { needs } = privilegesForPlan(plan, {
-      ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(prep.table.engine).name] }),
-      sizeReport: o.sizeReport,
-      engine: prep.table.engine,
-    });
-    const check = checkPrivileges(prep.server.grants, needs, {
-      ...(prep.server.currentUser ? { currentUser: prep.server.currentUser } : {}),
-      lowerCaseTableNames: prep.server.lowerCaseTableNames,
-    });
-    const missing = missingPrivilegeError(check, prep.server.currentUser, { table: prep.display });
-    if (missing) throw missing;
+    const job = await findOrPlanJob(o, prep, facts, planOptions, identity, store);
+    const { plan, stored, notes } = job;
+    const jobId = jobIdOf(identity);
+    checkPlanPrivileges(plan, prep, o, schema);
     const report = emptyReport(plan, facts, prep.display);
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
@@ -197,8 +215,8 @@ export async function executeLoad(
       store,
       schema,
       jobId: activeJobId,
-      done,
-      phase: checkpointPhase,
+      done: job.done,
+      phase: job.phase,
       keepHistory: o.keepHistory,
       rowsBefore: stored ? stored.rowsBefore : null,
     });
@@ -207,6 +225,12 @@ export async function executeLoad(
     const seconds = (Date.now() - t0) / 1000;
     const inputBytes = chunkInput.summary?.totalBytes ?? chunkInput.bytesScanned;
     const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
+    // With one transaction for the whole load, a stop rolled back everything this run loaded.
+    if (run.stoppedBy && plan.commitScope === 'load' && run.totals.rowsLoaded > 0) {
+      report.notes.push(`the whole load was one transaction and was rolled back: none of this run's ${run.totals.rowsLoaded} rows were kept`);
+      run.totals.rowsLoaded = 0;
+      run.totals.rejected = 0;
+    }
     const rejected = run.totals.rejected + applied.resumed.rejected;
     Object.assign(report, {
       status: run.stoppedBy ? 'stopped' : rejected > 0 ? 'rejected-within-budget' : 'ok',
