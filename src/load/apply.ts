@@ -162,7 +162,10 @@ export async function applyPlan(
     };
     const beforeCommit = async (c: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]): Promise<void> => {
       const chunk = c as ResumedChunk;
-      await CheckpointStore.markChunk(ctx.conn, cp.schema, prep.table.engine, cp.jobId, {
+      // With no transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing it
+      // on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early.
+      const [bk, bkEngine] = plan.commitScope === 'none' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];
+      await CheckpointStore.markChunk(bk, cp.schema, bkEngine, cp.jobId, {
         index: chunk.index,
         startByte: chunk.original?.startByte ?? chunk.startByte,
         endByte: chunk.endByte,
@@ -261,7 +264,9 @@ export async function applyPlan(
       // One transaction for the whole load: opened with the session, committed at its end (nothing to retry: a lost connection lost it all).
       sessionSql: [...plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`), ...(plan.commitScope === 'load' ? ['START TRANSACTION'] : [])],
       sessionEnd: [...(plan.commitScope === 'load' ? ['COMMIT'] : []), ...plan.sessionEnd.map((s) => s.sql)],
-      ...(plan.commitScope === 'load' ? { maxAttempts: 1 } : {}),
+      // Work held by a session until its end (one transaction for the whole load; a bulk load finalised at session end)
+      // dies with its connection: retrying one chunk would quietly lose the others, so the load stops instead.
+      ...(plan.commitScope === 'load' || plan.sessionEnd.length > 0 ? { maxAttempts: 1 } : {}),
       events,
       ...(signal ? { signal } : {}),
     });

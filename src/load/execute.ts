@@ -133,13 +133,20 @@ async function findOrPlanJob(o: LoadOptions, prep: Prepared, facts: PlanFacts, p
   const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
   notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
   // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
-  return { plan: { ...stored.plan, concurrency: o.jobs ?? stored.plan.concurrency }, stored, done, phase: stored.phase, notes };
+  // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
+  const concurrency = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
+  return { plan: { ...stored.plan, concurrency }, stored, done, phase: stored.phase, notes };
+}
+
+/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
+function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
+  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
 }
 
 /** Fails now, naming each missing grant, rather than half-way through the load. */
 function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, schema: string): void {
   const { needs } = privilegesForPlan(plan, {
-    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(prep.table.engine).name] }),
+    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(bookkeepingEngine(plan, prep)).name] }),
     sizeReport: o.sizeReport,
     engine: prep.table.engine,
   });
@@ -201,7 +208,7 @@ export async function executeLoad(
 
     const activeJobId = stored?.jobId ?? jobId;
     if (!stored) {
-      await store.ensureTables(prep.table.engine);
+      await store.ensureTables(bookkeepingEngine(plan, prep));
       await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan, rowsBefore: null, resumeCommand });
     } else {
       await store.update(activeJobId, { state: 'running', message: null });
