@@ -63,18 +63,23 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
   const text = renderPlan(planLoad(facts, opts()), facts);
   for (const re of [
     /strategy: +surrogate-key/,
-    /concurrency: +1 connection\b/,
-    /commit scope: load/,
-    /guarantee: +all-or-nothing/,
-    /SET SESSION unique_checks = 0;/,
-    /SET @flatload_key = \{\{chunkFirstKey\}\} - 1;/,
+    /concurrency: +2 connections\b/,
+    /commit scope: chunk/,
+    /guarantee: +exactly-once/,
+    /Session settings \(every loading connection, before its first chunk\):\n {2}\(none\)/,
+    /Each chunk:\n {2}START TRANSACTION;\n {2}SET @flatload_key = \{\{chunkFirstKey\}\} - 1;/,
+    /-- bookkeeping row for chunk N \(resume, issue #5\)\n {2}COMMIT;/,
     /LOAD DATA LOCAL INFILE 'flatload-chunk-N' INTO TABLE `flatload_test`\.`user3` .* SET `id` = \(@flatload_key := @flatload_key \+ 1\);/,
     /ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\};/,
     /Why:\n {2}- /,
-    /Warnings:\n {2}! /,
   ]) {
     assert.match(text, re);
   }
+  assert.doesNotMatch(text, /Warnings:/);
+  const ddl = renderPlan(planLoad(facts, opts({ allowDdl: true })), facts);
+  assert.match(ddl, /surrogate key: id — left out of the load and added afterwards/);
+  assert.match(ddl, /Before the first chunk:\n {2}ALTER TABLE `flatload_test`\.`user3` DROP COLUMN `id`;\n {6}-- .*\[runs once per load\]/);
+  assert.match(ddl, /Warnings:\n {2}! id is re-created after the load/);
 });
 
 test('renderPlan says when the strategy was forced and what the planner would have chosen', () => {
@@ -83,6 +88,14 @@ test('renderPlan says when the strategy was forced and what the planner would ha
   assert.match(text, /strategy: +insert — multi-row INSERT \(forced by --strategy; the planner would have chosen surrogate-key\)/);
   assert.match(text, /INSERT batch: at most 1 MiB/);
   assert.match(text, /INSERT INTO `flatload_test`\.`user3` \(`user_id`, `weight`, `level`, `beat_rate`, `level_num`, `id`\) VALUES/);
+});
+
+test('planJson lists session settings with their reasons (MyRocks unsorted)', () => {
+  const facts: PlanFacts = { server: F.mariadb1011(), table: F.table('user_summary', 'RocksDB'), input: F.input('us.tsv') };
+  const j = planJson(planLoad(facts, opts())) as { sessionSettings: Array<{ name: string; value: string; reason: string }>; statements: { sessionEnd: Array<{ sql: string }> } };
+  assert.deepEqual(j.sessionSettings.map((s) => `${s.name}=${s.value}`), ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1']);
+  assert.ok(j.sessionSettings.every((s) => s.reason.length > 20));
+  assert.deepEqual(j.statements.sessionEnd.map((s) => s.sql), ['SET SESSION rocksdb_bulk_load = 0']);
 });
 
 test('renderPlan shows per-chunk and session-end statements for MyRocks', () => {
@@ -104,8 +117,8 @@ test('planJson: strategy, concurrency, sessionSettings, statements (before, per-
     warnings: string[];
   };
   assert.equal(j.strategy, 'surrogate-key');
-  assert.equal(j.concurrency, 1);
-  assert.deepEqual(j.sessionSettings.map((s) => s.name), ['unique_checks', 'foreign_key_checks']);
+  assert.equal(j.concurrency, 2);
+  assert.deepEqual(j.sessionSettings, []);
   assert.match(j.statements.before[1]!.sql, /^CREATE TABLE .* LIKE /);
   assert.equal(j.statements.before[1]!.idempotent, false);
   assert.ok(j.statements.perChunk.template.some((s) => s.startsWith('LOAD DATA LOCAL INFILE')));

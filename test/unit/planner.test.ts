@@ -121,32 +121,61 @@ const localOn = (s: PlanFacts['server']) => F.withVars(s, { local_infile: 'ON' }
 const CASES: Case[] = [
   // ---------------- MariaDB 10.11 InnoDB (recorded facts) ----------------
   {
-    name: 'MariaDB 10.11 InnoDB user_summary empty, random: parallel LOAD DATA, per-chunk transactions',
+    name: 'MariaDB 10.11 InnoDB user_summary empty, random: parallel LOAD DATA, per-chunk transactions, chunks sorted by the key',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
-    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', reasons: [/no secondary index to build/] },
+    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', sortChunks: true, reasons: [/bulk insert .* is not used/, /each chunk is sorted by the key/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary empty, sorted input: parallel, per-chunk',
+    name: 'MariaDB 10.11 InnoDB user_summary, --sort-chunks off: file order, and the plan says what sorting measured',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { sortChunks: 'off' },
+    expect: { sortChunks: false, reasons: [/--sort-chunks off: chunks go in file order/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary empty, sorted input: parallel, per-chunk, no sorting needed',
     facts: () => maria('user_summary', 'InnoDB', 'us_sorted.tsv'),
     expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], sortChunks: false, reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: surrogate pre-assigned, one bulk transaction, AUTO_INCREMENT restored',
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: surrogate pre-assigned, per-chunk, parallel, AUTO_INCREMENT restored',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
     expect: {
       strategy: 'surrogate-key',
       plannerChoice: 'surrogate-key',
-      concurrency: 1,
-      commitScope: 'load',
-      guarantee: 'all-or-nothing',
-      session: ['unique_checks=0', 'foreign_key_checks=0'],
+      concurrency: 2,
+      commitScope: 'chunk',
+      guarantee: 'exactly-once',
+      session: [],
       surrogate: 'pre-assign',
       firstValue: '1',
       columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
       before: [],
       after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
-      warnings: [/1180/, /tmpdir/],
+      sortChunks: false,
+      reasons: [/innodb_autoinc_lock_mode=1/, /taking it out .* needs --allow-ddl/],
     },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent, --allow-ddl: the id is taken out of the load and re-created after it',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { allowDdl: true },
+    expect: {
+      strategy: 'surrogate-key',
+      surrogate: 'defer',
+      concurrency: 2,
+      commitScope: 'chunk',
+      before: [/^ALTER TABLE `flatload_test`\.`user3` DROP COLUMN `id`$/],
+      after: [/^ALTER TABLE `flatload_test`\.`user3` ADD COLUMN `id` bigint\(20\) NOT NULL AUTO_INCREMENT PRIMARY KEY FIRST$/],
+      notStatements: [/AUTO_INCREMENT = /],
+      columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
+      warnings: [/number the rows in u_user_id order, not in file order/],
+    },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 with rows, --allow-ddl: the id stays (existing rows would be renumbered)',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
+    options: { allowDdl: true },
+    expect: { surrogate: 'pre-assign', reasons: [/id stays in the load: the table has rows/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user3 empty, --columns without id: same surrogate plan, user column list kept',
@@ -155,74 +184,108 @@ const CASES: Case[] = [
     expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'], reasons: [/--columns does not name it/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3 empty, ids in the file: plain load-data, bulk transaction for the unique secondary key',
+    name: 'MariaDB 10.11 InnoDB user3 empty, ids in the file: plain load-data, parallel, no DDL for the unique key',
     facts: () => maria('user3', 'InnoDB', 'u3_ids.tsv'),
-    expect: { strategy: 'load-data', surrogate: 'none', concurrency: 1, commitScope: 'load', session: ['unique_checks=0', 'foreign_key_checks=0'], after: [], columns: 'file' },
+    options: { allowDdl: true },
+    expect: { strategy: 'load-data', surrogate: 'none', concurrency: 2, commitScope: 'chunk', session: [], before: [], after: [], columns: 'file', sortChunks: false },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3 with rows, id absent: pre-assign from AUTO_INCREMENT, one stream (AUTO-INC lock), per-chunk',
+    name: 'MariaDB 10.11 InnoDB user3 with rows, id absent: pre-assign from AUTO_INCREMENT, per-chunk',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
     expect: {
       strategy: 'surrogate-key',
       surrogate: 'pre-assign',
       firstValue: '1024',
-      concurrency: 1,
+      concurrency: 2,
       commitScope: 'chunk',
       guarantee: 'exactly-once',
       session: [],
-      reasons: [/the table already has rows/, /AUTO-INC lock/],
+      reasons: [/mode append: the table has rows/],
       warnings: [/no other session inserts/],
       after: [/AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
     },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3, --jobs 4: no bulk transaction, 4 streams with an AUTO-INC warning',
+    name: 'MariaDB 10.11 InnoDB user3, --jobs 4: 4 streams',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
     options: { jobs: 4 },
-    expect: { concurrency: 4, commitScope: 'chunk', session: [], reasons: [/--jobs 4 asks for parallel streams/], warnings: [/serialize on the AUTO-INC lock/] },
+    expect: { concurrency: 4, commitScope: 'chunk', session: [] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3, --on-duplicate ignore: never the bulk transaction (silent loss measured)',
+    name: 'MariaDB 10.11 InnoDB user3, --on-duplicate ignore / replace: same per-chunk plan',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
     options: { onDuplicate: 'ignore' },
-    expect: { commitScope: 'chunk', session: [], reasons: [/silently rolls back every row/] },
+    expect: { commitScope: 'chunk', session: [], guarantee: 'exactly-once' },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3, --on-duplicate replace: no bulk (REPLACE disables it)',
-    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
-    options: { onDuplicate: 'replace' },
-    expect: { commitScope: 'chunk', session: [], reasons: [/REPLACE disables it/] },
-  },
-  {
-    name: 'MariaDB 10.11 InnoDB sbtest empty, ids in file, 1 secondary index: bulk transaction',
+    name: 'MariaDB 10.11 InnoDB sbtest empty, ids in file, 1 secondary index, no --allow-ddl: index kept, the plan says what --allow-ddl would do',
     facts: () => maria('sbtest', 'InnoDB', 'sb_ids.tsv'),
-    expect: { strategy: 'load-data', concurrency: 1, commitScope: 'load', session: ['unique_checks=0', 'foreign_key_checks=0'], before: [] },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], before: [], reasons: [/k_1 are kept: dropping .* needs --allow-ddl/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB purchases_index empty, id absent, 3 secondary indexes: bulk transaction, no index DDL even with --allow-ddl',
+    name: 'MariaDB 10.11 InnoDB sbtest empty, --allow-ddl: k_1 dropped and re-added',
+    facts: () => maria('sbtest', 'InnoDB', 'sb_ids.tsv'),
+    options: { allowDdl: true },
+    expect: { before: [/^ALTER TABLE `flatload_test`\.`sbtest` DROP INDEX `k_1`$/], after: [/^ALTER TABLE `flatload_test`\.`sbtest` ADD INDEX `k_1` \(`k`\)$/], warnings: [/lacks 1 index k_1/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB purchases_index empty, id absent, --allow-ddl: 3 secondary indexes dropped and re-added in one ALTER; id pre-assigned (no natural key)',
     facts: () => maria('purchases_index', 'InnoDB', 'pi.tsv (no id)'),
     options: { allowDdl: true },
-    expect: { strategy: 'surrogate-key', concurrency: 1, commitScope: 'load', before: [], notStatements: [/DROP INDEX/], surrogate: 'pre-assign' },
+    expect: {
+      strategy: 'surrogate-key',
+      surrogate: 'pre-assign',
+      concurrency: 2,
+      commitScope: 'chunk',
+      before: [/^ALTER TABLE `flatload_test`\.`purchases_index` DROP INDEX `marketsegment`, DROP INDEX `pdc`, DROP INDEX `registersegment`$/],
+      after: [/^ALTER TABLE `flatload_test`\.`purchases_index` ADD INDEX `marketsegment` \(`price`, `customerid`\), ADD INDEX `pdc` .*ADD INDEX `registersegment`/, /AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
+      reasons: [/transactionid stays in the load: no UNIQUE NOT NULL key/],
+    },
   },
   {
-    name: 'MariaDB 10.11 InnoDB partitioned user_summary: no bulk (partitioned), parallel',
+    name: 'InnoDB purchases_index with as many rows as the file, --allow-ddl: indexes still dropped (rebuild over both measured faster)',
+    facts: () => {
+      const f = maria('purchases_index', 'InnoDB', 'pi.tsv (no id)');
+      f.table.empty = false;
+      f.table.approxRows = 1_000_000;
+      f.table.autoIncrementNext = '1000001';
+      return f;
+    },
+    options: { allowDdl: true },
+    expect: { before: [/DROP INDEX `marketsegment`/], firstValue: '1000001', reasons: [/at least as large as the table/] },
+  },
+  {
+    name: 'InnoDB purchases_index much larger than the file, --allow-ddl: indexes kept',
+    facts: () => {
+      const f = maria('purchases_index', 'InnoDB', 'pi.tsv (no id)');
+      f.table.empty = false;
+      f.table.approxRows = 50_000_000;
+      f.table.autoIncrementNext = '50000001';
+      return f;
+    },
+    options: { allowDdl: true },
+    expect: { before: [], reasons: [/the table holds more rows/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB partitioned user_summary: parallel per-chunk',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv', 'partitioned'),
-    expect: { concurrency: 2, commitScope: 'chunk', reasons: [/partitioned/] },
+    expect: { concurrency: 2, commitScope: 'chunk', reasons: [/\(partitioned\)/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary with an INSERT trigger: trigger warning',
+    name: 'MariaDB 10.11 InnoDB user_summary with an INSERT trigger: trigger warning; swap refused (see explain tests)',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv', 'trigger'),
     expect: { concurrency: 2, warnings: [/1 INSERT trigger/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB orders with a foreign key, id absent: no bulk (FK checks stay on), one stream',
+    name: 'MariaDB 10.11 InnoDB orders with a foreign key, id absent: FK checks stay on; the FK index is never dropped',
     facts: () => ({ server: F.mariadb1011(), table: F.table('orders', 'InnoDB'), input: ordersInput() }),
-    expect: { strategy: 'surrogate-key', commitScope: 'chunk', concurrency: 1, session: [], reasons: [/foreign_key_checks=0, which would load 1 foreign key unchecked/, /foreign_key_checks stays on/] },
+    options: { allowDdl: true },
+    expect: { strategy: 'surrogate-key', commitScope: 'chunk', concurrency: 2, session: [], reasons: [/foreign_key_checks stays on/], before: [/DROP INDEX `placed`$/], notStatements: [/DROP INDEX `customer_id`/, /orders_customer/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB events without any key: hidden row id; its non-unique index takes the bulk transaction',
+    name: 'MariaDB 10.11 InnoDB events without any key: hidden row id, parallel',
     facts: () => ({ server: F.mariadb1011(), table: F.table('events', 'InnoDB', 'nopk'), input: { ...F.input('us.tsv'), sampleFieldCount: 3, keyOrder: 'unknown' } }),
-    expect: { strategy: 'load-data', commitScope: 'load', concurrency: 1, reasons: [/hidden row id/] },
+    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, sortChunks: false, reasons: [/hidden row id/] },
   },
   {
     name: 'MariaDB 10.11 local_infile OFF: insert strategy with byte-sized batches',
@@ -230,9 +293,9 @@ const CASES: Case[] = [
     expect: { strategy: 'insert', plannerChoice: 'insert', forced: false, insertBatchBytes: 1 << 20, concurrency: 2, commitScope: 'chunk', reasons: [/local_infile=OFF/, /INSERT batches of at most 1048576 bytes/] },
   },
   {
-    name: 'MariaDB 10.11 local_infile OFF, user3 id absent: insert with pre-assigned keys and the bulk transaction',
+    name: 'MariaDB 10.11 local_infile OFF, user3 id absent: insert with pre-assigned keys',
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.withVars(F.mariadb1011(), { local_infile: 'OFF' }, { localInfile: false }) }),
-    expect: { strategy: 'insert', surrogate: 'pre-assign', commitScope: 'load', concurrency: 1, after: [/AUTO_INCREMENT/] },
+    expect: { strategy: 'insert', surrogate: 'pre-assign', commitScope: 'chunk', concurrency: 2, after: [/AUTO_INCREMENT/] },
   },
   {
     name: 'forced --strategy insert on MariaDB: forced, the planner would have chosen load-data',
@@ -243,8 +306,8 @@ const CASES: Case[] = [
   {
     name: 'forced --strategy load-data on user3 without id: the server numbers the rows',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
-    options: { strategy: 'load-data' },
-    expect: { strategy: 'load-data', forced: true, plannerChoice: 'surrogate-key', surrogate: 'server', after: [], columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] },
+    options: { strategy: 'load-data', allowDdl: true },
+    expect: { strategy: 'load-data', forced: true, plannerChoice: 'surrogate-key', surrogate: 'server', before: [], after: [], columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] },
   },
   {
     name: 'forced --strategy surrogate-key, same as the planner: forced but not different',
@@ -263,16 +326,22 @@ const CASES: Case[] = [
     name: 'replace: TRUNCATE first, then the empty-table plan; keys restart at 1',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
     options: { mode: 'replace' },
-    expect: { before: [/^TRUNCATE TABLE `flatload_test`\.`user3`$/], commitScope: 'load', concurrency: 1, firstValue: '1', warnings: [/--mode swap keeps the old rows/] },
+    expect: { before: [/^TRUNCATE TABLE `flatload_test`\.`user3`$/], commitScope: 'chunk', firstValue: '1', warnings: [/--mode swap keeps the old rows/] },
   },
   {
-    name: 'replace on a table referenced by a foreign key: DELETE, not TRUNCATE; no bulk',
+    name: 'replace with --allow-ddl on user3: TRUNCATE, then the id taken out of the load',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
+    options: { mode: 'replace', allowDdl: true },
+    expect: { before: [/^TRUNCATE TABLE/, /DROP COLUMN `id`$/], surrogate: 'defer' },
+  },
+  {
+    name: 'replace on a table referenced by a foreign key: DELETE, not TRUNCATE',
     facts: () => ({ server: F.mariadb1011(), table: F.table('customers', 'InnoDB'), input: { ...F.input('us.tsv'), sampleFieldCount: 1, keyOrder: 'unknown' } }),
     options: { mode: 'replace' },
-    expect: { before: [/^DELETE FROM `flatload_test`\.`customers`$/], notStatements: [/TRUNCATE/], commitScope: 'chunk', warnings: [/DELETE fails if child rows reference it/], reasons: [/delete-marked/] },
+    expect: { before: [/^DELETE FROM `flatload_test`\.`customers`$/], notStatements: [/TRUNCATE/], commitScope: 'chunk', warnings: [/DELETE fails if child rows reference it/, /delete-marked/] },
   },
   {
-    name: 'swap: load the shadow with the bulk path, then one atomic RENAME and DROP of the old copy',
+    name: 'swap: load the shadow, then one atomic RENAME and DROP of the old copy',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
     options: { mode: 'swap' },
     expect: {
@@ -283,9 +352,15 @@ const CASES: Case[] = [
         /^RENAME TABLE `flatload_test`\.`user3` TO `flatload_test`\.`user3__flatload_old`, `flatload_test`\.`user3__flatload_new` TO `flatload_test`\.`user3`$/,
         /^DROP TABLE `flatload_test`\.`user3__flatload_old`$/,
       ],
-      commitScope: 'load',
+      commitScope: 'chunk',
       firstValue: '1',
     },
+  },
+  {
+    name: 'swap with --allow-ddl on purchases_index: the shadow loses its indexes for the load, gets them back before the RENAME',
+    facts: () => maria('purchases_index', 'InnoDB', 'pi.tsv (no id)'),
+    options: { mode: 'swap', allowDdl: true },
+    expect: { before: [/CREATE TABLE .*__flatload_new` LIKE/, /^ALTER TABLE `flatload_test`\.`purchases_index__flatload_new` DROP INDEX/], after: [/^ALTER TABLE `flatload_test`\.`purchases_index__flatload_new` ADD INDEX/, /^RENAME TABLE/] },
   },
   {
     name: 'swap --keep-old: no DROP of the old copy',
@@ -295,7 +370,7 @@ const CASES: Case[] = [
   },
   // ---------------- MySQL 8.0 / 8.4 (hand-written facts) ----------------
   {
-    name: 'MySQL 8.0 InnoDB (local_infile OFF by default): insert, parallel (lock mode 2), pre-assigned key',
+    name: 'MySQL 8.0 InnoDB (local_infile OFF by default): insert, parallel, pre-assigned key',
     facts: () => ({ ...mysqlFacts(F.mysql80(), 'purchases_index', 'pi.tsv (no id)') }),
     expect: { strategy: 'insert', plannerChoice: 'insert', concurrency: 2, commitScope: 'chunk', session: [], surrogate: 'pre-assign', insertBatchBytes: 1 << 20, reasons: [/no empty-table bulk path in community MySQL/] },
   },
@@ -308,8 +383,14 @@ const CASES: Case[] = [
       concurrency: 2,
       commitScope: 'chunk',
       before: [/^ALTER TABLE `flatload_test`\.`purchases_index` DROP INDEX `marketsegment`, DROP INDEX `pdc`, DROP INDEX `registersegment`$/],
-      after: [/^ALTER TABLE `flatload_test`\.`purchases_index` ADD INDEX `marketsegment` \(`price`, `customerid`\), ADD INDEX `pdc` .*ADD INDEX `registersegment`/, /AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
+      after: [/ADD INDEX `marketsegment` \(`price`, `customerid`\), ADD INDEX `pdc` .*ADD INDEX `registersegment`/, /AUTO_INCREMENT = \{\{nextAutoIncrement\}\}/],
     },
+  },
+  {
+    name: 'MySQL 8.0 user3, --allow-ddl: id taken out of the load (bigint, no display width on MySQL 8)',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql80()), 'user3', 'u3.tsv (no id)') }),
+    options: { allowDdl: true },
+    expect: { surrogate: 'defer', after: [/ADD COLUMN `id` bigint NOT NULL AUTO_INCREMENT PRIMARY KEY FIRST$/] },
   },
   {
     name: 'MySQL 8.0 InnoDB, secondary indexes without --allow-ddl: kept, and the plan says --allow-ddl would drop them',
@@ -319,7 +400,7 @@ const CASES: Case[] = [
   {
     name: 'MySQL 8.4 InnoDB user_summary sorted: load-data parallel, no session tricks',
     facts: () => ({ ...mysqlFacts(localOn(F.mysql84()), 'user_summary', 'us_sorted.tsv') }),
-    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], guarantee: 'exactly-once' },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], guarantee: 'exactly-once', sortChunks: false },
   },
   {
     name: 'MySQL 8.0 user3 with rows, id absent: pre-assign from AUTO_INCREMENT with the stats-cache warning',
@@ -327,20 +408,27 @@ const CASES: Case[] = [
     expect: { firstValue: '1024', concurrency: 2, warnings: [/information_schema_stats_expiry/] },
   },
   {
-    name: 'MySQL 8.0 with innodb_autoinc_lock_mode=1 and an AUTO_INCREMENT key: one stream',
+    name: 'MySQL 8.0 with innodb_autoinc_lock_mode=1: parallel anyway, the reason names the lock mode',
     facts: () => ({ ...mysqlFacts(F.withVars(localOn(F.mysql80()), { innodb_autoinc_lock_mode: '1' }), 'sbtest', 'sb_ids.tsv') }),
-    expect: { concurrency: 1, reasons: [/innodb_autoinc_lock_mode=1/] },
+    expect: { concurrency: 2, reasons: [/innodb_autoinc_lock_mode=1/] },
+  },
+  {
+    name: 'MySQL 8.0 without a thread pool: concurrency from the client cores, at most 8',
+    facts: () => ({ ...mysqlFacts(localOn(F.mysql80()), 'user_summary', 'us.tsv') }),
+    options: { clientCpus: 32 },
+    expect: { concurrency: 8 },
   },
   // ---------------- TokuDB (Percona, hand-written facts) ----------------
   {
     name: 'Percona 5.7 TokuDB user_summary empty: parallel per-chunk transactions, tokudb_prelock_empty off',
     facts: () => mysqlFacts(F.percona57Tokudb(), 'user_summary', 'us.tsv', 'TokuDB'),
-    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: ['tokudb_prelock_empty=0'], before: [], reasons: [/LOCAL implies IGNORE/, /unique_checks stays on/] },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: ['tokudb_prelock_empty=0'], before: [], sortChunks: false, reasons: [/LOCAL implies IGNORE/, /unique_checks stays on/] },
   },
   {
-    name: 'Percona 5.7 TokuDB user3 id absent: surrogate pre-assigned, max_allowed_packet 4 MiB',
+    name: 'Percona 5.7 TokuDB user3 id absent: surrogate pre-assigned, no DDL even with --allow-ddl',
     facts: () => mysqlFacts(F.percona57Tokudb(), 'user3', 'u3.tsv (no id)', 'TokuDB'),
-    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'chunk', concurrency: 2, reasons: [/cost TokuDB nothing/] },
+    options: { allowDdl: true },
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'chunk', concurrency: 2, before: [], reasons: [/cost TokuDB nothing/] },
   },
   {
     name: 'Percona 8.0.25 TokuDB (local_infile OFF): insert, 1 MiB batches',
@@ -363,34 +451,49 @@ const CASES: Case[] = [
     options: { jobs: 1 },
     expect: { concurrency: 1, session: [] },
   },
+  {
+    name: 'TokuDB table with rows: no prelock setting (it only matters for an empty table)',
+    facts: () => mysqlFacts(F.percona57Tokudb(), 'user3', 'u3.tsv (no id)', 'TokuDB', 'nonempty'),
+    expect: { session: [], firstValue: '1024' },
+  },
   // ---------------- MyRocks ----------------
   {
-    name: 'Percona MyRocks user_summary empty, random: one bulk load per connection with allow_unsorted, checked finalisation',
+    name: 'Percona MyRocks user_summary empty, random: one bulk load with allow_unsorted, checked finalisation, one stream',
     facts: () => mysqlFacts(F.percona80Myrocks(), 'user_summary', 'us.tsv', 'RocksDB'),
     expect: {
       strategy: 'load-data',
+      concurrency: 1,
       commitScope: 'none',
       guarantee: 'restart-required',
       session: ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1'],
       sessionEnd: [/^SET SESSION rocksdb_bulk_load = 0$/],
       chunkBefore: [],
+      sortChunks: false,
       warnings: [/skips unique checks/, /sql_log_bin/],
+      reasons: [/concurrency 1: two sessions bulk-loading one table failed/],
     },
   },
   {
-    name: 'MariaDB MyRocks user_summary sorted: a bulk load per chunk, parallel, key-range resume',
+    name: 'MyRocks with --jobs 2: still one stream, and a warning says why',
+    facts: () => maria('user_summary', 'RocksDB', 'us.tsv'),
+    options: { jobs: 2 },
+    expect: { concurrency: 1, warnings: [/--jobs 2 ignored/] },
+  },
+  {
+    name: 'MariaDB MyRocks user_summary sorted: a bulk load per chunk, one stream, key-range resume',
     facts: () => maria('user_summary', 'RocksDB', 'us_sorted.tsv'),
-    expect: { commitScope: 'none', guarantee: 'exactly-once-by-key-range', concurrency: 2, session: [], chunkBefore: [/rocksdb_bulk_load = 1/], chunkAfter: [/rocksdb_bulk_load = 0/], sessionEnd: [] },
+    expect: { commitScope: 'none', guarantee: 'exactly-once-by-key-range', concurrency: 1, session: [], chunkBefore: [/rocksdb_bulk_load = 1/], chunkAfter: [/rocksdb_bulk_load = 0/], sessionEnd: [] },
   },
   {
-    name: 'MariaDB MyRocks user3 id absent: pre-assigned ids are in PK order, so per-chunk bulk loads in parallel',
+    name: 'MariaDB MyRocks user3 id absent: pre-assigned ids are in PK order, so a bulk load per chunk; no DDL even with --allow-ddl',
     facts: () => maria('user3', 'RocksDB', 'u3.tsv (no id)'),
-    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'none', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/], after: [/AUTO_INCREMENT/] },
+    options: { allowDdl: true },
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', commitScope: 'none', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/], before: [], after: [/AUTO_INCREMENT/] },
   },
   {
-    name: 'MariaDB MyRocks sbtest with rows, ids in file: no bulk (overlap), transactions capped under rocksdb_max_row_locks',
+    name: 'MariaDB MyRocks sbtest with rows, ids in file: no bulk (overlap), parallel transactions capped under rocksdb_max_row_locks',
     facts: () => maria('sbtest', 'RocksDB', 'sb_ids.tsv', 'nonempty'),
-    expect: { commitScope: 'chunk', guarantee: 'exactly-once', session: [], chunkMaxRecords: 524288, reasons: [/may overlap them/, /capped at 524288 records/], warnings: [/slow/] },
+    expect: { commitScope: 'chunk', concurrency: 2, guarantee: 'exactly-once', session: [], chunkMaxRecords: 524288, reasons: [/may overlap them/, /capped at 524288 records/], warnings: [/slow/] },
   },
   {
     name: 'MariaDB MyRocks sbtest with rows, id absent: pre-assigned keys above AUTO_INCREMENT are disjoint, so bulk load still applies',
@@ -402,6 +505,11 @@ const CASES: Case[] = [
     facts: () => maria('user_summary', 'RocksDB', 'us.tsv'),
     options: { onDuplicate: 'ignore' },
     expect: { commitScope: 'chunk', session: [], reasons: [/--on-duplicate ignore/] },
+  },
+  {
+    name: 'MyRocks with rocksdb_enable_bulk_load_api=OFF: transactions',
+    facts: () => ({ ...maria('user_summary', 'RocksDB', 'us.tsv'), server: F.withVars(F.mariadb1011(), { rocksdb_enable_bulk_load_api: 'OFF' }) }),
+    expect: { commitScope: 'chunk', reasons: [/rocksdb_enable_bulk_load_api=OFF/] },
   },
   // ---------------- MyISAM / Aria ----------------
   {
@@ -420,7 +528,7 @@ const CASES: Case[] = [
   {
     name: 'MariaDB MyISAM user_summary (unique key only): one stream, no DISABLE KEYS, row-count resume',
     facts: () => maria('user_summary', 'MyISAM', 'us.tsv'),
-    expect: { concurrency: 1, commitScope: 'none', guarantee: 'exactly-once-by-row-count', before: [], after: [] },
+    expect: { concurrency: 1, commitScope: 'none', guarantee: 'exactly-once-by-row-count', before: [], after: [], sortChunks: false },
   },
   {
     name: 'MariaDB Aria user_summary, --jobs 2: two streams with a warning; restart-required',
@@ -432,28 +540,23 @@ const CASES: Case[] = [
     name: 'MariaDB Aria purchases_index with --on-duplicate ignore and the id in the file: restart-required',
     facts: () => maria('purchases_index', 'Aria', 'pi_ids.tsv'),
     options: { onDuplicate: 'ignore' },
-    expect: { concurrency: 1, guarantee: 'restart-required', surrogate: 'none' },
+    expect: { concurrency: 1, guarantee: 'restart-required', surrogate: 'none', before: [/DISABLE KEYS/] },
   },
-  // ---------------- older MariaDB ----------------
+  // ---------------- older / newer MariaDB ----------------
   {
-    name: 'MariaDB 10.5 InnoDB user3: no bulk insert before 10.6, one stream (AUTO-INC lock)',
+    name: 'MariaDB 10.5 InnoDB user3: per-chunk, parallel, pre-assigned',
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.mariadb105() }),
-    expect: { commitScope: 'chunk', concurrency: 1, session: [], surrogate: 'pre-assign' },
+    expect: { commitScope: 'chunk', concurrency: 2, session: [], surrogate: 'pre-assign' },
   },
   {
-    name: 'MariaDB 10.6 InnoDB user3: bulk insert exists but not the sorted index build (10.7): per-chunk',
+    name: 'MariaDB 10.6 InnoDB user3: the bulk insert exists, not used',
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.mariadb106() }),
-    expect: { commitScope: 'chunk', session: [], reasons: [/predates the sorted index build/] },
+    expect: { commitScope: 'chunk', session: [], reasons: [/MariaDB 10\.6\.16: the empty-table bulk insert .* is not used/] },
   },
   {
-    name: 'MariaDB 11.4 InnoDB sbtest: bulk transaction like 10.11',
+    name: 'MariaDB 11.4 InnoDB sbtest: same per-chunk plan',
     facts: () => ({ ...maria('sbtest', 'InnoDB', 'sb_ids.tsv'), server: F.mariadb114() }),
-    expect: { commitScope: 'load', concurrency: 1 },
-  },
-  {
-    name: 'bulk transaction with binary logging on: binlog warning',
-    facts: () => ({ ...maria('sbtest', 'InnoDB', 'sb_ids.tsv'), server: F.withVars(F.mariadb1011(), { log_bin: 'ON' }, { binlog: true }) }),
-    expect: { commitScope: 'load', warnings: [/binary logging is on/] },
+    expect: { commitScope: 'chunk', concurrency: 2 },
   },
   // ---------------- other engines and inputs ----------------
   {
@@ -463,12 +566,14 @@ const CASES: Case[] = [
       t.engine = 'MEMORY';
       return { server: F.mariadb1011(), table: t, input: F.input('us.tsv') };
     },
-    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, guarantee: 'restart-required', session: [], before: [], warnings: [/no rule for ENGINE=MEMORY/] },
+    options: { allowDdl: true },
+    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, guarantee: 'restart-required', session: [], before: [], after: [], sortChunks: false, warnings: [/no rule for ENGINE=MEMORY/] },
   },
   {
     name: 'TiDB: generic per-chunk plan, exactly once, hotspot warning for pre-assigned keys',
     facts: () => ({ server: { ...F.mysql80(), flavor: 'tidb', version: '8.0.11-TiDB-v7.5.1', versionNumber: [8, 0, 11], localInfile: true }, table: F.tableOn('user3', 'InnoDB', F.mysql80()), input: F.input('u3.tsv (no id)') }),
-    expect: { commitScope: 'chunk', guarantee: 'exactly-once', surrogate: 'pre-assign', warnings: [/Region/] },
+    options: { allowDdl: true },
+    expect: { commitScope: 'chunk', guarantee: 'exactly-once', surrogate: 'pre-assign', before: [], warnings: [/Region/] },
   },
   {
     name: 'standard input without a sample: the AUTO_INCREMENT column is assumed in the file',
@@ -476,7 +581,7 @@ const CASES: Case[] = [
       ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
       input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined },
     }),
-    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/] },
+    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/], warnings: [/resume needs a plain file/] },
   },
   {
     name: 'header line without the id column: surrogate from the header',

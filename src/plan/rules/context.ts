@@ -57,6 +57,10 @@ export interface Ctx {
   preAssign: boolean;
   /** Column list for the load statement. */
   columns: ColumnTarget[] | undefined;
+  /** Names of the table columns the file's fields go to. */
+  columnsInFile: string[];
+  /** The AUTO_INCREMENT surrogate is dropped for the load and re-added after it (--allow-ddl). */
+  surrogateDefer: boolean;
   /** The rows reach the engine in ascending clustered-key order (sorted input, or a pre-assigned clustered surrogate). */
   keyOrdered: boolean;
   /** Why keyOrdered is what it is. */

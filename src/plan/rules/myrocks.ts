@@ -42,6 +42,12 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
 
   if (blockers.length === 0) {
     d.commitScope = 'none';
+    d.concurrency = 1;
+    if (ctx.parallel > 1) {
+      (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(
+        `${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: two sessions bulk-loading one table failed in every measured form — overlapping key ranges end in ER_OVERLAPPING_KEYS (4055) after part of the rows were ingested, and even disjoint pre-assigned ranges ended in "Corruption: Corrupt or unsupported format_version" on a table with a secondary index [measured: r-us-bulkU-2s, r-uss-bulk-2s-rr, r-u3-pre-bulk-perchunk-2s, r-u3-pre-bulk-2s-rr]`,
+      );
+    }
     if (ctx.keyOrdered) {
       // Key-ordered rows: each chunk is its own bulk load, finalised before its bookkeeping row.
       d.chunkBefore.push(stmt('SET SESSION rocksdb_bulk_load = 1', 'rows of this chunk go straight into SST files (PK in order) [engines.md R1, R4]', true));
@@ -54,10 +60,9 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         keyColumns: table.clusteredKey!.columns,
       };
       ctx.reasons.push(
-        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 per chunk, finalised after each chunk; chunks cover disjoint key ranges, so ${plural(d.concurrency, 'stream')} can ingest in parallel [engines.md R1, R4, R7; measured: r-uss-bulk-perchunk-2s, r-u3-pre-bulk-perchunk-2s]`,
+        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 for each chunk, finalised after it, so every chunk is ingested before its bookkeeping row; 6% slower than one bulk load for the whole session, in exchange for key-range resume [engines.md R1, R4; measured: r-uss-bulk-perchunk-1s vs r-uss-bulk-1s, r-u3-pre-bulk-perchunk-1s vs r-u3-pre-bulk-1s]`,
       );
     } else {
-      d.concurrency = unsortedStreams(ctx);
       d.sessionSettings.push(
         setting('rocksdb_bulk_load_allow_unsorted', '1', 'the rows are not in primary-key order: the bulk loader sorts them through temp files [engines.md R4]'),
         setting('rocksdb_bulk_load', '1', 'write primary-key rows straight into SST files instead of the memtable; about 4x faster than transactions [engines.md R1; measured: r-us-bulkU-1s vs r-us-chunk-2s]'),
@@ -70,12 +75,14 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         text: 'MyRocks bulk load is not transactional: rows stay invisible until the session finalises, and an interrupted load leaves an unknown part of them ingested; resume must empty the table (TRUNCATE) and load again from the first record',
       };
       ctx.reasons.push(
-        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load per connection with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end [engines.md R1, R4; measured: r-us-bulkU-*]`,
+        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end (a bulk load per chunk fails: every chunk spans the whole key range, ER_OVERLAPPING_KEYS) [engines.md R1, R4; measured: r-us-bulkU-1s 2.1x faster than r-us-chunk-2s; r-us-bulkU-perchunk-1s failed]`,
       );
     }
     const sk = ctx.secondary.length;
     if (sk > 0) {
-      ctx.reasons.push(`${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files) [engines.md R8]`);
+      ctx.reasons.push(
+        `${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files); rocksdb_bulk_load_allow_sk=1 was slower (1.3x) and fails per chunk (4055), and dropping them to re-add after the load was slower still [engines.md R8; measured: r-u3-pre-bulksk-1s, r-pi-pre-bulksk-perchunk-2s, r-pi-pre-drop-bulk-perchunk-2s]`,
+      );
     }
     ctx.warnings.push('MyRocks bulk load skips unique checks: a duplicate primary key stops the load (1062 or 4054) and what was finalised stays [engines.md R9; measured: probe rocks-dup]');
     if (server.binlog) ctx.warnings.push('binary logging is on: MyRocks recommends sql_log_bin=0 for bulk loads (needs a privilege; replicas then miss the rows) — flatload leaves it on [engines.md R14]');
@@ -89,23 +96,8 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
     ctx.reasons.push(
       `MyRocks transactions lock every written row: a chunk is capped at ${maxRecords} records (half of rocksdb_max_row_locks=${maxLocks}) and ${d.chunkSizeBytes} bytes so it never hits the limit (ERROR 1296) [engines.md R12; baseline trap 5a]`,
     );
-    ctx.reasons.push(`concurrency ${d.concurrency}: row locks only, chunks load in parallel [measured: r-us-chunk-2s vs r-us-chunk-1s]`);
-    ctx.warnings.push('MyRocks without bulk load is slow: about 4x slower than its bulk load on an empty table [measured: r-us-chunk-2s vs r-us-bulkU-1s]');
+    ctx.reasons.push(`concurrency ${d.concurrency}: row locks only, chunks load in parallel [measured: r-us-chunk-2s 1.7x faster than r-us-chunk-1s]`);
+    ctx.warnings.push('MyRocks without bulk load is slow: 2x slower than its bulk load on an empty table, 4x with a unique secondary key [measured: r-us-chunk-2s vs r-us-bulkU-1s, r-u3-pre-chunk-2s vs r-u3-pre-bulk-1s]');
   }
   return d;
-}
-
-/**
- * Streams for an unsorted bulk load (allow_unsorted): one. Every session's
- * key range spans the whole key space, and a second session's finalisation
- * then fails with ER_OVERLAPPING_KEYS (4055) keeping only part of the rows
- * [measured: r-us-bulkU-2s, r-us-bulkU-perchunk-1s].
- */
-function unsortedStreams(ctx: Ctx): number {
-  if (ctx.parallel > 1) {
-    (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(
-      `${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: unsorted bulk loads in two sessions overlap, and the second finalisation fails with ER_OVERLAPPING_KEYS (4055) after ingesting part of the rows [measured: r-us-bulkU-2s 912,293 of 2,000,000 rows kept]`,
-    );
-  }
-  return 1;
 }
