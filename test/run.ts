@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import mysql from 'mysql2/promise';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 
 function findTests(dir: string): string[] {
@@ -32,7 +33,13 @@ if (!env['DATABASE_URL']) {
   if (server.rocksdb) env['FLATLOAD_TEST_ROCKSDB'] = '1';
   process.stderr.write(`test server: MariaDB on ${server.url} (${server.rocksdb ? 'MyRocks loaded' : 'no MyRocks'})\n`);
 } else {
-  process.stderr.write('test server: using DATABASE_URL\n');
+  // MyRocks tests run wherever the given server has the engine, not only on the throwaway one.
+  const conn = await mysql.createConnection({ uri: env['DATABASE_URL'] });
+  const [rows] = await conn.query("SELECT SUPPORT AS s FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'");
+  await conn.end();
+  const rocksdb = (rows as Array<{ s: string }>).some((r) => r.s === 'YES' || r.s === 'DEFAULT');
+  if (rocksdb) env['FLATLOAD_TEST_ROCKSDB'] = '1';
+  process.stderr.write(`test server: using DATABASE_URL (${rocksdb ? 'MyRocks loaded' : 'no MyRocks'})\n`);
 }
 
 const stop = async (): Promise<void> => {

@@ -25,6 +25,9 @@ export interface StoredJob {
   updatedAt: string;
   finishedAt: string | null;
   message: string | null;
+  /** What a finished job committed (null until it finished). */
+  rowsLoaded: number | null;
+  rowsRejected: number | null;
 }
 
 export interface DoneChunk {
@@ -136,6 +139,8 @@ export class CheckpointStore {
         updated_at DATETIME(3) NOT NULL,
         finished_at DATETIME(3) NULL,
         message TEXT NULL,
+        rows_loaded BIGINT NULL,
+        rows_rejected BIGINT NULL,
         KEY target_state (target, state)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
@@ -156,6 +161,10 @@ export class CheckpointStore {
       ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
     );
     // Tables made by an older flatload lack later columns.
+    const [jobCols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, JOBS]);
+    if (!(jobCols as Array<{ c: string }>).some((x) => x.c.toLowerCase() === 'rows_loaded')) {
+      await this.conn.query(`ALTER TABLE ${this.t(JOBS)} ADD COLUMN rows_loaded BIGINT NULL, ADD COLUMN rows_rejected BIGINT NULL`);
+    }
     const [cols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, chunks.name]);
     if (!(cols as Array<{ c: string }>).some((x) => x.c.toLowerCase() === 'rejects')) {
       await this.conn.query(`ALTER TABLE ${this.t(chunks.name)} ADD COLUMN rejects LONGTEXT NULL AFTER sha1`);
@@ -183,7 +192,7 @@ export class CheckpointStore {
        VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, NOW(3), NOW(3))
        ON DUPLICATE KEY UPDATE state = 'running', phase = 'created', identity = VALUES(identity), plan = VALUES(plan),
          rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), started_at = NOW(3), updated_at = NOW(3),
-         finished_at = NULL, message = NULL, chunks_total = NULL, rows_in_input = NULL`,
+         finished_at = NULL, message = NULL, chunks_total = NULL, rows_in_input = NULL, rows_loaded = NULL, rows_rejected = NULL`,
       [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand],
     );
     await this.deleteChunks(j.jobId);
@@ -206,10 +215,10 @@ export class CheckpointStore {
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
 
-  async doneChunks(jobId: string): Promise<Map<number, DoneChunk>> {
+  async doneChunks(jobId: string, onlyIndex?: number): Promise<Map<number, DoneChunk>> {
     const [rows] = await this.conn.query(
-      `SELECT * FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
-      [jobId],
+      `SELECT * FROM ${await this.chunksUnion()} c WHERE job_id = ?${onlyIndex === undefined ? '' : ' AND chunk_index = ?'}`,
+      onlyIndex === undefined ? [jobId] : [jobId, onlyIndex],
     );
     const out = new Map<number, DoneChunk>();
     for (const r of rows as Array<Record<string, unknown>>) {
@@ -227,6 +236,11 @@ export class CheckpointStore {
     return out;
   }
 
+  /** One chunk's committed row, if it has one. */
+  async doneChunk(jobId: string, index: number): Promise<DoneChunk | undefined> {
+    return (await this.doneChunks(jobId, index)).get(index);
+  }
+
   /** Marks a chunk done; run it on the chunk's own connection inside its transaction. */
   static async markChunk(conn: Conn, schema: string, engine: string, jobId: string, c: DoneChunk): Promise<void> {
     await conn.query(
@@ -236,14 +250,22 @@ export class CheckpointStore {
     );
   }
 
-  /** A finished job's bookkeeping goes, unless the user keeps history. */
+  /**
+   * A finished job becomes a tombstone: one UPDATE marks it done with its
+   * totals, so a run killed at any later moment (even before it printed its
+   * report) is never taken for unfinished and loaded twice; the same command
+   * then finds it done. Its chunk rows go unless the user keeps history, and
+   * tombstones older than 30 days are pruned.
+   */
   async finish(jobId: string, keepHistory: boolean): Promise<void> {
-    if (keepHistory) {
-      await this.update(jobId, { state: 'done', phase: 'finished', finished: true });
-      return;
-    }
-    await this.deleteChunks(jobId);
-    await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
+    const [r] = await this.conn.query(`SELECT COALESCE(SUM(rows_loaded), 0) AS loaded, COALESCE(SUM(rejected), 0) AS rejected FROM ${await this.chunksUnion()} c WHERE job_id = ?`, [jobId]);
+    const totals = (r as Array<{ loaded: unknown; rejected: unknown }>)[0]!;
+    await this.conn.query(
+      `UPDATE ${this.t(JOBS)} SET state = 'done', phase = 'finished', rows_loaded = ?, rows_rejected = ?, updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`,
+      [Number(totals.loaded), Number(totals.rejected), jobId],
+    );
+    if (!keepHistory) await this.deleteChunks(jobId);
+    await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE state IN ('done', 'abandoned') AND finished_at < NOW(3) - INTERVAL 30 DAY AND job_id <> ?`, [jobId]);
   }
 
   /** Forgets every committed chunk of a job (its table was emptied to start again). */
@@ -263,7 +285,9 @@ export class CheckpointStore {
               DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s') AS started_at,
               DATE_FORMAT(GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), '%Y-%m-%d %H:%i:%s') AS last_progress,
               TIMESTAMPDIFF(SECOND, GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), NOW(3)) AS idle_seconds,
-              COUNT(c.chunk_index) AS chunks_done, COALESCE(SUM(c.rows_loaded), 0) AS rows_done
+              -- A finished job's chunk rows are gone; its totals stay on the job row.
+              CASE WHEN j.state = 'done' THEN COALESCE(j.chunks_total, COUNT(c.chunk_index)) ELSE COUNT(c.chunk_index) END AS chunks_done,
+              COALESCE(j.rows_loaded, SUM(c.rows_loaded), 0) AS rows_done
          FROM ${this.t(JOBS)} j LEFT JOIN ${await this.chunksUnion()} c ON c.job_id = j.job_id
          ${where}
         GROUP BY j.job_id ORDER BY j.started_at`,
@@ -305,5 +329,7 @@ function toJob(r: Record<string, unknown>): StoredJob {
     updatedAt: String(r['updated_at']),
     finishedAt: r['finished_at'] === null ? null : String(r['finished_at']),
     message: (r['message'] as string | null) ?? null,
+    rowsLoaded: r['rows_loaded'] === null || r['rows_loaded'] === undefined ? null : Number(r['rows_loaded']),
+    rowsRejected: r['rows_rejected'] === null || r['rows_rejected'] === undefined ? null : Number(r['rows_rejected']),
   };
 }

@@ -25,7 +25,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('ignore', { type: 'boolean', describe: 'alias of --on-duplicate ignore (mysqlimport)', group: 'Bad rows:' })
     .option('replace', { type: 'boolean', describe: 'alias of --on-duplicate replace (mysqlimport)', group: 'Bad rows:' })
     .option('allow-truncation', { type: 'boolean', describe: 'accept values the server truncates or converts (counted as warnings)', group: 'Bad rows:' })
-    .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over', group: 'Resume:' })
+    .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })

@@ -39,7 +39,22 @@ export interface Applied {
   rejectFile: { path: string; log: string; rows: number } | undefined;
 }
 
-async function runStatements(control: Queryable, statements: Array<{ sql: string; reason: string }>, what: string, vars: Record<string, string>): Promise<void> {
+/**
+ * Server errors that mean a DDL statement already took effect: a rerun after
+ * a crash between the (atomic) DDL and the bookkeeping update that records it
+ * finds its own work done — column or index already added or dropped, shadow
+ * table already renamed or dropped.
+ */
+const ALREADY_DONE_ERRNOS = new Set([1050, 1051, 1060, 1061, 1091, 1146]);
+
+async function runStatements(
+  control: Queryable,
+  statements: Array<{ sql: string; reason: string }>,
+  what: string,
+  vars: Record<string, string>,
+  rerun = false,
+  events?: EventHub,
+): Promise<void> {
   for (const s of statements) {
     const sql = s.sql.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
       const v = vars[name];
@@ -49,9 +64,29 @@ async function runStatements(control: Queryable, statements: Array<{ sql: string
     try {
       await control.query(sql);
     } catch (err) {
+      const errno = (err as { errno?: number }).errno;
+      if (rerun && errno !== undefined && ALREADY_DONE_ERRNOS.has(errno)) {
+        events?.emit({ type: 'note', message: `${what}: the interrupted run had already done this (${(err as Error).message}): ${sql.slice(0, 120)}` });
+        continue;
+      }
       throw toFlatloadError(err, `${what} (${s.reason})`);
     }
   }
+}
+
+/**
+ * Waits until a lost session is gone from the server (killing it if it lingers),
+ * so its transaction has surely committed or rolled back before anyone asks.
+ */
+async function awaitSessionGone(control: Queryable, threadId: number | undefined): Promise<void> {
+  if (threadId === undefined) return;
+  for (let i = 0; i < 600; i++) {
+    const [r] = await control.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?', [threadId]);
+    if (Number((r as Array<{ n: unknown }>)[0]!.n) === 0) return;
+    if (i === 20) await control.query(`KILL CONNECTION ${Number(threadId)}`).catch(() => undefined);
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new FlatloadError('CONNECTION_LOST', `the server still runs the lost session ${threadId} after 30 s; cannot tell whether its chunk committed`);
 }
 
 export async function applyPlan(
@@ -77,7 +112,7 @@ export async function applyPlan(
   const cp = checkpoint;
   await restartIfRequired(control, plan, cp, events);
   if (cp.phase === 'created') {
-    await runStatements(control, plan.before, 'preparing the table', {});
+    await runStatements(control, plan.before, 'preparing the table', {}, cp.resumed, events);
     if (plan.commitScope !== 'chunk') {
       // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
       const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
@@ -182,6 +217,28 @@ export async function applyPlan(
       allRejects.push(...recs);
       rejectSink().append(recs);
     };
+    // A MyRocks chunk an interrupted bulk load may have touched is reloaded without bulk load: the DELETE that removes
+    // its rows leaves tombstones over its range, and RocksDB refuses to ingest a file overlapping them
+    // (ER_OVERLAPPING_KEYS). Through the memtable, committing in the middle, it stays within the row-lock limit; its key
+    // range still makes it exactly-once (a rerun deletes the range again). Later chunks' ranges lie above it.
+    const isBulkToggle = (sql: string): boolean => /^SET SESSION rocksdb_bulk_load\s*=/.test(sql);
+    const resuming = cp.done.size > 0 || cp.phase !== 'created';
+    const notBulk = new Set<number>();
+    if (resuming && (plan.chunkBefore ?? []).some((x) => isBulkToggle(x.sql))) {
+      // One stream in file order: only the first chunk not done can have been touched (ingested in part, or deleted by
+      // an earlier resume, whose tombstones outlive the rows).
+      let first = 0;
+      while (cp.done.has(first)) first++;
+      notBulk.add(first);
+    }
+    const chunkBefore = (c: CutChunk): string[] => {
+      const sqls = (plan.chunkBefore ?? []).map((x) => x.sql);
+      return notBulk.has(c.index) ? [...sqls.filter((x) => !isBulkToggle(x)), 'SET SESSION rocksdb_commit_in_the_middle = 1'] : sqls;
+    };
+    const chunkAfter = (c: CutChunk): string[] => {
+      const sqls = (plan.chunkAfter ?? []).map((x) => x.sql);
+      return notBulk.has(c.index) ? [...sqls.filter((x) => !isBulkToggle(x)), 'SET SESSION rocksdb_commit_in_the_middle = 0'] : sqls;
+    };
     const fields = plan.columns ?? prep.table.columns.map((c) => ({ name: c.name, isVariable: false }));
     const executor = plan.strategy === 'insert'
       ? insertExecutor({
@@ -198,8 +255,8 @@ export async function applyPlan(
           allowAltered: o.allowTruncation,
           batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(prep.server.maxAllowedPacketBytes / 2))),
           scope: plan.commitScope,
-          chunkBefore: (plan.chunkBefore ?? []).map((x) => x.sql),
-          chunkAfter: (plan.chunkAfter ?? []).map((x) => x.sql),
+          chunkBefore,
+          chunkAfter,
           budget,
           events,
           beforeCommit,
@@ -209,8 +266,8 @@ export async function applyPlan(
       input,
       file: o.file,
       scope: plan.commitScope,
-      chunkBefore: (plan.chunkBefore ?? []).map((x) => x.sql),
-      chunkAfter: (plan.chunkAfter ?? []).map((x) => x.sql),
+      chunkBefore,
+      chunkAfter,
       sql,
       pre: (chunk, first) => (key ? [`SET ${KEY_VAR} = ${(firstKey + BigInt(chunk.firstRecord + first) - 1n).toString()}`] : []),
       pieceBytes,
@@ -223,12 +280,15 @@ export async function applyPlan(
       beforeCommit,
       afterCommit,
     });
-    const resuming = cp.done.size > 0 || cp.phase !== 'created';
     const execute: typeof executor = async (chunk, ctx) => {
       // A resumed load first removes what an interrupted attempt at this chunk may have left (key-range guarantee).
       if (resuming && plan.guarantee.kind === 'exactly-once-by-key-range') {
         const del = await keyRangeDelete(plan, chunk, input, prep, key ? firstKey : undefined);
-        if (del) await ctx.conn.query(del);
+        const [res] = del ? await ctx.conn.query(del) : [undefined];
+        const deleted = Number((res as { affectedRows?: number } | undefined)?.affectedRows ?? 0);
+        if (notBulk.has(chunk.index)) {
+          events.emit({ type: 'note', message: `chunk ${chunk.index}: removed the ${deleted} row(s) an interrupted attempt had loaded; loading it without bulk load` });
+        }
       }
       if (!partial || chunk.index !== partial.index) return executor(chunk, ctx);
       // Only the records the interrupted statement did not get to.
@@ -255,9 +315,23 @@ export async function applyPlan(
       const out = await executor(rest, ctx);
       return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
     };
+    const committedAnyway = async (chunk: CutChunk, lostThreadId: number | undefined): Promise<ChunkOutcome | undefined> => {
+      await awaitSessionGone(control, lostThreadId);
+      const d = await cp.store.doneChunk(cp.jobId, chunk.index);
+      if (!d) return undefined;
+      events.emit({ type: 'note', message: `chunk ${chunk.index}: the connection was lost after the server committed it; not loaded again` });
+      const rejects = decodeRejects(d.rejects, d.index);
+      if (rejects.length) {
+        allRejects.push(...rejects);
+        rejectSink().append(rejects);
+      }
+      return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
+    };
     const run = await runChunks({
       pool,
       jobs,
+      // Only a chunk-scoped transaction commits its bookkeeping row with its rows, so only there the row tells.
+      ...(plan.commitScope === 'chunk' ? { committedAnyway } : {}),
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       execute,
@@ -266,7 +340,9 @@ export async function applyPlan(
       sessionEnd: [...(plan.commitScope === 'load' ? ['COMMIT'] : []), ...plan.sessionEnd.map((s) => s.sql)],
       // Work held by a session until its end (one transaction for the whole load; a bulk load finalised at session end)
       // dies with its connection: retrying one chunk would quietly lose the others, so the load stops instead.
-      ...(plan.commitScope === 'load' || plan.sessionEnd.length > 0 ? { maxAttempts: 1 } : {}),
+      // An engine that cannot roll back keeps part of an interrupted chunk: a retry would load that part twice, so the
+      // load stops there and the rerun counts the table's rows to skip exactly that part.
+      ...(plan.commitScope !== 'chunk' || plan.sessionEnd.length > 0 ? { maxAttempts: 1 } : {}),
       events,
       ...(signal ? { signal } : {}),
     });
@@ -278,7 +354,7 @@ export async function applyPlan(
       if (key && totalRecords !== undefined) vars['nextAutoIncrement'] = (firstKey + BigInt(totalRecords)).toString();
       try {
         if (cp.phase !== 'finished') {
-          await runStatements(control, plan.after, 'finishing the load', vars);
+          await runStatements(control, plan.after, 'finishing the load', vars, cp.resumed && cp.phase === 'loaded', events);
           await cp.store.update(cp.jobId, { phase: 'finished' });
         }
         await cp.store.finish(cp.jobId, cp.keepHistory);

@@ -97,6 +97,8 @@ interface Job {
   done: CheckpointContext['done'];
   phase: CheckpointContext['phase'];
   notes: string[];
+  /** The same load, already finished (its tombstone): nothing to do without --restart. */
+  finished?: StoredJob;
 }
 
 /**
@@ -120,7 +122,18 @@ async function findOrPlanJob(o: LoadOptions, prep: Prepared, facts: PlanFacts, p
     );
     stored = undefined;
   }
-  if (!stored) return { plan: planLoad(facts, planOptions), stored, done: new Map(), phase: 'created', notes };
+  if (!stored) {
+    const plan = planLoad(facts, planOptions);
+    const earlier = hasBookkeeping ? await store.get(jobIdOf(identity)) : undefined;
+    if (earlier?.state === 'done' && !o.restart) {
+      notes.push(
+        `already loaded: the same input into the same table with the same options finished at ${earlier.finishedAt ?? earlier.updatedAt} (job ${earlier.jobId}); nothing was done. Add --restart to load it again`,
+      );
+      return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
+    }
+    if (earlier?.state === 'done') notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
+    return { plan, stored, done: new Map(), phase: 'created', notes };
+  }
   const diffs = identityDifferences(stored.identity, identity);
   if (diffs.length > 0) {
     throw new LoadError('RESUME_MISMATCH', `an unfinished load of ${stored.inputPath} into ${stored.target} exists, and this run differs from it:\n    ${diffs.join('\n    ')}`, {
@@ -205,6 +218,19 @@ export async function executeLoad(
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
     if (o.dryRun) return { report, plan, facts, error: undefined };
+    if (job.finished) {
+      // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
+      Object.assign(report, {
+        status: 'already-loaded',
+        rows: job.finished.rowsLoaded ?? 0,
+        rejected: job.finished.rowsRejected ?? 0,
+        rowsInInput: job.finished.rowsInInput,
+        chunks: job.finished.chunksTotal ?? 0,
+        resumedChunks: job.finished.chunksTotal ?? 0,
+        seconds: (Date.now() - t0) / 1000,
+      } satisfies Partial<LoadReport>);
+      return { report, plan, facts, error: undefined };
+    }
 
     const activeJobId = stored?.jobId ?? jobId;
     if (!stored) {
@@ -224,6 +250,7 @@ export async function executeLoad(
       jobId: activeJobId,
       done: job.done,
       phase: job.phase,
+      resumed: stored !== undefined,
       keepHistory: o.keepHistory,
       rowsBefore: stored ? stored.rowsBefore : null,
     });

@@ -34,8 +34,8 @@ export interface InsertExecutorOptions {
   /** Bytes per INSERT statement (under max_allowed_packet). */
   batchBytes: number;
   scope: CommitScope;
-  chunkBefore: readonly string[];
-  chunkAfter: readonly string[];
+  chunkBefore: (chunk: CutChunk) => readonly string[];
+  chunkAfter: (chunk: CutChunk) => readonly string[];
   budget: ErrorBudget;
   events: EventHub;
   beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
@@ -157,7 +157,7 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
     let done = false;
     try {
       await txn.begin();
-      for (const sql of o.chunkBefore) await conn.query(sql);
+      for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
       // Batches by bytes, so no statement comes near max_allowed_packet.
       let start = 0;
       let size = head.length;
@@ -172,7 +172,7 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         size += add;
       }
       await solve(start, rows.length);
-      for (const sql of o.chunkAfter) await conn.query(sql);
+      for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
       rejects.sort((x, y) => x.byteOffset - y.byteOffset);
       const outcome: ChunkOutcome = { records: recs.length, rowsLoaded: loaded - skipped, rejected: rejects.length, warnings, bytes: chunk.endByte - chunk.startByte };
       await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, commit: () => txn.commit(), beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });

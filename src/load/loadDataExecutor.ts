@@ -22,8 +22,8 @@ export interface LoadDataExecutorOptions {
   pre(chunk: CutChunk, firstRecordInChunk: number): string[];
   scope: CommitScope;
   /** The plan's statements right before and right after each chunk's load (checked). */
-  chunkBefore: readonly string[];
-  chunkAfter: readonly string[];
+  chunkBefore: (chunk: CutChunk) => readonly string[];
+  chunkAfter: (chunk: CutChunk) => readonly string[];
   pieceBytes: number;
   maxWarnings: number;
   events: EventHub;
@@ -70,7 +70,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
     try {
       await txn.begin();
       for (const p of o.pre(chunk, 0)) await conn.query(p);
-      for (const sql of o.chunkBefore) await conn.query(sql);
+      for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
       const onBytes = (bytes: number): void => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes });
       const result: LoadDataResult = await runLoadData({
         conn,
@@ -80,7 +80,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         onBytes,
         maxWarnings: o.maxWarnings,
       });
-      for (const sql of o.chunkAfter) await conn.query(sql);
+      for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
       ctx.setState('checking');
       // Rows the server names ("at row N") are counted in the order they were sent.
       const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;

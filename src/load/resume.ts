@@ -20,6 +20,8 @@ export interface CheckpointContext {
   done: Map<number, DoneChunk>;
   phase: JobPhase;
   keepHistory: boolean;
+  /** This run continues an interrupted one (its DDL may have run already). */
+  resumed: boolean;
   /** Rows the table held when the job started (engines that cannot roll back a chunk). */
   rowsBefore: number | null;
 }

@@ -3,7 +3,7 @@ import { fmtInt, fmtMB, fmtRate } from './format.js';
 
 /** The JSON report (`--json`): one object on stdout. Field names are a public interface. */
 export interface LoadReport {
-  status: 'ok' | 'rejected-within-budget' | 'stopped' | 'dry-run';
+  status: 'ok' | 'rejected-within-budget' | 'stopped' | 'dry-run' | 'already-loaded';
   table: string;
   engine: string;
   strategy: string;
@@ -46,7 +46,9 @@ export function renderSummary(r: LoadReport): string {
         ? 'loaded with rejected rows'
         : r.status === 'dry-run'
           ? 'dry run'
-          : 'stopped';
+          : r.status === 'already-loaded'
+            ? 'already loaded, nothing done'
+            : 'stopped';
   lines.push(`${head}: ${r.table} (${r.engine}, strategy ${r.strategy}, mode ${r.mode})`);
   lines.push(
     `  rows:     ${fmtInt(r.rows)} loaded + ${fmtInt(r.rejected)} rejected${r.skippedDuplicates ? ` + ${fmtInt(r.skippedDuplicates)} duplicates skipped` : ''} = ${fmtInt(r.rows + r.rejected + r.skippedDuplicates)}${r.rowsInInput === null ? ' (the input was not read to the end)' : ` of ${fmtInt(r.rowsInInput)} in the input`}`,

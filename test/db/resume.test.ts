@@ -20,9 +20,25 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Chunks committed so far by any job in the test database (every bookkeeping table there). */
+async function committedChunks(): Promise<number> {
+  const [t] = await db.conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE 'flatload\\_chunks%'", [db.name]);
+  let n = 0;
+  for (const { t: name } of t as Array<{ t: string }>) {
+    const [c] = await db.conn.query(`SELECT COUNT(*) AS n FROM \`${name}\``);
+    n += Number((c as Array<{ n: unknown }>)[0]!.n);
+  }
+  return n;
+}
+
 /**
  * Runs the load in a child process, SIGKILLs it at random moments, and
  * resumes until it finishes. Returns how many runs were killed.
+ *
+ * The moments follow the load's own progress, not the clock (a fast machine
+ * would finish before a fixed delay): most runs die a random few chunks after
+ * the bookkeeping shows progress, some during start-up (before or while the
+ * table is prepared), all at a random sub-chunk offset.
  */
 async function killUntilDone(args: string[], seed: number, stdinFile?: string): Promise<{ killed: number; runs: number; last: string }> {
   const rnd = prng(seed);
@@ -30,10 +46,19 @@ async function killUntilDone(args: string[], seed: number, stdinFile?: string): 
   for (let run = 1; run <= 20; run++) {
     const late = run > 12; // then let it finish
     const s = spawnCli(args, { DATABASE_URL: db.url }, stdinFile ? readFileSync(stdinFile) : undefined);
-    let timer: NodeJS.Timeout | undefined;
-    if (!late) timer = setTimeout(() => s.child.kill('SIGKILL'), 150 + Math.floor(rnd() * 900));
+    let exited = false;
+    void s.done.then(() => (exited = true));
+    if (!late) {
+      if (rnd() < 0.2) {
+        await new Promise((r) => setTimeout(r, Math.floor(rnd() * 600)));
+      } else {
+        const target = (await committedChunks()) + 1 + Math.floor(rnd() * 6);
+        while (!exited && (await committedChunks()) < target) await new Promise((r) => setTimeout(r, 2));
+        await new Promise((r) => setTimeout(r, Math.floor(rnd() * 15)));
+      }
+      if (!exited) s.child.kill('SIGKILL');
+    }
     const r = await s.done;
-    if (timer) clearTimeout(timer);
     if (r.signal === 'SIGKILL') {
       killed++;
       continue;
@@ -44,10 +69,19 @@ async function killUntilDone(args: string[], seed: number, stdinFile?: string): 
   throw new Error('never finished');
 }
 
+async function indexesOf(table: string): Promise<string[]> {
+  const [rows] = await db.conn.query(`SHOW INDEX FROM \`${table}\``);
+  return (rows as Array<{ Key_name: string; Seq_in_index: number; Column_name: string }>).map((r) => `${r.Key_name}:${r.Seq_in_index}:${r.Column_name}`).sort();
+}
+
 interface Case {
   name: string;
   table: FixtureTable;
   engine: string;
+  /** Flags that change the plan (DDL strategies, modes). */
+  extra?: string[];
+  /** Compare only these columns (the deferred surrogate renumbers the ids in natural-key order). */
+  project?: string;
   skip?: string | false;
 }
 
@@ -57,6 +91,16 @@ const cases: Case[] = [
   { name: 'MyRocks', table: 'user_summary', engine: 'ROCKSDB', skip: hasRocksdb() ? false : 'no MyRocks plugin' },
   { name: 'Aria (cannot roll back: resumes by row count)', table: 'user_summary', engine: 'Aria' },
   { name: 'MyISAM, surrogate key pre-assigned (user3)', table: 'user3', engine: 'MyISAM' },
+  { name: 'InnoDB --allow-ddl, secondary indexes dropped and re-added (purchases_index)', table: 'purchases_index', engine: 'InnoDB', extra: ['--allow-ddl'] },
+  {
+    name: 'InnoDB --allow-ddl, surrogate key taken out and re-created (user3)',
+    table: 'user3',
+    engine: 'InnoDB',
+    extra: ['--allow-ddl'],
+    project: 'user_id, weight, level, beat_rate, level_num',
+  },
+  { name: 'InnoDB --mode swap (shadow table survives until the RENAME)', table: 'user_summary', engine: 'InnoDB', extra: ['--mode', 'swap'] },
+  { name: 'MyRocks, surrogate key pre-assigned: per-chunk bulk load, key-range resume (user3)', table: 'user3', engine: 'ROCKSDB', skip: hasRocksdb() ? false : 'no MyRocks plugin' },
 ];
 
 describe('killed at random moments, resumed until done: the table equals a clean load', () => {
@@ -76,13 +120,31 @@ describe('killed at random moments, resumed until done: the table equals a clean
       );
       const args = ['load', file, '--table', name, '--chunk-size', '24KiB', '--jobs', '2', '--progress', 'none', '--json'];
       if (columns) args.push('--columns', columns.join(','));
+      args.push(...(c.extra ?? []));
       const r = await killUntilDone(args, 1000 + i);
       assert.ok(r.killed >= 3, `only ${r.killed} runs were killed mid-load`);
       const report = JSON.parse(r.last) as { rows: number; resumedChunks: number };
       assert.equal(report.rows, 60_000);
-      assert.deepEqual(await tableDigest(db.conn, `\`${name}\``), await tableDigest(db.conn, `\`${name}_ref\``));
-      const [jobs] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_jobs WHERE target = ?', [`${db.name}.${name}`]);
-      assert.equal(Number((jobs as Array<{ n: number }>)[0]!.n), 0, 'a finished job leaves no bookkeeping');
+      if (c.project) {
+        for (const t of [name, `${name}_ref`]) await db.conn.query(`CREATE TABLE \`${t}_p\` ENGINE=InnoDB SELECT ${c.project} FROM \`${t}\``);
+        assert.deepEqual(await tableDigest(db.conn, `\`${name}_p\``), await tableDigest(db.conn, `\`${name}_ref_p\``));
+        const [ids] = await db.conn.query(`SELECT COUNT(DISTINCT id) AS d, MIN(id) AS lo, MAX(id) AS hi FROM \`${name}\``);
+        assert.deepEqual(Object.values((ids as Array<Record<string, unknown>>)[0]!).map(Number), [60_000, 1, 60_000], 'dense ids 1..N');
+      } else {
+        assert.deepEqual(await tableDigest(db.conn, `\`${name}\``), await tableDigest(db.conn, `\`${name}_ref\``));
+      }
+      assert.deepEqual(await indexesOf(name), await indexesOf(`${name}_ref`), 'every index is back');
+      const [left] = await db.conn.query('SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME LIKE ?', [db.name, `${name}\\_\\_flatload%`]);
+      assert.deepEqual(left, [], 'no shadow or old table is left');
+      const [jobs] = await db.conn.query('SELECT state, rows_loaded AS n FROM flatload_jobs WHERE target = ?', [`${db.name}.${name}`]);
+      assert.deepEqual((jobs as Array<{ state: string; n: unknown }>).map((j) => [j.state, Number(j.n)]), [['done', 60_000]], 'a finished job leaves its tombstone only');
+      assert.equal(await committedChunks(), 0, 'and no chunk rows');
+      // The same command again (as after a crash past the last commit): nothing is loaded twice.
+      const again = await runCli(args, { env: { DATABASE_URL: db.url } });
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((JSON.parse(again.stdout) as { status: string }).status, 'already-loaded');
+      const [n] = await db.conn.query(`SELECT COUNT(*) AS n FROM \`${name}\``);
+      assert.equal(Number((n as Array<{ n: unknown }>)[0]!.n), 60_000);
     });
   }
 });

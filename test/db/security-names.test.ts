@@ -89,7 +89,7 @@ describe('hostile identifiers through the CLI', () => {
     });
   }
 
-  test('--mode replace (empties the table first)', { todo: 'src/load/execute.ts still plans with provisionalPlan (before: []), so --mode replace/swap load without emptying/swapping; passes once the planner is wired' }, async () => {
+  test('--mode replace (empties the table first)', async () => {
     const t = TABLES[0]!;
     await createTable(t, [[99, 'old', 'old']]);
     const report = await load(t, ['--mode', 'replace']);
@@ -97,7 +97,7 @@ describe('hostile identifiers through the CLI', () => {
     assert.deepEqual(await contents(t), ROWS);
   });
 
-  test('--mode swap (shadow table, RENAME, DROP of the old one)', { todo: 'src/load/execute.ts still plans with provisionalPlan (before: []), so --mode replace/swap load without emptying/swapping; passes once the planner is wired' }, async () => {
+  test('--mode swap (shadow table, RENAME, DROP of the old one)', async () => {
     const t = TABLES[1]!;
     await createTable(t, [[99, 'old', 'old']]);
     const report = await load(t, ['--mode', 'swap']);

@@ -40,7 +40,8 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   }
   const text = renderSummary(report);
   if (options.json) {
-    io.stdout.write(`${JSON.stringify(report)}\n`);
+    // The plan that ran goes with the outcome, so a nightly job's log says how each load was done.
+    io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan) })}\n`);
     io.stderr.write(`${text}\n`);
   } else {
     io.stdout.write(`${text}\n`);
