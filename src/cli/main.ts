@@ -140,6 +140,8 @@ async function main(): Promise<void> {
     code = isFlatloadError(err) ? err.exitCode : EXIT.internal;
   }
   process.exitCode = code;
+  // The work is done and reported: a socket some library left open must not keep a cron job waiting forever.
+  setTimeout(() => process.exit(code), 2000).unref();
 }
 
 await main();

@@ -24,21 +24,33 @@ export class ControlConnection implements Queryable {
     return this.conn;
   }
 
+  /** One reconnection at a time: callers that lost the same connection share it (two would orphan a socket). */
+  private reconnecting: Promise<void> | undefined;
+
   async query(sql: string, values?: unknown[]): Promise<[unknown, unknown]> {
     for (let attempt = 1; ; attempt++) {
+      const used = this.conn;
       try {
-        const [rows, fields] = await this.conn.query(sql, values);
+        const [rows, fields] = await used.query(sql, values);
         return [rows, fields];
       } catch (err) {
         if (!isConnectionLost(err) || attempt >= 8) throw err;
-        this.conn.destroy();
-        await this.sleep(Math.min(250 * 2 ** attempt, 8000));
-        try {
-          this.conn = await openConnection(this.session);
-        } catch {
-          // The server may still be starting; the next attempt tries again.
+        // Another caller may already have replaced the connection this one lost.
+        if (used === this.conn) {
+          this.reconnecting ??= this.reconnect(attempt).finally(() => (this.reconnecting = undefined));
         }
+        await this.reconnecting;
       }
+    }
+  }
+
+  private async reconnect(attempt: number): Promise<void> {
+    this.conn.destroy();
+    await this.sleep(Math.min(250 * 2 ** attempt, 8000));
+    try {
+      this.conn = await openConnection(this.session);
+    } catch {
+      // The server may still be starting; the next attempt tries again.
     }
   }
 

@@ -74,21 +74,6 @@ async function runStatements(
   }
 }
 
-/**
- * Waits until a lost session is gone from the server (killing it if it lingers),
- * so its transaction has surely committed or rolled back before anyone asks.
- */
-async function awaitSessionGone(control: Queryable, threadId: number | undefined): Promise<void> {
-  if (threadId === undefined) return;
-  for (let i = 0; i < 600; i++) {
-    const [r] = await control.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID = ?', [threadId]);
-    if (Number((r as Array<{ n: unknown }>)[0]!.n) === 0) return;
-    if (i === 20) await control.query(`KILL CONNECTION ${Number(threadId)}`).catch(() => undefined);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new FlatloadError('CONNECTION_LOST', `the server still runs the lost session ${threadId} after 30 s; cannot tell whether its chunk committed`);
-}
-
 export async function applyPlan(
   plan: LoadPlan,
   prep: Prepared,
@@ -280,7 +265,38 @@ export async function applyPlan(
       beforeCommit,
       afterCommit,
     });
-    const execute: typeof executor = async (chunk, ctx) => {
+    /**
+     * A chunk-scoped transaction holds a named lock from before START TRANSACTION until after COMMIT. A session that
+     * lost its client (a dropped connection, a killed flatload) releases it only once the server has rolled its
+     * transaction back or finished committing it, so a retry, or a resumed run, that takes the lock and then reads the
+     * chunk's bookkeeping row knows for sure whether the chunk landed: the connection may die after the server
+     * committed but before the client heard.
+     */
+    const lockName = (chunk: CutChunk): string => `flatload:${cp.jobId}:${chunk.index}`;
+    const underChunkLock: typeof executor = async (chunk, ctx) => {
+      const [r] = await ctx.conn.query('SELECT GET_LOCK(?, 60) AS got', [lockName(chunk)]);
+      if (Number((r as Array<{ got: unknown }>)[0]!.got) !== 1) {
+        throw new FlatloadError('CONNECTION_LOST', `chunk ${chunk.index}: an earlier session still holds it after 60 s; cannot tell whether it committed`, { chunk: chunk.index });
+      }
+      try {
+        if (ctx.attempt > 1 || cp.resumed) {
+          const d = await cp.store.doneChunk(cp.jobId, chunk.index);
+          if (d) {
+            events.emit({ type: 'note', message: `chunk ${chunk.index}: committed by a session whose connection was lost before it heard; not loaded again` });
+            const rejects = decodeRejects(d.rejects, d.index);
+            if (rejects.length) {
+              allRejects.push(...rejects);
+              rejectSink().append(rejects);
+            }
+            return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
+          }
+        }
+        return await withResumeFixups(chunk, ctx);
+      } finally {
+        await ctx.conn.query('DO RELEASE_LOCK(?)', [lockName(chunk)]).catch(() => undefined);
+      }
+    };
+    const withResumeFixups: typeof executor = async (chunk, ctx) => {
       // A resumed load first removes what an interrupted attempt at this chunk may have left (key-range guarantee).
       if (resuming && plan.guarantee.kind === 'exactly-once-by-key-range') {
         const del = await keyRangeDelete(plan, chunk, input, prep, key ? firstKey : undefined);
@@ -315,23 +331,10 @@ export async function applyPlan(
       const out = await executor(rest, ctx);
       return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
     };
-    const committedAnyway = async (chunk: CutChunk, lostThreadId: number | undefined): Promise<ChunkOutcome | undefined> => {
-      await awaitSessionGone(control, lostThreadId);
-      const d = await cp.store.doneChunk(cp.jobId, chunk.index);
-      if (!d) return undefined;
-      events.emit({ type: 'note', message: `chunk ${chunk.index}: the connection was lost after the server committed it; not loaded again` });
-      const rejects = decodeRejects(d.rejects, d.index);
-      if (rejects.length) {
-        allRejects.push(...rejects);
-        rejectSink().append(rejects);
-      }
-      return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
-    };
+    const execute: typeof executor = (chunk, ctx) => (plan.commitScope === 'chunk' ? underChunkLock(chunk, ctx) : withResumeFixups(chunk, ctx));
     const run = await runChunks({
       pool,
       jobs,
-      // Only a chunk-scoped transaction commits its bookkeeping row with its rows, so only there the row tells.
-      ...(plan.commitScope === 'chunk' ? { committedAnyway } : {}),
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       execute,

@@ -1,7 +1,7 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import pLimit from 'p-limit';
 import type { CutChunk } from '../chunking/types.js';
-import { isConnectionLost, toFlatloadError } from '../db/errors.js';
+import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import type { ConnectionState, EventHub } from '../report/events.js';
 import { backoffMs, isRetryable } from './retry.js';
@@ -48,13 +48,6 @@ export interface RunOptions {
   /** After an abort, in-flight chunks get this long to commit before their connections are cut (they then roll back). */
   abortGraceMs?: number;
   maxAttempts?: number;
-  /**
-   * After a lost connection, before retrying: whether the chunk committed
-   * anyway (the connection can die after the server committed but before the
-   * client heard). Given the lost session's thread id; returns the committed
-   * outcome, or undefined when the chunk left nothing and must be retried.
-   */
-  committedAnyway?: (chunk: CutChunk, lostThreadId: number | undefined) => Promise<ChunkOutcome | undefined>;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -150,18 +143,12 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           record(chunk, slot, out, Date.now() - started);
           return;
         } catch (err) {
-          const lostThreadId = conn?.threadId ?? undefined;
           if (conn) {
             // A connection that failed mid-statement may hold a half-done transaction: never reuse it.
             conn.destroy();
             conn = undefined;
           }
           if (!isFlatloadError(err) && isRetryable(err) && attempt < maxAttempts && !stoppedBy) {
-            const landed = o.committedAnyway && isConnectionLost(err) ? await o.committedAnyway(chunk, lostThreadId) : undefined;
-            if (landed) {
-              record(chunk, slot, landed, Date.now() - started);
-              return;
-            }
             const delayMs = backoffMs(attempt);
             const reason = toFlatloadError(err, `chunk ${chunk.index}`).message;
             o.events.emit({ type: 'chunk-retry', chunk: chunk.index, attempt, delayMs, reason });

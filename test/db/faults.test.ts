@@ -186,7 +186,12 @@ describe('a full tablespace', () => {
     const [b] = await conn.query("SELECT COALESCE(SUM(rows_loaded),0) AS n FROM flatload_chunks");
     assert.equal(inTable, Number((b as Array<{ n: number }>)[0]!.n), 'no partial chunk is committed');
     await conn.query('DROP TABLE filler');
-    const again = await runCli(args, { env: { DATABASE_URL: url } });
+    // The dropped table's pages come back to the shared tablespace once purge gets to them: rerun, as a DBA would, until it fits.
+    let again = await runCli(args, { env: { DATABASE_URL: url } });
+    for (let i = 0; i < 5 && again.code === 4 && /is full/.test(again.stderr); i++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      again = await runCli(args, { env: { DATABASE_URL: url } });
+    }
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(await tableDigest(conn, 'full'), await tableDigest(conn, 'full_ref'));
   });
