@@ -7,7 +7,8 @@
  *
  *   npm run bench -- [--rows 5000000] [--csv-rows 2000000] [--jobs 1,2,4] [--no-write]
  *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
- *   npm run bench -- --strategies [--rows 1000000]  (every strategy per scenario, the planner's marked)
+ *   npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario, median of 3, the planner's marked)
+ *   npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
  */
 import { mkdirSync, mkdtempSync, openSync, closeSync, writeSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import { machineDescription, renderTable, rowsPerSec, type BenchRow } from './re
 import { runMemoryBench } from './memory.js';
 import { writeDocSection } from './doc.js';
 import { runStrategiesBench } from './strategies.js';
+import { runEnginesBench } from './engines.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -35,6 +37,8 @@ const { values: args } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     memory: { type: 'boolean', default: false },
     strategies: { type: 'boolean', default: false },
+    engines: { type: 'boolean', default: false },
+    repeat: { type: 'string', default: '3' },
     'memory-gb': { type: 'string', default: '2' },
   },
 });
@@ -126,7 +130,11 @@ function flatload(c: Ctx, file: string, extra: string[]): Promise<Measured> {
 
 async function main(): Promise<void> {
   if (args.strategies) {
-    await runStrategiesBench(Number(args.rows === '5000000' ? 1_000_000 : args.rows), root, !args['no-write'], cli);
+    await runStrategiesBench(Number(args.rows === '5000000' ? 1_000_000 : args.rows), root, !args['no-write'], cli, Number(args.repeat));
+    return;
+  }
+  if (args.engines) {
+    await runEnginesBench(Number(args.rows === '5000000' ? 1_000_000 : args.rows), root, !args['no-write'], cli);
     return;
   }
   if (args.memory) {

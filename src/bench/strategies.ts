@@ -65,6 +65,8 @@ interface Measurement {
   /** The plan's resume guarantee (plan.guarantee.kind). */
   guarantee: string;
   note: string;
+  /** Every run's seconds, when repeated. */
+  runs?: number[];
 }
 
 /**
@@ -87,7 +89,7 @@ function judge(results: Measurement[], rows: number, label: string): string[] {
     const mark = r === planned ? ` **(planner${label})**` : '';
     const ratio = r.ok ? `${(r.seconds / best).toFixed(2)}×` : r.note;
     out.push(
-      `| ${r.flags.length ? `\`${r.flags.join(' ')}\`` : '(none)'}${mark} | ${r.strategy} | ${r.guarantee}${r.ok && weaker(r.guarantee, planned.guarantee) ? ' (weaker: not compared)' : ''} | ${r.ok ? r.seconds.toFixed(2) : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${ratio} |`,
+      `| ${r.flags.length ? `\`${r.flags.join(' ')}\`` : '(none)'}${mark} | ${r.strategy} | ${r.guarantee}${r.ok && weaker(r.guarantee, planned.guarantee) ? ' (weaker: not compared)' : ''} | ${r.ok ? `${r.seconds.toFixed(2)}${r.runs && r.runs.length > 1 ? ` (${r.runs.map((x) => x.toFixed(1)).join(', ')})` : ''}` : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${ratio} |`,
     );
   }
   const within = planned.ok && planned.seconds <= best * 1.1;
@@ -109,11 +111,54 @@ async function splitFixture(gen: Parameters<typeof generateToFile>[1], both: str
 }
 
 /**
+ * Waits until InnoDB has written back the dirty pages the previous load left
+ * (up to 60 s): otherwise that write-back runs during the next measurement and
+ * charges it for its predecessor's work — always the same variant, the first of
+ * each scenario, which is the planner's.
+ */
+async function quiesce(admin: mysql.Connection): Promise<void> {
+  const [v] = await admin.query("SELECT @@GLOBAL.innodb_max_dirty_pages_pct AS pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm AS lwm");
+  const { pct, lwm } = (v as Array<{ pct: number; lwm: number }>)[0]!;
+  await admin.query('SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0, innodb_max_dirty_pages_pct = 0');
+  try {
+    for (let i = 0; i < 600; i++) {
+      const [r] = await admin.query("SELECT VARIABLE_VALUE AS n FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_PAGES_DIRTY'");
+      if (Number((r as Array<{ n: string }>)[0]?.n ?? 0) < 64) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  } finally {
+    await admin.query(`SET GLOBAL innodb_max_dirty_pages_pct = ${Number(pct)}, innodb_max_dirty_pages_pct_lwm = ${Number(lwm)}`);
+  }
+  await new Promise((res) => setTimeout(res, 500));
+}
+
+/**
+ * Each flag set `repeat` times, in rounds whose order rotates (no variant always
+ * runs first or last); each keeps its median time. One run per variant on a
+ * shared 2-core machine swung the ranking by 20% between runs.
+ */
+async function inRounds(flagSets: string[][], repeat: number, run: (flags: string[]) => Promise<Measurement>): Promise<Measurement[]> {
+  const all: Measurement[][] = flagSets.map(() => []);
+  for (let round = 0; round < repeat; round++) {
+    for (let k = 0; k < flagSets.length; k++) {
+      const i = (k + round) % flagSets.length;
+      all[i]!.push(await run(flagSets[i]!));
+    }
+  }
+  return all.map((ms) => {
+    const ok = ms.every((m) => m.ok);
+    const sorted = ms.map((m) => m.seconds).sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    return { ...ms[0]!, ok, seconds: median, note: ms.find((m) => !m.ok)?.note ?? '', runs: sorted };
+  });
+}
+
+/**
  * `npm run bench -- --strategies`: per scenario, flatload's own plan and the
  * strategies it did not choose, each on a fresh table, side by side. The
  * planner's choice should be the fastest or within 10% of it.
  */
-export async function runStrategiesBench(rows: number, root: string, write: boolean, cli: string): Promise<void> {
+export async function runStrategiesBench(rows: number, root: string, write: boolean, cli: string, repeat = 3): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'flatload-strat-'));
   let server: ThrowawayServer | undefined;
   try {
@@ -139,7 +184,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
         await admin.query(`DROP TABLE IF EXISTS flatload_strat.t; DROP TABLE IF EXISTS flatload_strat.flatload_jobs; USE flatload_strat; ${ddl(sc.table).replace(/CREATE TABLE \S+/, 'CREATE TABLE t')} ENGINE=${sc.engine}`);
         for (const t of ['flatload_chunks', 'flatload_chunks_rocksdb']) await admin.query(`DROP TABLE IF EXISTS flatload_strat.${t}`);
         if (preFile) await admin.query(`LOAD DATA INFILE ? INTO TABLE flatload_strat.t${columns.length ? ` (${fileColumns(gen).join(',')})` : ''}`, [preFile]);
-        await new Promise((r) => setTimeout(r, 1000));
+        await quiesce(admin);
         const m = await measure(process.execPath, [cli, 'load', file, '--table', 'flatload_strat.t', '--progress', 'none', '--json', '--skip-size-report', ...columns, ...flags], {
           env: { ...process.env, DATABASE_URL: url },
         });
@@ -161,11 +206,9 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
         process.stderr.write(`  ${flags.length ? flags.join(' ') : '(planner)'}: ${ok ? `${m.wallSeconds.toFixed(2)} s (${strategy})` : `FAILED ${note}`}\n`);
         return { flags, seconds: m.wallSeconds, ok, strategy, guarantee, note };
       };
-      const results: Measurement[] = [];
-      for (const flags of sc.variants) results.push(await measureFlags(flags));
-      const consented: Measurement[] = [];
-      for (const flags of sc.consent ?? []) consented.push(await measureFlags(flags));
-      lines.push(`### ${sc.name}`, '', '| flags | plan | resume guarantee | seconds | rows/s | vs fastest |', '|---|---|---|---:|---:|---:|');
+      const results = await inRounds(sc.variants, repeat, measureFlags);
+      const consented = await inRounds(sc.consent ?? [], repeat, measureFlags);
+      lines.push(`### ${sc.name}`, '', '| flags | plan | resume guarantee | median seconds (runs) | rows/s | vs fastest |', '|---|---|---|---:|---:|---:|');
       lines.push(...judge(results, rows, ''));
       if (consented.length) lines.push(...judge(consented, rows, ' with --allow-ddl'));
       lines.push('');
@@ -176,7 +219,8 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
 
 Produced by \`npm run bench -- --strategies --rows ${rows}\` (${new Date().toISOString().slice(0, 10)}): for each scenario a fresh
 table, flatload with no forcing flags (the planner's choice) and then with flags that force the
-alternatives, on one throwaway MariaDB 10.11. Times include flatload's start-up and the final
+alternatives, on one throwaway MariaDB 10.11; every flag set runs ${repeat} times in rotating order
+after InnoDB has written back the previous run's dirty pages, and keeps its median. Times include flatload's start-up and the final
 commit (and, for plans that defer work to the end, the index builds). Rows with \`--allow-ddl\`
 need the user's consent to change the table, so they are judged among themselves: the first is
 what the planner chooses given that consent. "vs fastest" is relative to the fastest of the group

@@ -90,7 +90,7 @@ const cases: Case[] = [
   { name: 'InnoDB, surrogate key pre-assigned (user3)', table: 'user3', engine: 'InnoDB' },
   { name: 'MyRocks', table: 'user_summary', engine: 'ROCKSDB', skip: hasRocksdb() ? false : 'no MyRocks plugin' },
   { name: 'Aria (cannot roll back: resumes by row count)', table: 'user_summary', engine: 'Aria' },
-  { name: 'MyISAM, surrogate key pre-assigned (user3)', table: 'user3', engine: 'MyISAM' },
+  { name: 'MyISAM, id numbered by the server in file order (user3)', table: 'user3', engine: 'MyISAM' },
   { name: 'InnoDB --allow-ddl, secondary indexes dropped and re-added (purchases_index)', table: 'purchases_index', engine: 'InnoDB', extra: ['--allow-ddl'] },
   {
     name: 'InnoDB --allow-ddl, surrogate key taken out and re-created (user3)',

@@ -513,17 +513,25 @@ const CASES: Case[] = [
   },
   // ---------------- MyISAM / Aria ----------------
   {
-    name: 'MariaDB MyISAM purchases_index empty, id absent: one stream, DISABLE/ENABLE KEYS, key-range resume',
+    name: 'MariaDB MyISAM purchases_index empty, id absent: one stream, the server numbers the ids in file order, DISABLE/ENABLE KEYS, row-count resume',
     facts: () => maria('purchases_index', 'MyISAM', 'pi.tsv (no id)'),
     expect: {
-      strategy: 'surrogate-key',
+      strategy: 'load-data',
+      surrogate: 'server',
       concurrency: 1,
       commitScope: 'none',
-      guarantee: 'exactly-once-by-key-range',
+      guarantee: 'exactly-once-by-row-count',
       before: [/^ALTER TABLE `flatload_test`\.`purchases_index` DISABLE KEYS$/],
-      after: [/ENABLE KEYS$/, /AUTO_INCREMENT/],
+      after: [/ENABLE KEYS$/],
+      reasons: [/numbered by the server: one stream under the table lock/],
       warnings: [/not transactional/],
     },
+  },
+  {
+    name: 'MariaDB Aria purchases_index empty, id absent, --jobs 2: pre-assigned keys, key-range resume',
+    facts: () => maria('purchases_index', 'Aria', 'pi.tsv (no id)'),
+    options: { jobs: 2 },
+    expect: { strategy: 'surrogate-key', surrogate: 'pre-assign', concurrency: 2, commitScope: 'none', guarantee: 'exactly-once-by-key-range', after: [/ENABLE KEYS$/, /AUTO_INCREMENT/] },
   },
   {
     name: 'MariaDB MyISAM user_summary (unique key only): one stream, no DISABLE KEYS, row-count resume',

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ddl, FIXTURE_TABLES, type FixtureTable } from '../../../fixtures/generate.js';
 import { firstRecordsToFile } from '../../bench/sample.js';
 import { variantDdl, variantsFor } from '../../bench/variants.js';
@@ -154,7 +154,7 @@ export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
     }
     if (a.chart) {
       const series: Series[] = results.filter((r) => r.ok).map((r) => ({ name: `${r.variant} (${r.strategy})`, points: r.timeline }));
-      writeFileSync(a.chart, renderChart(series, { title: `flatload bench: ${a.file}`, xLabel: 'seconds', yLabel: 'rows/s' }));
+      writeFileSync(a.chart, renderChart(series, { title: `flatload bench: ${basename(a.file)}`, xLabel: 'seconds', yLabel: 'rows/s' }));
     }
     if (a.json) io.stdout.write(`${JSON.stringify({ input: a.file, inputBytes, scratchDatabase: scratch, results: results.map(({ timeline, ...r }) => ({ ...r, timeline })) })}\n`);
     else io.stdout.write(`${table(results, inputBytes)}\n`);
