@@ -202,7 +202,10 @@ export class CheckpointStore {
     for (const t of await this.chunkTables()) await this.conn.query(`DELETE FROM ${this.t(t)} WHERE job_id = ?`, [jobId]);
   }
 
-  async update(jobId: string, f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; rowsBefore: number; message: string | null; finished: boolean }>): Promise<void> {
+  async update(
+    jobId: string,
+    f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; rowsBefore: number; rowsLoaded: number; rowsRejected: number; message: string | null; finished: boolean }>,
+  ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
     const values: unknown[] = [];
     if (f.state !== undefined) (sets.push('state = ?'), values.push(f.state));
@@ -211,6 +214,8 @@ export class CheckpointStore {
     if (f.rowsInInput !== undefined) (sets.push('rows_in_input = ?'), values.push(f.rowsInInput));
     if (f.message !== undefined) (sets.push('message = ?'), values.push(f.message));
     if (f.rowsBefore !== undefined) (sets.push('rows_before = ?'), values.push(f.rowsBefore));
+    if (f.rowsLoaded !== undefined) (sets.push('rows_loaded = ?'), values.push(f.rowsLoaded));
+    if (f.rowsRejected !== undefined) (sets.push('rows_rejected = ?'), values.push(f.rowsRejected));
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
@@ -260,10 +265,7 @@ export class CheckpointStore {
   async finish(jobId: string, keepHistory: boolean): Promise<void> {
     const [r] = await this.conn.query(`SELECT COALESCE(SUM(rows_loaded), 0) AS loaded, COALESCE(SUM(rejected), 0) AS rejected FROM ${await this.chunksUnion()} c WHERE job_id = ?`, [jobId]);
     const totals = (r as Array<{ loaded: unknown; rejected: unknown }>)[0]!;
-    await this.conn.query(
-      `UPDATE ${this.t(JOBS)} SET state = 'done', phase = 'finished', rows_loaded = ?, rows_rejected = ?, updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`,
-      [Number(totals.loaded), Number(totals.rejected), jobId],
-    );
+    await this.update(jobId, { state: 'done', phase: 'finished', rowsLoaded: Number(totals.loaded), rowsRejected: Number(totals.rejected), finished: true });
     if (!keepHistory) await this.deleteChunks(jobId);
     await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE state IN ('done', 'abandoned') AND finished_at < NOW(3) - INTERVAL 30 DAY AND job_id <> ?`, [jobId]);
   }

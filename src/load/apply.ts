@@ -52,8 +52,8 @@ async function runStatements(
   statements: Array<{ sql: string; reason: string }>,
   what: string,
   vars: Record<string, string>,
-  rerun = false,
-  events?: EventHub,
+  rerun: boolean,
+  events: EventHub,
 ): Promise<void> {
   for (const s of statements) {
     const sql = s.sql.replace(/\{\{(\w+)\}\}/g, (_, name: string) => {
@@ -66,7 +66,7 @@ async function runStatements(
     } catch (err) {
       const errno = (err as { errno?: number }).errno;
       if (rerun && errno !== undefined && ALREADY_DONE_ERRNOS.has(errno)) {
-        events?.emit({ type: 'note', message: `${what}: the interrupted run had already done this (${(err as Error).message}): ${sql.slice(0, 120)}` });
+        events.emit({ type: 'note', message: `${what}: the interrupted run had already done this (${(err as Error).message}): ${sql.slice(0, 120)}` });
         continue;
       }
       throw toFlatloadError(err, `${what} (${s.reason})`);
@@ -196,11 +196,13 @@ export async function applyPlan(
         rejects: encodeRejects(rejects),
       });
     };
-    const afterCommit = async (chunk: CutChunk, rejects: RejectedRow[]): Promise<void> => {
-      if (rejects.length === 0) return;
-      const recs = rejects.map((r) => ({ ...r, chunk: chunk.index }));
+    const keepRejects = (recs: RejectRecord[]): void => {
+      if (recs.length === 0) return;
       allRejects.push(...recs);
       rejectSink().append(recs);
+    };
+    const afterCommit = async (chunk: CutChunk, rejects: RejectedRow[]): Promise<void> => {
+      keepRejects(rejects.map((r) => ({ ...r, chunk: chunk.index })));
     };
     // A MyRocks chunk an interrupted bulk load may have touched is reloaded without bulk load: the DELETE that removes
     // its rows leaves tombstones over its range, and RocksDB refuses to ingest a file overlapping them
@@ -283,11 +285,7 @@ export async function applyPlan(
           const d = await cp.store.doneChunk(cp.jobId, chunk.index);
           if (d) {
             events.emit({ type: 'note', message: `chunk ${chunk.index}: committed by a session whose connection was lost before it heard; not loaded again` });
-            const rejects = decodeRejects(d.rejects, d.index);
-            if (rejects.length) {
-              allRejects.push(...rejects);
-              rejectSink().append(rejects);
-            }
+            keepRejects(decodeRejects(d.rejects, d.index));
             return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
           }
         }

@@ -101,26 +101,6 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   o.signal?.addEventListener('abort', onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
 
-  const record = (chunk: CutChunk, slot: number, out: ChunkOutcome, elapsedMs: number): void => {
-    totals.records += out.records;
-    totals.rowsLoaded += out.rowsLoaded;
-    totals.rejected += out.rejected;
-    totals.warnings += out.warnings;
-    totals.bytes += out.bytes;
-    perChunk.push({ chunk: chunk.index, records: out.records, elapsedMs, bytes: out.bytes });
-    o.events.emit({
-      type: 'chunk-committed',
-      chunk: chunk.index,
-      slot,
-      records: out.records,
-      rowsLoaded: out.rowsLoaded,
-      rejected: out.rejected,
-      bytes: out.bytes,
-      elapsedMs,
-      atMs: Date.now() - t0,
-    });
-  };
-
   const runOne = async (chunk: CutChunk): Promise<void> => {
     const slot = freeSlots.pop() ?? 0;
     const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
@@ -140,7 +120,24 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           const out = await o.execute(chunk, { conn, slot, attempt, setState }).finally(() => active.delete(conn!));
           held.set(slot, conn);
           conn = undefined;
-          record(chunk, slot, out, Date.now() - started);
+          totals.records += out.records;
+          totals.rowsLoaded += out.rowsLoaded;
+          totals.rejected += out.rejected;
+          totals.warnings += out.warnings;
+          totals.bytes += out.bytes;
+          const elapsedMs = Date.now() - started;
+          perChunk.push({ chunk: chunk.index, records: out.records, elapsedMs, bytes: out.bytes });
+          o.events.emit({
+            type: 'chunk-committed',
+            chunk: chunk.index,
+            slot,
+            records: out.records,
+            rowsLoaded: out.rowsLoaded,
+            rejected: out.rejected,
+            bytes: out.bytes,
+            elapsedMs,
+            atMs: Date.now() - t0,
+          });
           return;
         } catch (err) {
           if (conn) {
