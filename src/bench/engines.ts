@@ -59,7 +59,9 @@ on a throwaway MariaDB (2 GiB buffer pool). Machine: ${machineDescription(server
 
 ${markdown(out.results, rows, out.inputBytes)}
 
-![committed rows/s over time, one line per variant](engines-${table}.svg)`;
+![rows/s, on-disk MB and input/on-disk ratio per variant](engines-${table}.svg)
+
+![rows loaded over time, one line per variant](engines-${table}.timeline.svg)`;
       process.stdout.write(`\n${body}\n`);
       if (write) writeDocSection(join(root, 'docs/engines.md'), `engines:${table}`, body);
     }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import type { LoadOptions } from '../config/loadOptions.js';
 import type { InputSource } from '../input/source.js';
+import type { LocalInput } from '../input/spool.js';
 
 const MiB = 1024 * 1024;
 
@@ -18,6 +19,12 @@ export interface JobIdentity {
     mtimeMs: number | null;
     /** sha256 of the first and last MiB (files only). */
     headTailSha256: string | null;
+    /**
+     * sha256 of everything read from standard input (its spooled copy): a
+     * stream has no name, size or time of its own, so its content is its
+     * identity. Absent for files.
+     */
+    contentSha256?: string;
   };
   target: string;
   format: Record<string, string | number | boolean | null>;
@@ -48,7 +55,7 @@ export function headTailHash(path: string, sizeBytes: number): string {
   return h.digest('hex');
 }
 
-export function jobIdentity(o: LoadOptions, source: InputSource, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
+export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInput, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
   const f = o.format;
   let path = source.path;
   if (source.kind === 'file') {
@@ -62,9 +69,10 @@ export function jobIdentity(o: LoadOptions, source: InputSource, db: string, chu
     input: {
       path,
       kind: source.kind,
-      sizeBytes: source.sizeBytes ?? null,
+      sizeBytes: source.kind === 'stdin' ? local.sizeBytes : (source.sizeBytes ?? null),
       mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
       headTailSha256: source.kind === 'file' && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
+      ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
     },
     target: `${db}.${o.table}`,
     format: {
@@ -98,6 +106,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('input size', stored.input.sizeBytes, now.input.sizeBytes);
   cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
   if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
+  if (stored.input.contentSha256 !== now.input.contentSha256) out.push('standard input brought different contents');
   cmp('input path', stored.input.path, now.input.path);
   cmp('target table', stored.target, now.target);
   for (const k of new Set([...Object.keys(stored.format), ...Object.keys(now.format)])) cmp(`format ${k}`, stored.format[k], now.format[k]);

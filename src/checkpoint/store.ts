@@ -2,6 +2,7 @@ import type { Queryable } from '../db/control.js';
 import { quoteId } from '../db/quote.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { JobIdentity } from './identity.js';
+import { JOB_LOCK_PREFIX } from './lock.js';
 
 type Conn = Queryable;
 
@@ -28,6 +29,10 @@ export interface StoredJob {
   /** What a finished job committed (null until it finished). */
   rowsLoaded: number | null;
   rowsRejected: number | null;
+  /** The process that last ran the job (user@host pid N). */
+  owner: string | null;
+  /** The load target's fingerprint when its chunks started (and, once done, the target's when it finished). */
+  tableFingerprint: string | null;
 }
 
 export interface DoneChunk {
@@ -58,6 +63,9 @@ export interface JobSummary {
   /** Seconds since the last progress, by the server's clock. */
   idleSeconds: number;
   message: string | null;
+  owner: string | null;
+  /** The server session holding the job's lock (a flatload process at work), or null. */
+  heldBy: number | null;
 }
 
 const JOBS = 'flatload_jobs';
@@ -141,6 +149,8 @@ export class CheckpointStore {
         message TEXT NULL,
         rows_loaded BIGINT NULL,
         rows_rejected BIGINT NULL,
+        owner VARCHAR(255) NULL,
+        table_fingerprint VARCHAR(255) NULL,
         KEY target_state (target, state)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
@@ -161,14 +171,20 @@ export class CheckpointStore {
       ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
     );
     // Tables made by an older flatload lack later columns.
-    const [jobCols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, JOBS]);
-    if (!(jobCols as Array<{ c: string }>).some((x) => x.c.toLowerCase() === 'rows_loaded')) {
-      await this.conn.query(`ALTER TABLE ${this.t(JOBS)} ADD COLUMN rows_loaded BIGINT NULL, ADD COLUMN rows_rejected BIGINT NULL`);
-    }
-    const [cols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, chunks.name]);
-    if (!(cols as Array<{ c: string }>).some((x) => x.c.toLowerCase() === 'rejects')) {
-      await this.conn.query(`ALTER TABLE ${this.t(chunks.name)} ADD COLUMN rejects LONGTEXT NULL AFTER sha1`);
-    }
+    await this.addMissingColumns(JOBS, [
+      ['rows_loaded', 'BIGINT NULL'],
+      ['rows_rejected', 'BIGINT NULL'],
+      ['owner', 'VARCHAR(255) NULL'],
+      ['table_fingerprint', 'VARCHAR(255) NULL'],
+    ]);
+    await this.addMissingColumns(chunks.name, [['rejects', 'LONGTEXT NULL AFTER sha1']]);
+  }
+
+  private async addMissingColumns(table: string, wanted: Array<[string, string]>): Promise<void> {
+    const [cols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, table]);
+    const have = new Set((cols as Array<{ c: string }>).map((x) => x.c.toLowerCase()));
+    const missing = wanted.filter(([name]) => !have.has(name));
+    if (missing.length) await this.conn.query(`ALTER TABLE ${this.t(table)} ${missing.map(([name, type]) => `ADD COLUMN ${quoteId(name)} ${type}`).join(', ')}`);
   }
 
   async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
@@ -186,14 +202,26 @@ export class CheckpointStore {
     return r ? toJob(r) : undefined;
   }
 
-  async createJob(j: { jobId: string; target: string; inputPath: string; identity: JobIdentity; plan: LoadPlan; rowsBefore: number | null; resumeCommand: string }): Promise<void> {
+  async createJob(j: {
+    jobId: string;
+    target: string;
+    inputPath: string;
+    identity: JobIdentity;
+    plan: LoadPlan;
+    rowsBefore: number | null;
+    resumeCommand: string;
+    owner: string;
+    chunksTotal: number | null;
+    rowsInInput: number | null;
+  }): Promise<void> {
     await this.conn.query(
-      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, started_at, updated_at)
-       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, NOW(3), NOW(3))
+      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, started_at, updated_at)
+       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, ?, ?, ?, NOW(3), NOW(3))
        ON DUPLICATE KEY UPDATE state = 'running', phase = 'created', identity = VALUES(identity), plan = VALUES(plan),
-         rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), started_at = NOW(3), updated_at = NOW(3),
-         finished_at = NULL, message = NULL, chunks_total = NULL, rows_in_input = NULL, rows_loaded = NULL, rows_rejected = NULL`,
-      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand],
+         rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), owner = VALUES(owner), started_at = NOW(3), updated_at = NOW(3),
+         finished_at = NULL, message = NULL, chunks_total = VALUES(chunks_total), rows_in_input = VALUES(rows_in_input), rows_loaded = NULL, rows_rejected = NULL,
+         table_fingerprint = NULL`,
+      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput],
     );
     await this.deleteChunks(j.jobId);
   }
@@ -204,7 +232,19 @@ export class CheckpointStore {
 
   async update(
     jobId: string,
-    f: Partial<{ state: JobState; phase: JobPhase; chunksTotal: number; rowsInInput: number; rowsBefore: number; rowsLoaded: number; rowsRejected: number; message: string | null; finished: boolean }>,
+    f: Partial<{
+      state: JobState;
+      phase: JobPhase;
+      chunksTotal: number;
+      rowsInInput: number;
+      rowsBefore: number;
+      rowsLoaded: number;
+      rowsRejected: number;
+      message: string | null;
+      finished: boolean;
+      owner: string;
+      tableFingerprint: string | null;
+    }>,
   ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
     const values: unknown[] = [];
@@ -216,6 +256,8 @@ export class CheckpointStore {
     if (f.rowsBefore !== undefined) (sets.push('rows_before = ?'), values.push(f.rowsBefore));
     if (f.rowsLoaded !== undefined) (sets.push('rows_loaded = ?'), values.push(f.rowsLoaded));
     if (f.rowsRejected !== undefined) (sets.push('rows_rejected = ?'), values.push(f.rowsRejected));
+    if (f.owner !== undefined) (sets.push('owner = ?'), values.push(f.owner));
+    if (f.tableFingerprint !== undefined) (sets.push('table_fingerprint = ?'), values.push(f.tableFingerprint));
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
@@ -262,10 +304,10 @@ export class CheckpointStore {
    * then finds it done. Its chunk rows go unless the user keeps history, and
    * tombstones older than 30 days are pruned.
    */
-  async finish(jobId: string, keepHistory: boolean): Promise<void> {
+  async finish(jobId: string, keepHistory: boolean, tableFingerprint: string | null): Promise<void> {
     const [r] = await this.conn.query(`SELECT COALESCE(SUM(rows_loaded), 0) AS loaded, COALESCE(SUM(rejected), 0) AS rejected FROM ${await this.chunksUnion()} c WHERE job_id = ?`, [jobId]);
     const totals = (r as Array<{ loaded: unknown; rejected: unknown }>)[0]!;
-    await this.update(jobId, { state: 'done', phase: 'finished', rowsLoaded: Number(totals.loaded), rowsRejected: Number(totals.rejected), finished: true });
+    await this.update(jobId, { state: 'done', phase: 'finished', rowsLoaded: Number(totals.loaded), rowsRejected: Number(totals.rejected), finished: true, tableFingerprint });
     if (!keepHistory) await this.deleteChunks(jobId);
     await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE state IN ('done', 'abandoned') AND finished_at < NOW(3) - INTERVAL 30 DAY AND job_id <> ?`, [jobId]);
   }
@@ -283,7 +325,8 @@ export class CheckpointStore {
   async list(target?: string): Promise<JobSummary[]> {
     const where = target ? 'WHERE j.target = ?' : '';
     const [rows] = await this.conn.query(
-      `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message,
+      `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message, j.owner,
+              IS_USED_LOCK(CONCAT(?, j.job_id)) AS held_by,
               DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s') AS started_at,
               DATE_FORMAT(GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), '%Y-%m-%d %H:%i:%s') AS last_progress,
               TIMESTAMPDIFF(SECOND, GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), NOW(3)) AS idle_seconds,
@@ -293,7 +336,7 @@ export class CheckpointStore {
          FROM ${this.t(JOBS)} j LEFT JOIN ${await this.chunksUnion()} c ON c.job_id = j.job_id
          ${where}
         GROUP BY j.job_id ORDER BY j.started_at`,
-      target ? [target] : [],
+      target ? [JOB_LOCK_PREFIX, target] : [JOB_LOCK_PREFIX],
     );
     return (rows as Array<Record<string, unknown>>).map((r) => ({
       schema: this.schema,
@@ -310,6 +353,8 @@ export class CheckpointStore {
       lastProgressAt: String(r['last_progress']),
       idleSeconds: Number(r['idle_seconds']),
       message: (r['message'] as string | null) ?? null,
+      owner: (r['owner'] as string | null | undefined) ?? null,
+      heldBy: r['held_by'] === null || r['held_by'] === undefined ? null : Number(r['held_by']),
     }));
   }
 }
@@ -333,5 +378,7 @@ function toJob(r: Record<string, unknown>): StoredJob {
     message: (r['message'] as string | null) ?? null,
     rowsLoaded: r['rows_loaded'] === null || r['rows_loaded'] === undefined ? null : Number(r['rows_loaded']),
     rowsRejected: r['rows_rejected'] === null || r['rows_rejected'] === undefined ? null : Number(r['rows_rejected']),
+    owner: (r['owner'] as string | null | undefined) ?? null,
+    tableFingerprint: (r['table_fingerprint'] as string | null | undefined) ?? null,
   };
 }

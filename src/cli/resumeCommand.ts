@@ -1,9 +1,11 @@
 /**
  * The command that resumes a stopped load: the same command line with every
  * credential removed (a password given with -p/--password or inside --url is
- * dropped; the user supplies it again the way they did the first time).
+ * dropped; the user supplies it again the way they did the first time), run
+ * from the directory the first one ran in, so relative paths (the input, the
+ * reject file, option files) mean the same from anywhere.
  */
-export function resumeCommandLine(argv: readonly string[]): string {
+export function resumeCommandLine(argv: readonly string[], cwd: string): string {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -21,7 +23,7 @@ export function resumeCommandLine(argv: readonly string[]): string {
     if (a === '--restart' || a === '--dry-run') continue;
     out.push(a);
   }
-  return ['flatload', ...out.map(shellQuote)].join(' ');
+  return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
 }
 
 function stripUrlPassword(url: string): string {

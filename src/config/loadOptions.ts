@@ -44,6 +44,10 @@ export interface LoadOptions {
   bookkeepingSchema: string | undefined;
   /** Measure the table's on-disk size after the load (flushes the table first). */
   sizeReport: boolean;
+  /** Where spooled input and sort runs go (undefined: the system's temporary directory). */
+  tmpdir: string | undefined;
+  /** When another process is running this load: wait for it instead of stopping. */
+  wait: boolean;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -73,6 +77,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   keepBom?: boolean;
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
+  tmpdir?: string;
+  wait?: boolean;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -170,5 +176,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     stripBom: !(a.keepBom ?? false),
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),
+    tmpdir: a.tmpdir,
+    wait: a.wait ?? false,
   };
 }

@@ -26,9 +26,18 @@ export class ControlConnection implements Queryable {
 
   /** One reconnection at a time: callers that lost the same connection share it (two would orphan a socket). */
   private reconnecting: Promise<void> | undefined;
+  /** Session state to restore on a new connection (a named lock); a hook that throws ends this connection's use. */
+  private readonly restore: Array<(conn: Connection) => Promise<void>> = [];
+  private broken: unknown;
+
+  /** Runs `fn` on every replacement connection, before any caller's statement. */
+  onReconnect(fn: (conn: Connection) => Promise<void>): void {
+    this.restore.push(fn);
+  }
 
   async query(sql: string, values?: unknown[]): Promise<[unknown, unknown]> {
     for (let attempt = 1; ; attempt++) {
+      if (this.broken !== undefined) throw this.broken;
       const used = this.conn;
       try {
         const [rows, fields] = await used.query(sql, values);
@@ -47,10 +56,19 @@ export class ControlConnection implements Queryable {
   private async reconnect(attempt: number): Promise<void> {
     this.conn.destroy();
     await this.sleep(Math.min(250 * 2 ** attempt, 8000));
+    let fresh: Connection;
     try {
-      this.conn = await openConnection(this.session);
+      fresh = await openConnection(this.session);
     } catch {
       // The server may still be starting; the next attempt tries again.
+      return;
+    }
+    this.conn = fresh;
+    try {
+      for (const fn of this.restore) await fn(fresh);
+    } catch (err) {
+      // A connection lost again is retried by the caller's next attempt; anything else (the lock taken by another process) is final.
+      if (!isConnectionLost(err)) this.broken = err;
     }
   }
 

@@ -54,6 +54,11 @@ export function toFlatloadError(err: unknown, where: string, context: ErrorConte
   const e = asServerError(err) ?? {};
   const msg = e.sqlMessage ?? e.message ?? String(err);
   const ctx: ErrorContext = { ...context };
+  const fsPath = (err as { path?: unknown }).path;
+  if (typeof fsPath === 'string' && (err as { syscall?: unknown }).syscall !== 'connect') {
+    // A local file operation (the reject file, a spool), not the server: an input/output error naming the file.
+    return new FlatloadError('OUTPUT_UNWRITABLE', `${where}: cannot write ${fsPath}: ${msg}`, ctx);
+  }
   if (e.errno !== undefined && e.errno < 2000 + 1000 && e.sqlMessage) ctx.serverErrno = e.errno;
   switch (e.code) {
     case 'ECONNREFUSED':

@@ -12,6 +12,7 @@ export const EXIT = {
   input: 5,
   connection: 6,
   target: 7,
+  busy: 8,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -22,6 +23,10 @@ export const ERROR_CODES = {
   INPUT_NOT_FOUND: EXIT.input,
   INPUT_UNREADABLE: EXIT.input,
   INPUT_MALFORMED: EXIT.input,
+  /** The input changed while it was being loaded. */
+  INPUT_CHANGED: EXIT.input,
+  /** A file flatload writes (reject file, spooled input) cannot be written. */
+  OUTPUT_UNWRITABLE: EXIT.input,
   CONNECTION_REFUSED: EXIT.connection,
   ACCESS_DENIED: EXIT.connection,
   TLS: EXIT.connection,
@@ -36,6 +41,8 @@ export const ERROR_CODES = {
   ROWS_REJECTED: EXIT.stopped,
   INTERRUPTED: EXIT.stopped,
   RESUME_MISMATCH: EXIT.usage,
+  /** Another flatload process holds this load's job lock. */
+  JOB_RUNNING: EXIT.busy,
   INTERNAL: EXIT.internal,
 } as const satisfies Record<string, ExitCode>;
 

@@ -1,4 +1,5 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
+import type { Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { ColumnFacts, IndexFacts, TableFacts } from './types.js';
@@ -145,4 +146,27 @@ export async function readTableFacts(conn: Conn, db: string, table: string): Pro
     approxRows: Number(t.TABLE_ROWS ?? 0),
     createSql,
   };
+}
+
+/**
+ * What changes when a table is emptied by TRUNCATE or re-created, but not
+ * when rows are written: its creation time (MyISAM/Aria re-create their
+ * files on TRUNCATE), InnoDB's table id and MyRocks' index numbers (both new
+ * after TRUNCATE and re-creation). A finished or half-done load checks it
+ * before trusting that the rows it committed are still in the table.
+ */
+export async function readTableFingerprint(conn: Queryable, db: string, table: string): Promise<string | null> {
+  const rows = async <T>(sql: string, values: unknown[]): Promise<T[]> => (await conn.query(sql, values))[0] as T[];
+  const t = (await rows<{ ENGINE: string | null; CREATE_TIME: unknown }>('SELECT ENGINE, CREATE_TIME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, table]))[0];
+  if (!t) return null;
+  const parts = [`created ${String(t.CREATE_TIME)}`];
+  const engine = (t.ENGINE ?? '').toUpperCase();
+  if (engine === 'INNODB') {
+    const r = await rows<{ id: unknown }>('SELECT TABLE_ID AS id FROM information_schema.INNODB_SYS_TABLES WHERE NAME = ?', [`${db}/${table}`]).catch(() => []);
+    if (r[0]) parts.push(`innodb table id ${String(r[0].id)}`);
+  } else if (engine === 'ROCKSDB') {
+    const r = await rows<{ n: unknown }>('SELECT MIN(INDEX_NUMBER) AS n FROM information_schema.ROCKSDB_DDL WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, table]).catch(() => []);
+    if (r[0]) parts.push(`rocksdb index ${String(r[0].n)}`);
+  }
+  return parts.join(', ');
 }

@@ -5,7 +5,8 @@ import type { LoadOptions } from '../config/loadOptions.js';
 import { openPool, type Session } from '../db/connect.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
-import type { InputSource } from '../input/source.js';
+import type { LocalInput } from '../input/spool.js';
+import { readTableFingerprint } from '../introspect/table.js';
 import { loadDataSql } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
@@ -15,11 +16,11 @@ import { ErrorBudget } from './budget.js';
 import { insertExecutor } from './insertExecutor.js';
 import { keySpecOf } from './keyOrder.js';
 import { headerBytes } from './header.js';
-import { chunkSha1, keyRangeDelete, landedPrefix, restartIfRequired, skippingDone, type CheckpointContext, type ResumedChunk } from './resume.js';
+import { keyRangeDelete, landedPrefix, restartIfRequired, skippingDone, type CheckpointContext, type ResumedChunk } from './resume.js';
 import type { RejectedRow } from './isolate.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
 import { locateRecords } from '../chunking/records.js';
-import { decodeRejects, defaultRejectPath, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
+import { decodeRejects, encodeRejects, RejectFile, type RejectRecord } from '../report/rejectFile.js';
 import type { Prepared } from './prepare.js';
 import { runChunks, type RunResult } from './runner.js';
 import { CheckpointStore } from '../checkpoint/store.js';
@@ -74,16 +75,40 @@ async function runStatements(
   }
 }
 
+/** The chunks the plan loads, over the input's plain file (scan() finds them all before anything is loaded). */
+export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput): ChunkInput {
+  const unchunkable = prep.unchunkableReason !== undefined;
+  const byRowCount = plan.guarantee.kind === 'exactly-once-by-row-count';
+  const sortSpec = plan.sortChunks && !byRowCount && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
+  return new ChunkInput(
+    local,
+    {
+      format: prep.scan,
+      charset: prep.charset,
+      targets: prep.targets,
+      chunkSizeBytes: unchunkable ? Number.MAX_SAFE_INTEGER : plan.chunkSizeBytes,
+      maxRecordsPerChunk: unchunkable ? undefined : plan.chunkMaxRecords,
+      maxRecordBytes: unchunkable ? Number.MAX_SAFE_INTEGER : Math.max(plan.chunkSizeBytes, 1 << 20),
+      ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
+      stripBom: o.stripBom && prep.charset.utf8,
+      file: o.file,
+    },
+    o.format,
+    sortSpec ? { spec: sortSpec, fmt: prep.scan, cs: prep.charset, targets: prep.targets } : undefined,
+  );
+}
+
 export async function applyPlan(
   plan: LoadPlan,
   prep: Prepared,
   o: LoadOptions,
-  source: InputSource,
+  input: ChunkInput,
   session: Session,
   control: Queryable,
   events: EventHub,
   signal: AbortSignal | undefined,
   checkpoint: CheckpointContext,
+  rejectPath: string,
 ): Promise<Applied> {
   if (plan.strategy === 'insert' && prep.unchunkableReason !== undefined) {
     throw new FlatloadError('UNSUPPORTED', `the insert strategy needs records it can find, and ${prep.unchunkableReason}`, { file: o.file });
@@ -95,7 +120,18 @@ export async function applyPlan(
     });
   }
   const cp = checkpoint;
-  await restartIfRequired(control, plan, cp, events);
+  const fingerprint = (): Promise<string | null> => readTableFingerprint(control, plan.loadTarget.db, plan.loadTarget.table);
+  if (cp.phase === 'prepared' && cp.tableFingerprint !== null) {
+    // Chunks committed by the interrupted run are skipped: they must still be in the table.
+    const now = await fingerprint();
+    if (now !== cp.tableFingerprint) {
+      throw new FlatloadError('RESUME_MISMATCH', `cannot resume: ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)} was emptied or re-created since the interrupted run committed ${cp.done.size} chunk(s) into it (then: ${cp.tableFingerprint}; now: ${now ?? 'missing'})`, {
+        table: prep.display,
+        hint: 'add --restart to load the whole input again',
+      });
+    }
+  }
+  const truncated = await restartIfRequired(control, plan, cp, events);
   if (cp.phase === 'created') {
     await runStatements(control, plan.before, 'preparing the table', {}, cp.resumed, events);
     if (plan.commitScope !== 'chunk') {
@@ -103,29 +139,16 @@ export async function applyPlan(
       const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
       cp.rowsBefore = Number((r as Array<{ n: number }>)[0]!.n);
     }
-    await cp.store.update(cp.jobId, { phase: 'prepared', ...(cp.rowsBefore !== null ? { rowsBefore: cp.rowsBefore } : {}) });
+    cp.tableFingerprint = await fingerprint();
+    await cp.store.update(cp.jobId, { phase: 'prepared', tableFingerprint: cp.tableFingerprint, ...(cp.rowsBefore !== null ? { rowsBefore: cp.rowsBefore } : {}) });
+  } else if (truncated) {
+    cp.tableFingerprint = await fingerprint();
+    await cp.store.update(cp.jobId, { tableFingerprint: cp.tableFingerprint });
   }
   const unchunkable = prep.unchunkableReason !== undefined;
-  if (unchunkable && !source.seekable) {
-    throw new FlatloadError('UNSUPPORTED', `this format cannot be split into records (${prep.unchunkableReason}), so it must be a plain file, not a stream`, {
-      file: o.file,
-    });
-  }
   const byRowCount = plan.guarantee.kind === 'exactly-once-by-row-count';
-  const sortSpec = plan.sortChunks && !byRowCount && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
-  if (plan.sortChunks && !sortSpec) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
-  const input = new ChunkInput(source, {
-    format: prep.scan,
-    charset: prep.charset,
-    targets: prep.targets,
-    chunkSizeBytes: unchunkable ? Number.MAX_SAFE_INTEGER : plan.chunkSizeBytes,
-    maxRecordsPerChunk: unchunkable ? undefined : plan.chunkMaxRecords,
-    maxRecordBytes: unchunkable ? Number.MAX_SAFE_INTEGER : Math.max(plan.chunkSizeBytes, 1 << 20),
-    ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
-    stripBom: o.stripBom && prep.charset.utf8,
-    file: o.file,
-  }, o.format, sortSpec ? { spec: sortSpec, fmt: prep.scan, cs: prep.charset, targets: prep.targets } : undefined);
-  const chunks = skippingDone(unchunkable ? wholeFile(source) : input.chunks(), cp.done, o.file);
+  if (plan.sortChunks && !input.sortsChunks) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
+  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, o.file);
   const resumed = { chunks: 0, rows: 0, rejected: 0, bytes: 0 };
   for (const d of cp.done.values()) {
     resumed.chunks++;
@@ -141,7 +164,7 @@ export async function applyPlan(
 
   events.emit({
     type: 'start',
-    totalBytes: source.seekable ? source.sizeBytes : undefined,
+    totalBytes: input.source.sizeBytes,
     jobs,
     table: prep.display,
     strategy: plan.strategy,
@@ -156,7 +179,6 @@ export async function applyPlan(
     events.emit({ type: 'note', message: `the interrupted run left the first ${partial.skip} record(s) of chunk ${partial.index} in the table: loading the rest of that chunk` });
   }
   const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
-  const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
   const allRejects: RejectRecord[] = [];
   for (const d of cp.done.values()) allRejects.push(...decodeRejects(d.rejects, d.index));
   let rejectFile: RejectFile | undefined;
@@ -192,7 +214,7 @@ export async function applyPlan(
         records: chunk.original?.records ?? outcome.records,
         rowsLoaded: outcome.rowsLoaded + (chunk.original?.skipped ?? 0),
         rejected: outcome.rejected,
-        sha1: chunkSha1(chunk),
+        sha1: null,
         rejects: encodeRejects(rejects),
       });
     };
@@ -316,7 +338,6 @@ export async function applyPlan(
         await beforeCommit(whole, ctx, { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 }, []);
         return { records: partial.skip, rowsLoaded: partial.skip, rejected: 0, warnings: 0, bytes: 0 };
       }
-      const cut = from.offset - chunk.startByte;
       const rest: ResumedChunk = {
         ...chunk,
         startByte: from.offset,
@@ -324,7 +345,6 @@ export async function applyPlan(
         firstRecord: chunk.firstRecord + partial.skip,
         records: chunk.records - partial.skip,
         original: { startByte: chunk.startByte, records: chunk.records, skipped: partial.skip },
-        ...(chunk.buffers ? { buffers: [bytes.subarray(cut)] } : {}),
       };
       const out = await executor(rest, ctx);
       return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
@@ -337,7 +357,12 @@ export async function applyPlan(
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       execute,
       // One transaction for the whole load: opened with the session, committed at its end (nothing to retry: a lost connection lost it all).
-      sessionSql: [...plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`), ...(plan.commitScope === 'load' ? ['START TRANSACTION'] : [])],
+      // Every warning of a chunk must be readable to account for its rows: the server keeps only 64 by default.
+      sessionSql: [
+        `SET SESSION max_error_count = ${MAX_WARNINGS}`,
+        ...plan.sessionSettings.map((s) => `SET SESSION ${s.name} = ${s.value}`),
+        ...(plan.commitScope === 'load' ? ['START TRANSACTION'] : []),
+      ],
       sessionEnd: [...(plan.commitScope === 'load' ? ['COMMIT'] : []), ...plan.sessionEnd.map((s) => s.sql)],
       // Work held by a session until its end (one transaction for the whole load; a bulk load finalised at session end)
       // dies with its connection: retrying one chunk would quietly lose the others, so the load stops instead.
@@ -358,12 +383,20 @@ export async function applyPlan(
           await runStatements(control, plan.after, 'finishing the load', vars, cp.resumed && cp.phase === 'loaded', events);
           await cp.store.update(cp.jobId, { phase: 'finished' });
         }
-        await cp.store.finish(cp.jobId, cp.keepHistory);
+        // The rejected rows live only in the reject file once the job is done: write it (durably) first.
+        if (rejectFile || allRejects.length) rejectSink().rewrite(allRejects);
+        await cp.store.finish(cp.jobId, cp.keepHistory, await readTableFingerprint(control, plan.target.db, plan.target.table));
       } catch (err) {
         run.stoppedBy = toFlatloadError(err, 'finishing the load');
       }
+    } else if (rejectFile || allRejects.length) {
+      try {
+        rejectSink().rewrite(allRejects);
+      } catch (err) {
+        // The rows are kept in the bookkeeping; a rerun writes the file again.
+        events.emit({ type: 'warning', message: toFlatloadError(err, 'writing the reject file').message });
+      }
     }
-    if (rejectFile || allRejects.length) rejectSink().rewrite(allRejects);
     if (run.stoppedBy) {
       const state = run.stoppedBy.code === 'INTERRUPTED' ? 'interrupted' : 'failed';
       await cp.store.update(cp.jobId, { state, message: run.stoppedBy.message }).catch(() => undefined);
@@ -375,6 +408,6 @@ export async function applyPlan(
 }
 
 /** An unsplittable input: one chunk, the server counts its records. */
-async function* wholeFile(source: InputSource): AsyncGenerator<CutChunk> {
-  yield { index: 0, startByte: 0, endByte: source.sizeBytes ?? 0, firstLine: 1, firstRecord: 0, records: -1, newlines: 0 };
+async function* wholeFile(sizeBytes: number): AsyncGenerator<CutChunk> {
+  yield { index: 0, startByte: 0, endByte: sizeBytes, firstLine: 1, firstRecord: 0, records: -1, newlines: 0 };
 }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
@@ -5,11 +6,12 @@ import { countNewlines } from '../chunking/newlines.js';
 import { locateRecords } from '../chunking/records.js';
 import { permuteRecords, recordEnds, sortPermutation, type KeyContext } from './keyOrder.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
-import { openByteStream, readRange } from '../input/streams.js';
+import { readRange } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
-import { inputError, type Compression, type InputSource } from '../input/source.js';
+import { inputError } from '../input/source.js';
+import type { LocalInput } from '../input/spool.js';
 
 /** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
 export interface SentRecord {
@@ -35,31 +37,32 @@ const SCAN_BLOCK_BYTES = 4 << 20;
 const SNIFF_BYTES = 64 * 1024;
 
 /**
- * Where chunks come from and how their bytes are read back. A plain file is
- * scanned once for boundaries and each chunk is re-read by byte range (in
- * parallel, and again on retry or resume); a stream (stdin, .gz, .zst) is cut
- * on the fly and each chunk carries its bytes.
+ * Where chunks come from and how their bytes are read back. The input is a
+ * plain file (a stream was spooled first): it is scanned to its end for
+ * record boundaries before anything is loaded — so a malformed record late in
+ * the input stops the load before the first commit — and each chunk is then
+ * re-read by byte range (in parallel, and again on retry or resume).
  */
 export class ChunkInput {
   summary: InputSummary | undefined;
   bytesScanned = 0;
-  /** What the bytes turned out to be compressed with (stdin is sniffed). */
-  compression: Compression;
-  /** The first 64 KiB of the (decompressed) input, once read: the header lines for the reject file. */
+  /** The first 64 KiB of the input, once read: the header lines for the reject file. */
   head: Buffer | undefined;
+  /** Every chunk, once scan() has run. */
+  private list: CutChunk[] | undefined;
+  /** The file's size and modification time when it was scanned. */
+  private scannedAs: { size: number; mtimeMs: number } | undefined;
 
   /** In-flight sorted chunks: the bytes as sent and how they map back (held until release()). */
   private readonly sorted = new Map<number, Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }>>();
 
   constructor(
-    readonly source: InputSource,
+    readonly source: LocalInput,
     private readonly cut: Omit<CutOptions, 'keepBytes'>,
     private readonly fileFormat: FileFormat,
     /** Send each chunk's records in clustered-key order. */
     private readonly keyOrder?: KeyContext,
-  ) {
-    this.compression = source.compression;
-  }
+  ) {}
 
   private sortedChunk(chunk: CutChunk): Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }> {
     let p = this.sorted.get(chunk.index);
@@ -111,13 +114,50 @@ export class ChunkInput {
     this.sorted.delete(chunk.index);
   }
 
-  get seekable(): boolean {
-    return this.source.seekable;
+  private stat(): { size: number; mtimeMs: number } | undefined {
+    try {
+      const st = statSync(this.source.path);
+      return { size: st.size, mtimeMs: st.mtimeMs };
+    } catch {
+      return undefined;
+    }
   }
 
-  chunks(): AsyncGenerator<CutChunk> {
-    const blocks = this.sniffed(this.source.seekable ? this.fileBlocks() : this.streamBlocks());
-    return this.withLines(cutChunks(this.tracked(blocks), { ...this.cut, keepBytes: !this.source.seekable }, (s) => (this.summary = s)));
+  /**
+   * How the input differs from what was scanned (a file rewritten or
+   * truncated during the load), or undefined when it looks the same.
+   */
+  changed(): string | undefined {
+    const then = this.scannedAs;
+    if (!then) return undefined;
+    const now = this.stat();
+    if (!now) return `${this.source.display} is gone`;
+    if (now.size !== then.size) return `${this.source.display} is ${now.size} bytes now, ${then.size} when the load started`;
+    if (now.mtimeMs !== then.mtimeMs) return `${this.source.display} was modified at ${new Date(now.mtimeMs).toISOString()}, after the load started`;
+    return undefined;
+  }
+
+  /** Whether chunks go in clustered-key order (the key is among the file's fields). */
+  get sortsChunks(): boolean {
+    return this.keyOrder !== undefined;
+  }
+
+  /**
+   * Finds every chunk boundary, reading the whole input once; throws the
+   * input's first error (with its line) before any chunk has been loaded.
+   */
+  async scan(): Promise<CutChunk[]> {
+    if (this.list) return this.list;
+    this.scannedAs = this.stat();
+    const list: CutChunk[] = [];
+    const cut = this.withLines(cutChunks(this.tracked(this.sniffed(this.fileBlocks())), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
+    for await (const c of cut) list.push(c);
+    this.list = list;
+    return list;
+  }
+
+  async *chunks(): AsyncGenerator<CutChunk> {
+    yield* await this.scan();
   }
 
   /** Recent blocks and the newline count before each, so an input error can name its line. */
@@ -142,7 +182,6 @@ export class ChunkInput {
   private async lineAt(offset: number): Promise<number | undefined> {
     const hit = this.recent.find((r) => offset >= r.start && offset <= r.start + r.buf.length);
     if (hit) return hit.newlinesBefore + countNewlines(hit.buf, 0, offset - hit.start) + 1;
-    if (!this.source.seekable) return undefined;
     const fh = await open(this.source.path, 'r');
     try {
       let n = 0;
@@ -182,7 +221,7 @@ export class ChunkInput {
       const problem = sniffInput(this.head, this.fileFormat);
       if (problem) {
         throw new FlatloadError('INPUT_MALFORMED', problem.message, {
-          file: this.source.path,
+          file: this.source.display,
           line: problem.line,
           byteOffset: problem.byteOffset,
           hint: problem.hint,
@@ -212,7 +251,7 @@ export class ChunkInput {
     try {
       fh = await open(this.source.path, 'r');
     } catch (err) {
-      throw inputError(err, this.source.path);
+      throw inputError(err, this.source.display);
     }
     try {
       let position = 0;
@@ -225,19 +264,9 @@ export class ChunkInput {
         yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
       }
     } catch (err) {
-      throw inputError(err, this.source.path);
+      throw inputError(err, this.source.display);
     } finally {
       await fh.close();
-    }
-  }
-
-  private async *streamBlocks(): AsyncGenerator<Buffer> {
-    const { stream, compression } = await openByteStream(this.source, 1 << 20);
-    this.compression = compression;
-    for await (const b of stream) {
-      const buf = b as Buffer;
-      this.bytesScanned += buf.length;
-      yield buf;
     }
   }
 
@@ -252,14 +281,11 @@ export class ChunkInput {
         { objectMode: false },
       );
     }
-    if (chunk.buffers) return Readable.from(coalesce(chunk.buffers, pieceBytes), { objectMode: false });
-    const s = readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
-    return s;
+    return readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
   }
 
   /** The whole chunk in memory (row-level work on a chunk only). */
   async readAll(chunk: CutChunk): Promise<Buffer> {
-    if (chunk.buffers) return Buffer.concat(chunk.buffers);
     const fh = await open(this.source.path, 'r');
     try {
       const buf = Buffer.allocUnsafe(chunk.endByte - chunk.startByte);
@@ -269,28 +295,16 @@ export class ChunkInput {
         if (bytesRead === 0) break;
         off += bytesRead;
       }
-      return buf.subarray(0, off);
+      if (off < buf.length) {
+        throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${this.changed() ?? `${this.source.display} ends before byte ${chunk.endByte}`}`, {
+          file: this.source.display,
+          chunk: chunk.index,
+          byteOffset: chunk.startByte + off,
+        });
+      }
+      return buf;
     } finally {
       await fh.close();
     }
   }
-}
-
-function* coalesce(buffers: Buffer[], pieceBytes: number): Generator<Buffer> {
-  let pending: Buffer[] = [];
-  let size = 0;
-  for (const b of buffers) {
-    if (b.length >= pieceBytes && pending.length === 0) {
-      for (let i = 0; i < b.length; i += pieceBytes) yield b.subarray(i, i + pieceBytes);
-      continue;
-    }
-    pending.push(b);
-    size += b.length;
-    if (size >= pieceBytes) {
-      yield Buffer.concat(pending, size);
-      pending = [];
-      size = 0;
-    }
-  }
-  if (size > 0) yield Buffer.concat(pending, size);
 }

@@ -1,9 +1,14 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { openSession } from '../db/connect.js';
-import type { FlatloadError } from '../errors/index.js';
-import { openInput } from '../input/source.js';
+import { openInput, type InputSource } from '../input/source.js';
+import { materializeInput, type LocalInput } from '../input/spool.js';
+import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
+import { readTableFingerprint } from '../introspect/table.js';
+import { quoteQualified } from '../db/quote.js';
+import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
+import { openChunkInput } from './apply.js';
 import { sampleInput } from '../introspect/input.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
@@ -14,7 +19,8 @@ import { toFlatloadError } from '../db/errors.js';
 import { measureTableSizes, sizeRatio } from '../report/sizes.js';
 import { identityDifferences, jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
 import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
-import { FlatloadError as LoadError } from '../errors/index.js';
+import { FlatloadError as LoadError, type FlatloadError } from '../errors/index.js';
+import type { Queryable } from '../db/control.js';
 import { prepareLoad, type Prepared } from './prepare.js';
 import { planLoad } from '../plan/planner.js';
 import { checkPrivileges, missingPrivilegeError, privilegesForPlan } from '../plan/privileges.js';
@@ -97,8 +103,40 @@ interface Job {
   done: CheckpointContext['done'];
   phase: CheckpointContext['phase'];
   notes: string[];
-  /** The same load, already finished (its tombstone): nothing to do without --restart. */
+  /** The same load, already finished (its tombstone), and its rows still in the table: nothing to do without --restart. */
   finished?: StoredJob;
+}
+
+/** Rows in a table (only read when a finished load is about to be trusted: it scans the table). */
+async function countRows(control: Queryable, db: string, table: string): Promise<number | undefined> {
+  try {
+    const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(db, table)}`);
+    return Number((r as Array<{ n: unknown }>)[0]!.n);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A finished load is only "already loaded" while its rows are plausibly
+ * still in the table: the table is the one it loaded (not emptied by
+ * TRUNCATE or re-created since) and holds at least as many rows as the load
+ * added. Otherwise the rerun loads the input again — or, when the table was
+ * only partly emptied in append mode, stops rather than guess.
+ */
+async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<{ ok: true } | { ok: false; why: string; reload: boolean }> {
+  const now = await readTableFingerprint(control, prep.db, o.table);
+  const recreated = earlier.tableFingerprint !== null && now !== earlier.tableFingerprint;
+  const loaded = earlier.rowsLoaded ?? 0;
+  const rows = loaded > 0 ? await countRows(control, prep.db, o.table) : undefined;
+  const fewer = rows !== undefined && rows < loaded;
+  if (!recreated && !fewer) return { ok: true };
+  const why = recreated
+    ? `the table was emptied or re-created since (then: ${earlier.tableFingerprint}; now: ${now ?? 'missing'})`
+    : `the table holds ${rows} rows, fewer than the ${loaded} this load added`;
+  // Replace and swap empty the table first, so loading again is what the command asks for; in append mode only a table
+  // with none of the load's rows left can take them again without doubling some.
+  return { ok: false, why, reload: o.mode !== 'append' || recreated || rows === 0 };
 }
 
 /**
@@ -106,12 +144,40 @@ interface Job {
  * load is resumed with its stored plan; one that differs is refused (or
  * discarded with --restart). Reads only, in a dry run.
  */
-async function findOrPlanJob(o: LoadOptions, prep: Prepared, facts: PlanFacts, planOptions: PlanOptions, identity: JobIdentity, store: CheckpointStore): Promise<Job> {
+async function findOrPlanJob(
+  o: LoadOptions,
+  prep: Prepared,
+  facts: PlanFacts,
+  planOptions: PlanOptions,
+  identity: JobIdentity,
+  store: CheckpointStore,
+  control: Queryable,
+): Promise<Job> {
   const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
   // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
   if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
   let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
   const notes: string[] = [];
+  const jobId = jobIdOf(identity);
+  if (stored && stored.jobId !== jobId) {
+    // Another load of this input into this table: never discard or compete with one that a process is running.
+    const holder = await jobLockHolder(control, stored.jobId);
+    if (holder) {
+      throw new LoadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
+        table: prep.display,
+        hint: 'wait for it to finish (flatload status shows it)',
+      });
+    }
+  }
+  if (stored && stored.jobId !== jobId && !o.restart) {
+    const done = await store.doneChunks(stored.jobId);
+    if (done.size === 0 && stored.phase === 'created') {
+      // It stopped before changing anything (an input error found by the first scan, say): nothing to resume.
+      if (!o.dryRun) await store.abandon(stored.jobId);
+      notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
+      stored = undefined;
+    }
+  }
   if (stored && o.restart) {
     const done = await store.doneChunks(stored.jobId);
     const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
@@ -124,23 +190,41 @@ async function findOrPlanJob(o: LoadOptions, prep: Prepared, facts: PlanFacts, p
   }
   if (!stored) {
     const plan = planLoad(facts, planOptions);
-    const earlier = hasBookkeeping ? await store.get(jobIdOf(identity)) : undefined;
+    const earlier = hasBookkeeping ? await store.get(jobId) : undefined;
     if (earlier?.state === 'done' && !o.restart) {
-      notes.push(
-        `already loaded: the same input into the same table with the same options finished at ${earlier.finishedAt ?? earlier.updatedAt} (job ${earlier.jobId}); nothing was done. Add --restart to load it again`,
-      );
-      return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
+      const check = await stillLoaded(control, earlier, o, prep);
+      const when = earlier.finishedAt ?? earlier.updatedAt;
+      if (check.ok) {
+        notes.push(`the same input went into the same table with the same options at ${when} (job ${earlier.jobId}); add --restart to load it again`);
+        return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
+      }
+      if (!check.reload) {
+        throw new LoadError('RESUME_MISMATCH', `this input was loaded into ${prep.display} at ${when} (job ${earlier.jobId}), but ${check.why}: rows were deleted since`, {
+          table: prep.display,
+          hint: 'add --restart to load the input again (rows of it still in the table are then loaded a second time), or empty the table first',
+        });
+      }
+      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when}, but ${check.why}`);
+    } else if (earlier?.state === 'done') {
+      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
     }
-    if (earlier?.state === 'done') notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
     return { plan, stored, done: new Map(), phase: 'created', notes };
   }
   const diffs = identityDifferences(stored.identity, identity);
   if (diffs.length > 0) {
-    throw new LoadError('RESUME_MISMATCH', `an unfinished load of ${stored.inputPath} into ${stored.target} exists, and this run differs from it:\n    ${diffs.join('\n    ')}`, {
-      file: o.file,
-      table: prep.display,
-      hint: 'rerun the original command to resume it, or add --restart to discard it and start over',
-    });
+    const done = await store.doneChunks(stored.jobId);
+    throw new LoadError(
+      'RESUME_MISMATCH',
+      `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}, ${done.size} chunk(s) committed) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
+      {
+        file: o.file,
+        table: prep.display,
+        hint:
+          o.mode === 'append'
+            ? 'rerun the original command (same input, same options) to finish it; or add --restart to discard it — its committed rows stay in the table, so remove them first if this run loads the same rows'
+            : 'rerun the original command (same input, same options) to finish it, or add --restart to discard it',
+      },
+    );
   }
   const done = await store.doneChunks(stored.jobId);
   const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
@@ -171,6 +255,40 @@ function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, sch
   if (missing) throw missing;
 }
 
+/** The spooled (or original) plain file, described as an input source for sampling. */
+function localSource(local: LocalInput): InputSource {
+  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true };
+}
+
+/**
+ * Takes the job's lock for this process (a second run of the same load stops
+ * or waits), and takes it again if the control connection is replaced.
+ */
+async function holdJob(control: ControlConnection, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub): Promise<void> {
+  await acquireJobLock(control, jobId, {
+    wait: o.wait,
+    describeHolder: async () => {
+      const holder = await jobLockHolder(control, jobId);
+      // A load that has just started records itself once its input is scanned: give it a moment to appear.
+      let job: StoredJob | undefined;
+      for (let i = 0; i < 20 && job?.state !== 'running'; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 150));
+        job = (await CheckpointStore.exists(store.conn, store.schema)) ? await store.get(jobId) : undefined;
+      }
+      const who = (job?.state === 'running' ? job.owner : null) ?? (holder ? `a flatload connected from ${holder.host ?? '?'}` : 'another flatload');
+      const since = job?.state === 'running' ? `, started ${job.startedAt}` : '';
+      return `job ${jobId} is held by ${who} (server connection ${holder?.connectionId ?? '?'}${since})`;
+    },
+    onWaiting: (message) => events.emit({ type: 'note', message }),
+  });
+  control.onReconnect(async (conn) => {
+    const [r] = await conn.query('SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)]);
+    if (Number((r as Array<{ got: unknown }>)[0]?.got) !== 1) {
+      throw new LoadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
+    }
+  });
+}
+
 /**
  * One load, end to end: read facts (read-only), plan, and unless it is a
  * dry run, apply the plan and report.
@@ -187,9 +305,14 @@ export async function executeLoad(
   const source = openInput(o.file);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
+  let local: LocalInput | undefined;
   try {
     const prep = await prepareLoad(o, session, first, source);
-    const input = await sampleInput(source, {
+    if (!source.seekable) {
+      events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+    }
+    local = await materializeInput(source, o.tmpdir ?? tmpdir());
+    const sampled = await sampleInput(localSource(local), {
       format: prep.scan,
       charset: prep.charset,
       targets: prep.targets,
@@ -198,20 +321,26 @@ export async function executeLoad(
       table: prep.table,
       stripBom: o.stripBom && prep.charset.utf8,
     });
+    const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression };
     const facts: PlanFacts = { server: prep.server, table: prep.table, input };
-    const planOptions = planOptionsOf(o, source.compression === 'none' ? source.sizeBytes : undefined);
-    const identity = jobIdentity(o, source, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+    const planOptions = planOptionsOf(o, local.sizeBytes);
+    const identity = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+    const jobId = jobIdOf(identity);
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    const job = await findOrPlanJob(o, prep, facts, planOptions, identity, store);
+    if (!o.dryRun) await holdJob(control, store, jobId, o, events);
+    const job = await findOrPlanJob(o, prep, facts, planOptions, identity, store, control);
     const { plan, stored, notes } = job;
-    const jobId = jobIdOf(identity);
     checkPlanPrivileges(plan, prep, o, schema);
+    const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
+    // Rejected rows are kept only in the reject file: a load that may reject rows needs it writable before it starts.
+    if (!o.dryRun && o.maxErrors > 0) checkRejectPath(rejectPath);
     const report = emptyReport(plan, facts, prep.display);
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);
-    for (const n of notes) events.emit({ type: 'note', message: n });
+    // The finished-load note is the summary's headline; printing it as it happens too would say it twice.
+    if (!job.finished) for (const n of notes) events.emit({ type: 'note', message: n });
     if (!prep.server.localInfile && plan.strategy === 'insert' && !plan.forced) {
       plan.warnings.unshift('the server has local_infile=OFF, so rows go as batched INSERTs (several times slower); SET GLOBAL local_infile=1 enables the fast path');
     }
@@ -232,32 +361,56 @@ export async function executeLoad(
       return { report, plan, facts, error: undefined };
     }
 
+    // Every record boundary is found before anything changes: a broken record late in the input stops the load here.
+    const chunkInput = openChunkInput(plan, prep, o, local);
+    if (prep.unchunkableReason === undefined) await chunkInput.scan();
     const activeJobId = stored?.jobId ?? jobId;
+    const owner = ownerText();
     if (!stored) {
       await store.ensureTables(bookkeepingEngine(plan, prep));
-      await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan, rowsBefore: null, resumeCommand });
+      await store.createJob({
+        jobId,
+        target: identity.target,
+        inputPath: identity.input.path,
+        identity,
+        plan,
+        rowsBefore: null,
+        resumeCommand,
+        owner,
+        chunksTotal: chunkInput.summary?.chunks ?? null,
+        rowsInInput: chunkInput.summary?.records ?? null,
+      });
     } else {
-      await store.update(activeJobId, { state: 'running', message: null });
+      await store.update(activeJobId, { state: 'running', message: null, owner });
     }
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
     if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
       sizeBefore = (await measureTableSizes(control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null;
     }
-    const applied = await applyPlan(plan, prep, o, source, session, control, events, signal, {
-      store,
-      schema,
-      jobId: activeJobId,
-      done: job.done,
-      phase: job.phase,
-      resumed: stored !== undefined,
-      keepHistory: o.keepHistory,
-      rowsBefore: stored ? stored.rowsBefore : null,
-    });
+    let applied;
+    try {
+      applied = await applyPlan(plan, prep, o, chunkInput, session, control, events, signal, {
+        store,
+        schema,
+        jobId: activeJobId,
+        done: job.done,
+        phase: job.phase,
+        resumed: stored !== undefined,
+        keepHistory: o.keepHistory,
+        rowsBefore: stored ? stored.rowsBefore : null,
+        tableFingerprint: stored ? stored.tableFingerprint : null,
+      }, rejectPath);
+    } catch (err) {
+      // Whatever stopped it, the bookkeeping must not go on saying the job is running.
+      const fe = toFlatloadError(err, 'loading');
+      await store.update(activeJobId, { state: fe.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: fe.message }).catch(() => undefined);
+      throw fe;
+    }
     events.emit({ type: 'done' });
-    const { run, input: chunkInput } = applied;
+    const { run, input: chunkInputUsed } = applied;
     const seconds = (Date.now() - t0) / 1000;
-    const inputBytes = chunkInput.summary?.totalBytes ?? chunkInput.bytesScanned;
+    const inputBytes = chunkInputUsed.summary?.totalBytes ?? local.sizeBytes;
     const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
     // With one transaction for the whole load, a stop rolled back everything this run loaded.
     if (run.stoppedBy && plan.commitScope === 'load' && run.totals.rowsLoaded > 0) {
@@ -274,7 +427,7 @@ export async function executeLoad(
       skippedDuplicates: run.totals.records - run.totals.rowsLoaded - run.totals.rejected,
       warnings: run.totals.warnings,
       inputBytes,
-      inputBytesCompressed: chunkInput.compression !== 'none' ? (source.sizeBytes ?? null) : null,
+      inputBytesCompressed: local.compression !== 'none' ? (local.originalBytes ?? null) : null,
       seconds,
       // Rates describe this run: rows and bytes committed by an earlier run are not counted.
       rowsPerSec: seconds > 0 ? run.totals.rowsLoaded / seconds : 0,
@@ -285,7 +438,7 @@ export async function executeLoad(
       slowestChunk: slowest ? { chunk: slowest.chunk, seconds: slowest.elapsedMs / 1000, rows: slowest.records } : null,
       error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
     } satisfies Partial<LoadReport>);
-    if (chunkInput.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
+    if (chunkInputUsed.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
     if (o.sizeReport && !run.stoppedBy) {
       try {
         const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table);
@@ -299,13 +452,14 @@ export async function executeLoad(
       }
     }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const resumable = run.stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED'].includes(run.stoppedBy.code);
+    const resumable = run.stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(run.stoppedBy.code);
     const error = run.stoppedBy && resumeCommand && resumable ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
     return { report, plan, facts, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.
     throw toFlatloadError(err, 'loading');
   } finally {
+    local?.dispose();
     await control.end();
   }
 }

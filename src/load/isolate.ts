@@ -60,7 +60,10 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
   const out: Isolated = { rowsLoaded: 0, rejects: [], warnings: 0, statements: 0 };
   let sp = 0;
 
-  const attempt = async (a: number, b: number): Promise<{ ok: boolean; named: Map<number, ServerWarning[]>; unnamed: boolean; all: ServerWarning[] }> => {
+  const attempt = async (
+    a: number,
+    b: number,
+  ): Promise<{ ok: boolean; named: Map<number, ServerWarning[]>; unnamed: boolean; all: ServerWarning[]; landed: number }> => {
     const name = `flatload_r${sp++}`;
     await conn.query(`SAVEPOINT ${name}`);
     for (const p of o.pre(a)) await conn.query(p);
@@ -83,7 +86,8 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
     if (ok) {
       await conn.query(`RELEASE SAVEPOINT ${name}`);
       out.warnings += res.warnings.length;
-      return { ok, named: new Map(), unnamed: false, all: [] };
+      // Duplicates skipped on purpose (--on-duplicate ignore) are in the range but not in the table.
+      return { ok, named: new Map(), unnamed: false, all: [], landed: b - a - (o.duplicatesAreProblems ? 0 : res.info.skipped) };
     }
     await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
     const named = new Map<number, ServerWarning[]>();
@@ -101,14 +105,14 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
       if (classifyWarning(w) === 'skipped') namedSkips++;
     }
     if (skipped > namedSkips) unnamed = true;
-    return { ok, named, unnamed, all: problems };
+    return { ok, named, unnamed, all: problems, landed: 0 };
   };
 
   const solve = async (a: number, b: number): Promise<void> => {
     if (b <= a) return;
     const r = await attempt(a, b);
     if (r.ok) {
-      out.rowsLoaded += b - a;
+      out.rowsLoaded += r.landed;
       return;
     }
     if (b - a === 1) {

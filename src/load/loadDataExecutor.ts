@@ -44,14 +44,15 @@ export function isProblem(o: Pick<LoadDataExecutorOptions, 'duplicatesExpected' 
   return cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered);
 }
 
-/** Up to `limit` problems with the input rows they name, for messages. */
-function describe(problems: ServerWarning[], records: SentRecord[], limit = 10): string {
+/** Up to `limit` problems with the input rows they name, for messages; `total` counts those the server did not list too. */
+function describe(problems: ServerWarning[], records: SentRecord[], total = problems.length, limit = 10): string {
   const lines = problems.slice(0, limit).map((w) => {
     const row = warningRow(w.message);
     const rec = row === undefined ? undefined : records[row - 1];
     return `    ${rec ? `line ${rec.line} (byte offset ${rec.offset})` : 'row not named by the server'}: [${w.code}] ${w.message}`;
   });
-  if (problems.length > limit) lines.push(`    … and ${problems.length - limit} more`);
+  const shown = Math.min(limit, problems.length);
+  if (total > shown) lines.push(`    … and ${total - shown} more`);
   return lines.join('\n');
 }
 
@@ -85,6 +86,16 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
       // Rows the server names ("at row N") are counted in the order they were sent.
       const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
       if (chunk.records >= 0 && result.info.records !== chunk.records) {
+        const changed = o.input.changed();
+        if (changed) {
+          throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed} (the server read ${result.info.records} records in chunk ${chunk.index} where there were ${chunk.records})`, {
+            file: o.file,
+            line: chunk.firstLine,
+            byteOffset: chunk.startByte,
+            chunk: chunk.index,
+            hint: 'load a file that nothing writes to meanwhile (copy it first); the rerun refuses to resume over a changed file',
+          });
+        }
         throw new FlatloadError(
           'INPUT_MALFORMED',
           `the server read ${result.info.records} records in chunk ${chunk.index} where flatload found ${chunk.records}: the format options do not match the file`,
@@ -98,6 +109,8 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         );
       }
       const problems = result.warnings.filter((w) => isProblem(o, w));
+      // Warnings the server raised but did not keep (beyond max_error_count) may be problems too.
+      const unseen = Math.max(0, result.info.warnings - result.warnings.length);
       const dupSkips = o.duplicatesExpected ? 0 : result.info.skipped;
       const records0 = chunk.records >= 0 ? chunk.records : result.info.records;
       let outcome: ChunkOutcome;
@@ -114,7 +127,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         if (!txn.canRollBack) {
           throw new FlatloadError(
             'ROWS_REJECTED',
-            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate())}`,
+            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate(), problems.length + unseen)}`,
             { file: o.file, chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte, hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
           );
         }
@@ -125,7 +138,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
           throw new FlatloadError(
             'ROWS_REJECTED',
-            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describe(problems, recs) : `    ${dupSkips} duplicate-key row(s)`}`,
+            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describe(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
             { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : { line: chunk.firstLine, byteOffset: chunk.startByte }), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
           );
         }

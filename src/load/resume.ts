@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { CheckpointStore, DoneChunk, JobPhase } from '../checkpoint/store.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
@@ -24,6 +23,8 @@ export interface CheckpointContext {
   resumed: boolean;
   /** Rows the table held when the job started (engines that cannot roll back a chunk). */
   rowsBefore: number | null;
+  /** The load target's fingerprint once it was prepared: a resume checks the table is still that one. */
+  tableFingerprint: string | null;
 }
 
 /** A chunk resumed after a crash left its first `skipped` records in a non-transactional table. */
@@ -50,16 +51,10 @@ export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: Check
   return { index: next, skip: actual - expected };
 }
 
-export function chunkSha1(chunk: CutChunk): string | null {
-  if (!chunk.buffers) return null;
-  const h = createHash('sha1');
-  for (const b of chunk.buffers) h.update(b);
-  return h.digest('hex');
-}
-
 /**
  * Skips chunks an earlier run committed, after checking they are the same
- * bytes (same range and record count; for streams, the same sha1).
+ * chunks (same byte range and record count; the job's identity already
+ * vouches for the input's content).
  */
 export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
   for await (const c of chunks) {
@@ -68,8 +63,7 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
       yield c;
       continue;
     }
-    const sha = d.sha1 === null ? null : chunkSha1(c);
-    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records || (d.sha1 !== null && sha !== d.sha1)) {
+    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records) {
       throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed`, {
         file,
         chunk: c.index,
@@ -88,9 +82,9 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
  * but only when the load started on an empty table; otherwise it refuses,
  * since emptying would delete rows that were there before.
  */
-export async function restartIfRequired(control: Queryable, plan: LoadPlan, cp: CheckpointContext, events: EventHub): Promise<void> {
+export async function restartIfRequired(control: Queryable, plan: LoadPlan, cp: CheckpointContext, events: EventHub): Promise<boolean> {
   const resumed = cp.done.size > 0 || cp.phase !== 'created';
-  if (!resumed || plan.guarantee.kind !== 'restart-required' || cp.phase === 'finished') return;
+  if (!resumed || plan.guarantee.kind !== 'restart-required' || cp.phase === 'finished') return false;
   const t = quoteQualified(plan.loadTarget.db, plan.loadTarget.table);
   if (cp.rowsBefore !== 0) {
     throw new FlatloadError('RESUME_MISMATCH', `this load cannot resume: ${plan.guarantee.text}; and ${t} had rows before the load started, which emptying it would delete`, {
@@ -101,6 +95,7 @@ export async function restartIfRequired(control: Queryable, plan: LoadPlan, cp: 
   await cp.store.clearChunks(cp.jobId);
   cp.done.clear();
   events.emit({ type: 'note', message: `this plan cannot resume part-way (${plan.guarantee.kind}): emptied ${t}, which was empty when the load started, and loading from the first record` });
+  return true;
 }
 
 function sqlValue(v: Buffer | null | undefined, numeric: boolean): string {

@@ -285,11 +285,8 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     // The bulk insert works for INSERT too (engines.md M3).
     reasons.push('multi-row INSERT statements in the one transaction keep the bulk insert [engines.md M3]');
   }
-  if (input.kind === 'stdin' && d.concurrency > 1) {
-    reasons.push(`standard input: chunks are cut as the stream arrives and still load over ${plural(d.concurrency, 'connection')}`);
-  }
-  if (!input.seekable && d.guarantee.kind !== 'all-or-nothing' && d.guarantee.kind !== 'restart-required') {
-    warnings.push('the input cannot be re-read (standard input or a stream): resume needs a plain file');
+  if (input.kind === 'stdin') {
+    reasons.push(`standard input: copied into --tmpdir first and loaded from that copy like a file (over ${plural(d.concurrency, 'connection')}); its content identifies the load, so piping the same bytes again resumes it`);
   }
 
   // --- Surrogate after-statement ---------------------------------------------------------------

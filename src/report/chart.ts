@@ -206,3 +206,71 @@ export function renderChart(series: Series[], opts: ChartOptions = {}): string {
   out.push('</svg>');
   return `${out.join('\n')}\n`;
 }
+
+/** One measure per engine variant, drawn as one panel of horizontal bars on its own scale. */
+export interface BarPanel {
+  title: string;
+  /** One per label; null draws "n/a" (not measured). */
+  values: Array<number | null>;
+  /** How a value is printed at the end of its bar. */
+  format: (v: number) => string;
+}
+
+/**
+ * What a DBA compares across engines — load speed, size on disk, input/on-disk
+ * ratio — as side-by-side panels of horizontal bars, one row per variant, in
+ * the manner of published engine comparison tables. Pure: no I/O.
+ */
+export function renderBarChart(labels: readonly string[], panels: readonly BarPanel[], opts: { title?: string; panelWidth?: number } = {}): string {
+  const title = opts.title ?? 'Engines compared';
+  const rowH = 26;
+  const labelW = Math.min(320, 24 + Math.max(8, ...labels.map((l) => [...l].length)) * 7.2);
+  const panelW = opts.panelWidth !== undefined && opts.panelWidth >= 120 ? opts.panelWidth : 240;
+  const gap = 24;
+  const top = 64;
+  const width = Math.ceil(labelW + panels.length * (panelW + gap) + 16);
+  const height = top + labels.length * rowH + 20;
+  const out: string[] = [];
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">`);
+  out.push(`<title>${escapeXml(title)}</title>`);
+  out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
+  out.push(`<text x="${px(width / 2)}" y="24" text-anchor="middle" font-size="16" ${FONT}>${escapeXml(title)}</text>`);
+  out.push(`<g class="labels" font-size="12" ${FONT} text-anchor="end">`);
+  labels.forEach((l, i) => out.push(`<text x="${px(labelW - 10)}" y="${px(top + i * rowH + rowH / 2 + 4)}">${escapeXml(l)}</text>`));
+  out.push('</g>');
+  panels.forEach((p, k) => {
+    const x0 = labelW + k * (panelW + gap);
+    const max = Math.max(0, ...p.values.map((v) => (v !== null && Number.isFinite(v) ? v : 0)));
+    // Room at the bar's end for its printed value.
+    const barMax = panelW - 70;
+    out.push(`<g class="panel" data-name="${escapeXml(p.title)}">`);
+    out.push(`<text x="${px(x0)}" y="${px(top - 14)}" font-size="13" font-weight="bold" ${FONT}>${escapeXml(p.title)}</text>`);
+    out.push(`<line x1="${px(x0)}" y1="${px(top - 4)}" x2="${px(x0)}" y2="${px(top + labels.length * rowH)}" stroke="#000000" stroke-width="1"/>`);
+    p.values.forEach((v, i) => {
+      const y = top + i * rowH + 4;
+      const colour = COLOURS[k % COLOURS.length]!;
+      if (v === null || !Number.isFinite(v)) {
+        out.push(`<text class="na" x="${px(x0 + 6)}" y="${px(y + rowH / 2)}" font-size="12" fill="#808080" ${FONT}>n/a</text>`);
+        return;
+      }
+      const w = max > 0 ? (Math.max(0, v) / max) * barMax : 0;
+      out.push(`<rect class="bar" x="${px(x0)}" y="${px(y)}" width="${px(w)}" height="${px(rowH - 8)}" fill="${colour}"/>`);
+      out.push(`<text class="value" x="${px(x0 + w + 6)}" y="${px(y + rowH / 2)}" font-size="12" ${FONT}>${escapeXml(p.format(v))}</text>`);
+    });
+    out.push('</g>');
+  });
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
+
+/** Rows committed per second → rows committed so far: monotone lines whose slope is the rate, readable where per-second rates are noise. */
+export function cumulative(points: ReadonlyArray<[number, number]>): Array<[number, number]> {
+  const sorted = [...points].sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  const out: Array<[number, number]> = [[0, 0]];
+  for (const [x, y] of sorted) {
+    total += y;
+    out.push([x, total]);
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, extname, join } from 'node:path';
+import { appendFileSync, closeSync, fsyncSync, openSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { FlatloadError } from '../errors/index.js';
 import type { RejectedRow } from '../load/isolate.js';
 
 /**
@@ -13,6 +14,37 @@ export function defaultRejectPath(input: string, table: string): string {
   const ext = extname(name);
   name = ext ? name.slice(0, -ext.length) : name;
   return join(dirname(input), `${name}.rejects${ext || '.txt'}`);
+}
+
+/**
+ * Fails before anything is loaded when rejected rows could not be kept: the
+ * reject file (and its .log) must be creatable, or writable regular files.
+ * Neither is created here: they exist only once a row is rejected.
+ */
+export function checkRejectPath(path: string): void {
+  for (const p of [path, `${path}.log`]) {
+    let existed = true;
+    try {
+      if (!statSync(p).isFile()) throw new Error(`${p} exists and is not a regular file`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw rejectPathError(path, (err as Error).message);
+      existed = false;
+    }
+    // Permission bits say little (root passes them; /proc refuses anyway): open it for writing, as the load will.
+    try {
+      closeSync(openSync(p, existed ? 'r+' : 'wx'));
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw rejectPathError(path, e.code === 'ENOENT' ? `the directory ${dirname(resolve(p))} does not exist` : `${p}: ${e.message}`);
+    }
+    if (!existed) unlinkSync(p);
+  }
+}
+
+function rejectPathError(path: string, why: string): FlatloadError {
+  return new FlatloadError('OUTPUT_UNWRITABLE', `cannot write the reject file ${path}: ${why}`, {
+    hint: 'give --reject-file a path in a writable directory (rejected rows are kept only there)',
+  });
 }
 
 export interface RejectRecord extends RejectedRow {
@@ -71,13 +103,24 @@ export class RejectFile {
     this.count += rows.length;
   }
 
-  /** Rewrites both files in input order (parallel chunks commit out of order). */
+  /**
+   * Rewrites both files in input order (parallel chunks commit out of order)
+   * and flushes them to disk: the load is marked done only after this.
+   */
   rewrite(rows: readonly RejectRecord[]): void {
     this.started = false;
     this.count = 0;
     const sorted = [...rows].sort((a, b) => a.byteOffset - b.byteOffset);
     if (sorted.length === 0) return;
     this.append(sorted);
+    for (const p of [this.path, this.logPath]) {
+      const fd = openSync(p, 'r+');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
   }
 }
 

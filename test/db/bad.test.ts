@@ -93,7 +93,7 @@ describe('the error budget and reloading rejects', () => {
     const r = await runCli(['load', file, '--table', 'z0', '--dialect', 'csv', '--chunk-size', '200', '--jobs', '1', '--progress', 'none'], { env: { DATABASE_URL: db.url } });
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /line 7 \(byte offset \d+\): \[1264\]/);
-    assert.match(r.stderr, /resume with: flatload load/);
+    assert.match(r.stderr, /resume with: cd \S+ && flatload load/);
     const [c] = await db.conn.query('SELECT COUNT(*) AS n, MAX(id) AS m FROM z0');
     const row = (c as Array<{ n: number; m: number | null }>)[0]!;
     assert.ok(Number(row.m ?? 0) < 7, 'no row at or after the bad one is committed');

@@ -13,7 +13,7 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('flatload bench: every variant loads every row, sizes are reported, nothing is left behind, the chart has a line per variant', { timeout: 300_000 }, async () => {
+test('flatload bench: every variant loads every row, sizes are reported, nothing is left behind, the chart has bars per variant and the timeline a line per variant', { timeout: 300_000 }, async () => {
   const file = join(dir, 'us.tsv');
   await generateToFile(file, { table: 'user_summary', rows: 1_000_000, seed: 9 });
   const chart = join(dir, 'bench.svg');
@@ -34,7 +34,11 @@ test('flatload bench: every variant loads every row, sizes are reported, nothing
   }
   const svg = readFileSync(chart, 'utf8');
   assert.match(svg, /^<svg/);
-  assert.equal((svg.match(/class="series"/g) ?? []).length, out.results.length);
+  // Three panels (rows/s, on-disk MB, ratio), one bar per variant in each.
+  assert.equal((svg.match(/class="panel"/g) ?? []).length, 3);
+  assert.equal((svg.match(/class="bar"/g) ?? []).length, 3 * out.results.length);
+  const timeline = readFileSync(join(dir, 'bench.timeline.svg'), 'utf8');
+  assert.equal((timeline.match(/class="series"/g) ?? []).length, out.results.length);
   const admin = await adminConnection();
   const [dbs] = await admin.query("SHOW DATABASES LIKE 'flatload\\_bench\\_%'");
   await admin.end();

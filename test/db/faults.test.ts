@@ -68,7 +68,7 @@ describe('faults on the shared test server', () => {
     assert.match(r.stderr, /interrupted/);
     const resume = /resume with: (.*)/.exec(r.stderr)?.[1];
     assert.ok(resume, r.stderr);
-    assert.match(resume, /^flatload load .*--table intr/);
+    assert.match(resume, /^cd \S+ && flatload load .*--table intr/);
     const loaded = await count(db.conn, 'intr');
     const [b] = await db.conn.query('SELECT COALESCE(SUM(c.rows_loaded),0) AS n FROM flatload_chunks c JOIN flatload_jobs j USING (job_id) WHERE j.target = ?', [`${db.name}.intr`]);
     assert.equal(loaded, Number((b as Array<{ n: number }>)[0]!.n), 'every row in the table belongs to a committed chunk');
@@ -181,7 +181,7 @@ describe('a full tablespace', () => {
     const r = await runCli(args, { env: { DATABASE_URL: url } });
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /ran out of space|is full/);
-    assert.match(r.stderr, /resume with: flatload load/);
+    assert.match(r.stderr, /resume with: cd \S+ && flatload load/);
     const inTable = await count(conn, 'full');
     const [b] = await conn.query("SELECT COALESCE(SUM(rows_loaded),0) AS n FROM flatload_chunks");
     assert.equal(inTable, Number((b as Array<{ n: number }>)[0]!.n), 'no partial chunk is committed');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { escapeXml, formatTicks, niceAxis, renderChart, type Series } from '../../src/report/chart.js';
+import { describe, test } from 'node:test';
+import { cumulative, escapeXml, formatTicks, niceAxis, renderBarChart, renderChart, type Series } from '../../src/report/chart.js';
 
 interface Element {
   name: string;
@@ -190,4 +190,23 @@ test('many series get distinct styles', () => {
   assert.equal(lines.length, 14);
   const styles = new Set(lines.map((l) => `${l.attrs.get('stroke')}|${l.attrs.get('stroke-dasharray') ?? ''}`));
   assert.equal(styles.size, 14);
+});
+
+describe('renderBarChart', () => {
+  test('one panel per measure, one bar per variant, widths proportional to the values, n/a for unmeasured', () => {
+    const svg = renderBarChart(['InnoDB', 'MyRocks <zstd>'], [
+      { title: 'rows/s', values: [100, 50], format: (v) => String(v) },
+      { title: 'MB', values: [null, 20], format: (v) => v.toFixed(1) },
+    ]);
+    assert.equal((svg.match(/class="panel"/g) ?? []).length, 2);
+    assert.equal((svg.match(/class="bar"/g) ?? []).length, 3);
+    assert.equal((svg.match(/class="na"/g) ?? []).length, 1);
+    assert.match(svg, /MyRocks &lt;zstd&gt;/);
+    const widths = [...svg.matchAll(/class="bar" x="[\d.]+" y="[\d.]+" width="([\d.]+)"/g)].map((m) => Number(m[1]));
+    assert.ok(Math.abs(widths[0]! / widths[1]! - 2) < 0.01, `widths ${widths.join(',')}`);
+  });
+
+  test('cumulative turns per-second rows into rows so far', () => {
+    assert.deepEqual(cumulative([[2, 5], [1, 10], [3, 0]]), [[0, 0], [1, 10], [2, 15], [3, 15]]);
+  });
 });

@@ -589,7 +589,7 @@ const CASES: Case[] = [
       ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
       input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined },
     }),
-    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/], warnings: [/resume needs a plain file/] },
+    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: copied into --tmpdir first/] },
   },
   {
     name: 'header line without the id column: surrogate from the header',

@@ -15,8 +15,9 @@ import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { openInput } from '../../input/source.js';
 import { executeLoad } from '../../load/execute.js';
 import { scanFormatOf } from '../../load/prepare.js';
-import { renderChart, type Series } from '../../report/chart.js';
+import { cumulative, renderBarChart, renderChart, type Series } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
+import { fmtMB, fmtRate } from '../../report/format.js';
 import { SilentReporter } from '../../report/reporters.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -153,8 +154,23 @@ export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
       }
     }
     if (a.chart) {
-      const series: Series[] = results.filter((r) => r.ok).map((r) => ({ name: `${r.variant} (${r.strategy})`, points: r.timeline }));
-      writeFileSync(a.chart, renderChart(series, { title: `flatload bench: ${basename(a.file)}`, xLabel: 'seconds', yLabel: 'rows/s' }));
+      // The comparison (speed, size, ratio per variant) in the chart asked for; the load timelines beside it.
+      const ok = results.filter((r) => r.ok);
+      const labels = ok.map((r) => `${r.variant}${r.planned ? '' : ` (--strategy ${r.strategy})`}`);
+      writeFileSync(
+        a.chart,
+        renderBarChart(
+          labels,
+          [
+            { title: 'rows/s (higher is faster)', values: ok.map((r) => r.rowsPerSec), format: (v) => `${fmtRate(v)}` },
+            { title: 'on disk, MB (lower is smaller)', values: ok.map((r) => (r.onDiskBytes === null ? null : r.onDiskBytes / 1e6)), format: (v) => v.toFixed(1) },
+            { title: 'input / on-disk (higher is denser)', values: ok.map((r) => r.ratio), format: (v) => v.toFixed(2) },
+          ],
+          { title: `flatload bench: ${basename(a.file)} (${fmtMB(inputBytes)})` },
+        ),
+      );
+      const series: Series[] = ok.map((r, i) => ({ name: labels[i]!, points: cumulative(r.timeline) }));
+      writeFileSync(timelinePath(a.chart), renderChart(series, { title: `flatload bench: ${basename(a.file)}, rows loaded over time`, xLabel: 'seconds', yLabel: 'rows loaded' }));
     }
     if (a.json) io.stdout.write(`${JSON.stringify({ input: a.file, inputBytes, scratchDatabase: scratch, results: results.map(({ timeline, ...r }) => ({ ...r, timeline })) })}\n`);
     else io.stdout.write(`${table(results, inputBytes)}\n`);
@@ -206,4 +222,9 @@ async function runOne(
   } catch (err) {
     return { strategy: strategy ?? '?', rows: 0, seconds: 0, rowsPerSec: 0, mbPerSec: 0, onDiskBytes: null, onDiskSource: '', ratio: null, ok: false, error: (err as Error).message, timeline: [] };
   }
+}
+
+/** The timeline goes beside the comparison chart: out.svg → out.timeline.svg. */
+export function timelinePath(chart: string): string {
+  return /\.svg$/i.test(chart) ? chart.replace(/\.svg$/i, '.timeline.svg') : `${chart}.timeline.svg`;
 }

@@ -23,7 +23,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const offSignals = io.onInterrupt(() => stop.abort());
   let result;
   try {
-    result = await executeLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv));
+    result = await executeLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv, io.cwd));
   } finally {
     offSignals();
     reporter.close();

@@ -11,11 +11,11 @@ export interface StatusArgs extends ConnectionArgs {
   bookkeepingSchema?: string;
 }
 
-/** A job marked running that has not progressed for minutes was most likely killed. */
+/** A running load holds its job's lock: a job marked running whose lock no process holds was killed. */
 function stateLabel(j: JobSummary): string {
   if (j.state === 'done') return 'done';
-  const idleMin = j.idleSeconds / 60;
-  if (j.state === 'running' && idleMin > 2) return `stalled ${Math.round(idleMin)} min (killed?)`;
+  if (j.heldBy !== null) return `running (${j.phase}) by ${j.owner ?? `connection ${j.heldBy}`}`;
+  if (j.state === 'running') return `stopped (${j.phase}): no process holds it; rerun the load to resume`;
   return `${j.state} (${j.phase})`;
 }
 

@@ -1,0 +1,78 @@
+import { hostname, userInfo } from 'node:os';
+import type { Queryable } from '../db/control.js';
+import { FlatloadError } from '../errors/index.js';
+
+/**
+ * One process per load. A job is held through a server-side named lock on
+ * the control connection for the whole run: a second run of the same job (a
+ * cron overlap) cannot take it and stops, naming the holder, instead of
+ * loading the same chunks a second time. The server frees the lock when the
+ * holding session ends for any reason, so a killed flatload never leaves a
+ * job locked.
+ */
+export const JOB_LOCK_PREFIX = 'flatload-job:';
+
+export function jobLockName(jobId: string): string {
+  return `${JOB_LOCK_PREFIX}${jobId}`;
+}
+
+/** Who holds a job, as recorded in the bookkeeping and shown to a second run. */
+export function ownerText(): string {
+  let user = '';
+  try {
+    user = `${userInfo().username}@`;
+  } catch {
+    // No passwd entry (a container): the host and pid still identify the process.
+  }
+  return `${user}${hostname()} pid ${process.pid}`;
+}
+
+export interface LockHolder {
+  connectionId: number;
+  /** Client host:port and seconds in its current state, from the server's process list. */
+  host: string | null;
+}
+
+/** The session holding the job's lock, or undefined when no process holds it. */
+export async function jobLockHolder(conn: Queryable, jobId: string): Promise<LockHolder | undefined> {
+  const [r] = await conn.query('SELECT IS_USED_LOCK(?) AS id', [jobLockName(jobId)]);
+  const id = (r as Array<{ id: unknown }>)[0]?.id;
+  if (id === null || id === undefined) return undefined;
+  const [p] = await conn.query('SELECT HOST AS host FROM information_schema.PROCESSLIST WHERE ID = ?', [id]);
+  return { connectionId: Number(id), host: ((p as Array<{ host: string | null }>)[0]?.host as string | null | undefined) ?? null };
+}
+
+export interface AcquireOptions {
+  /** Wait for the holder to finish instead of stopping. */
+  wait: boolean;
+  /** What the holder recorded (owner, since), for the message. */
+  describeHolder: () => Promise<string>;
+  onWaiting?: (message: string) => void;
+  /** Seconds per GET_LOCK attempt while waiting (tests shorten it). */
+  waitSliceSeconds?: number;
+}
+
+/** Takes the job's lock, or throws JOB_RUNNING (without --wait). */
+export async function acquireJobLock(conn: Queryable, jobId: string, o: AcquireOptions): Promise<void> {
+  const name = jobLockName(jobId);
+  const take = async (seconds: number): Promise<boolean> => {
+    const [r] = await conn.query('SELECT GET_LOCK(?, ?) AS got', [name, seconds]);
+    return Number((r as Array<{ got: unknown }>)[0]?.got) === 1;
+  };
+  if (await take(0)) return;
+  const holder = await o.describeHolder();
+  if (!o.wait) {
+    throw new FlatloadError('JOB_RUNNING', `this load is already running: ${holder}`, {
+      hint: 'let it finish (flatload status shows its progress), or add --wait to wait for it and then carry on',
+    });
+  }
+  o.onWaiting?.(`waiting for the running load to finish: ${holder}`);
+  while (!(await take(o.waitSliceSeconds ?? 60))) {
+    // Still held: keep waiting (each attempt is bounded so a lost connection is noticed).
+  }
+}
+
+/** Gives the lock back (the end of the session would too). */
+export async function releaseJobLock(conn: Queryable, jobId: string): Promise<void> {
+  await conn.query('DO RELEASE_LOCK(?)', [jobLockName(jobId)]);
+}

@@ -1,0 +1,131 @@
+import { createHash } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { FlatloadError } from '../errors/index.js';
+import type { Compression, InputSource } from './source.js';
+import { openByteStream } from './streams.js';
+
+/**
+ * The input as a plain file that can be read by byte range, again and again:
+ * the file itself, or — for standard input and compressed files — a spooled,
+ * decompressed copy in a private temporary directory.
+ *
+ * Everything after this point reads a plain file. That is what lets a stream
+ * be scanned to its end before the first chunk commits (a broken record late
+ * in the input then stops the load before anything is in the table), be
+ * loaded in parallel, resume by byte range, and be identified by its content
+ * (two different streams on standard input are two different loads).
+ */
+export interface LocalInput {
+  /** A plain file holding the (decompressed) input. */
+  path: string;
+  /** The input as the user named it, for messages. */
+  display: string;
+  /** Bytes of the decompressed input. */
+  sizeBytes: number;
+  /** What the original was compressed with. */
+  compression: Compression;
+  /** Bytes read from the original (compressed size), when it was spooled. */
+  originalBytes: number | undefined;
+  /** sha256 of the decompressed content, when it was spooled (computed while copying). */
+  contentSha256: string | undefined;
+  spooled: boolean;
+  /** Deletes the spooled copy; safe to call twice. */
+  dispose(): void;
+}
+
+const live = new Set<string>();
+let exitHookInstalled = false;
+
+/** A spooled copy must not outlive the process, whichever way it ends (a signal's exit included). */
+function removeOnExit(dir: string): void {
+  live.add(dir);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const d of live) rmSync(d, { recursive: true, force: true });
+  });
+}
+
+/** Free bytes on the file system that holds `dir`, or undefined when it cannot be told. */
+export function freeBytes(dir: string): number | undefined {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+function spoolError(err: unknown, tmpdir: string, written: number): FlatloadError {
+  if (err instanceof FlatloadError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT') {
+    return new FlatloadError('OUTPUT_UNWRITABLE', `no space left in ${tmpdir} after spooling ${written} bytes of the input`, {
+      hint: 'point --tmpdir at a file system with room for the decompressed input, or give flatload a plain file',
+    });
+  }
+  return new FlatloadError('OUTPUT_UNWRITABLE', `cannot spool the input into ${tmpdir}: ${(err as Error).message}`, {
+    hint: 'point --tmpdir at a writable directory',
+  });
+}
+
+/**
+ * Makes the input a plain file. A plain file is returned as it is (no copy);
+ * anything else is decompressed into `<tmpdir>/flatload-spool-*` once.
+ */
+export async function materializeInput(source: InputSource, tmpdir: string, onBytes?: (bytes: number) => void): Promise<LocalInput> {
+  if (source.seekable && source.kind === 'file') {
+    return {
+      path: source.path,
+      display: source.path,
+      sizeBytes: source.sizeBytes ?? 0,
+      compression: 'none',
+      originalBytes: undefined,
+      contentSha256: undefined,
+      spooled: false,
+      dispose: () => undefined,
+    };
+  }
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir, 'flatload-spool-'));
+  } catch (err) {
+    throw spoolError(err, tmpdir, 0);
+  }
+  removeOnExit(dir);
+  const dispose = (): void => {
+    live.delete(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const path = join(dir, 'input');
+  const hash = createHash('sha256');
+  let written = 0;
+  let fd: number | undefined;
+  try {
+    const { stream, compression } = await openByteStream(source, 4 << 20);
+    fd = openSync(path, 'w');
+    for await (const b of stream) {
+      const buf = b as Buffer;
+      hash.update(buf);
+      for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+      written += buf.length;
+      onBytes?.(buf.length);
+    }
+    return {
+      path,
+      display: source.path === '-' ? 'standard input' : source.path,
+      sizeBytes: written,
+      compression,
+      originalBytes: source.kind === 'file' ? source.sizeBytes : undefined,
+      contentSha256: hash.digest('hex'),
+      spooled: true,
+      dispose,
+    };
+  } catch (err) {
+    dispose();
+    throw spoolError(err, tmpdir, written);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
