@@ -1,9 +1,16 @@
 import { FlatloadError } from '../errors/index.js';
 import { splitQualifiedName } from '../db/quote.js';
-import type { ColumnTarget, DuplicateHandling } from '../plan/sql.js';
 import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';
+
+export type DuplicateHandling = 'error' | 'ignore' | 'replace';
+
+/** A column list entry: a column name, or a user variable that discards/holds the field. */
+export interface ColumnTarget {
+  name: string;
+  isVariable: boolean;
+}
 
 export const STRATEGIES = ['load-data', 'insert', 'surrogate-key'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];

@@ -1,6 +1,7 @@
 import type { Connection } from 'mysql2/promise';
 import { openConnection, type Session } from './connect.js';
 import { isConnectionLost } from './errors.js';
+import { backoffMs } from './retry.js';
 
 /**
  * The control connection (bookkeeping, before/after statements): if the
@@ -55,7 +56,7 @@ export class ControlConnection implements Queryable {
 
   private async reconnect(attempt: number): Promise<void> {
     this.conn.destroy();
-    await this.sleep(Math.min(250 * 2 ** attempt, 8000));
+    await this.sleep(backoffMs(attempt, Math.random, 8000));
     let fresh: Connection;
     try {
       fresh = await openConnection(this.session);

@@ -4,9 +4,8 @@ import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/sc
 import { parseRecord } from '../input/fields.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
-import type { InputFacts } from '../plan/types.js';
-import type { ColumnTarget } from '../plan/sql.js';
-import type { TableFacts } from './types.js';
+import type { ColumnTarget } from '../config/loadOptions.js';
+import type { InputFacts, TableFacts } from './types.js';
 
 const SAMPLE_BYTES = 1 << 20;
 const SAMPLE_RECORDS = 2000;

@@ -1,6 +1,6 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
 import type { Flavor, ServerFacts } from './types.js';
-import { redactGrant } from '../plan/privileges.js';
+import { redactGrant } from './grants.js';
 
 type Conn = Connection | PoolConnection;
 

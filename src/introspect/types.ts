@@ -92,3 +92,29 @@ export interface TableFacts {
   /** CREATE TABLE text, for swap mode and bench. */
   createSql: string;
 }
+
+/** What flatload learned about the input before loading (a sample; never the whole file). */
+export interface InputFacts {
+  /** As the user named it. */
+  path: string;
+  kind: 'file' | 'stdin';
+  compression: 'none' | 'gzip' | 'zstd';
+  /** Bytes on disk; undefined for stdin. */
+  sizeBytes: number | undefined;
+  /** The file can be re-read by byte range (plain file): parallel chunks, resume, multi-pass plans. */
+  seekable: boolean;
+  /** Fields per record in the sample (most common count), undefined when the sample was empty. */
+  sampleFieldCount: number | undefined;
+  sampleRecords: number;
+  /** Average record length in the sample, bytes. */
+  avgRecordBytes: number | undefined;
+  /** Estimated records in the whole input (size / avg), undefined when unknown. */
+  estimatedRecords: number | undefined;
+  /**
+   * Whether the sampled records arrive in ascending clustered-key order:
+   * 'sorted', 'unsorted', or 'unknown' (no key, key not in the file, or not comparable).
+   */
+  keyOrder: 'sorted' | 'unsorted' | 'unknown';
+  /** Column names read from a header line (--ignore-lines 1 with names), if any. */
+  headerColumns: string[] | undefined;
+}

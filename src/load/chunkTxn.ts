@@ -3,12 +3,9 @@ import type { CommitScope } from '../plan/types.js';
 
 /**
  * A chunk's transaction, whatever the plan's commit scope:
- * - 'chunk': its own transaction, COMMITted with its bookkeeping row;
- * - 'load': a savepoint inside the one transaction of the whole load (the
- *   connection's session opened it; its session end commits it);
+ * - 'chunk': its own transaction, COMMITted with its bookkeeping row, with
+ *   the savepoint `flatload_chunk` to return to when rows must be isolated;
  * - 'none': the engine cannot roll back; nothing to open or undo.
- * Each has the savepoint `flatload_chunk` to return to when rows must be
- * isolated, except 'none'.
  */
 export class ChunkTxn {
   private open = false;
@@ -23,9 +20,10 @@ export class ChunkTxn {
   }
 
   async begin(): Promise<void> {
-    if (this.scope === 'chunk') await this.conn.query('START TRANSACTION');
-    if (this.scope !== 'none') await this.conn.query('SAVEPOINT flatload_chunk');
-    this.open = this.scope !== 'none';
+    if (this.scope === 'none') return;
+    await this.conn.query('START TRANSACTION');
+    await this.conn.query('SAVEPOINT flatload_chunk');
+    this.open = true;
   }
 
   /** Undoes the chunk's rows so far and keeps the transaction (for isolating bad rows). */
@@ -35,7 +33,6 @@ export class ChunkTxn {
 
   async commit(): Promise<void> {
     if (this.scope === 'chunk') await this.conn.query('COMMIT');
-    else if (this.scope === 'load') await this.conn.query('RELEASE SAVEPOINT flatload_chunk');
     this.open = false;
   }
 
@@ -43,7 +40,6 @@ export class ChunkTxn {
   async abort(): Promise<void> {
     if (!this.open) return;
     this.open = false;
-    const sql = this.scope === 'chunk' ? 'ROLLBACK' : 'ROLLBACK TO SAVEPOINT flatload_chunk';
-    await this.conn.query(sql).catch(() => undefined);
+    await this.conn.query('ROLLBACK').catch(() => undefined);
   }
 }

@@ -1,6 +1,6 @@
 import type { CutChunk } from '../chunking/types.js';
 import type { ErrorBudget } from './budget.js';
-import type { RejectedRow } from './isolate.js';
+import type { RejectedRow } from '../report/rejectFile.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
 
 export interface CommitArgs {

@@ -1,35 +1,32 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
-import { openSession } from '../db/connect.js';
-import { openInput, type InputSource } from '../input/source.js';
-import { materializeInput, type LocalInput } from '../input/spool.js';
-import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
-import { readTableFingerprint } from '../introspect/table.js';
-import { quoteQualified } from '../db/quote.js';
-import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
-import { openChunkInput } from './apply.js';
-import { sampleInput } from '../introspect/input.js';
-import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
-import type { EventHub } from '../report/events.js';
-import type { LoadReport } from '../report/summary.js';
-import { applyPlan, type CheckpointContext } from './apply.js';
+import { openSession, type Session } from '../db/connect.js';
+import { jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
+import { ownerText } from '../checkpoint/lock.js';
+import { CheckpointStore } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
-import { measureTableSizes, sizeRatio } from '../report/sizes.js';
-import { identityDifferences, jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
-import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
-import { FlatloadError as LoadError, type FlatloadError } from '../errors/index.js';
-import type { Queryable } from '../db/control.js';
-import { prepareLoad, type Prepared } from './prepare.js';
-import { planLoad } from '../plan/planner.js';
-import { checkPrivileges, missingPrivilegeError, privilegesForPlan } from '../plan/privileges.js';
-import { chunkTableFor } from '../checkpoint/store.js';
+import type { FlatloadError } from '../errors/index.js';
+import { openInput, type InputSource } from '../input/source.js';
+import { materializeInput, type LocalInput } from '../input/spool.js';
+import { sampleInput } from '../introspect/input.js';
+import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
+import { prepareLoad, type Prepared } from '../introspect/target.js';
+import type { ChunkSqlContext } from '../plan/sql.js';
+import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
+import type { EventHub } from '../report/events.js';
+import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
+import type { LoadReport } from '../report/summary.js';
+import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 
 export interface ExecuteResult {
   report: LoadReport;
   plan: LoadPlan;
   facts: PlanFacts;
+  /** How the chunk statement is written for this file (to show the plan's SQL exactly as it runs). */
+  sql: ChunkSqlContext;
   error: FlatloadError | undefined;
 }
 
@@ -96,202 +93,100 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
 }
 
 
-interface Job {
-  plan: LoadPlan;
-  /** The unfinished earlier run being resumed, if any. */
-  stored: StoredJob | undefined;
-  done: CheckpointContext['done'];
-  phase: CheckpointContext['phase'];
-  notes: string[];
-  /** The same load, already finished (its tombstone), and its rows still in the table: nothing to do without --restart. */
-  finished?: StoredJob;
-}
-
-/** Rows in a table (only read when a finished load is about to be trusted: it scans the table). */
-async function countRows(control: Queryable, db: string, table: string): Promise<number | undefined> {
-  try {
-    const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(db, table)}`);
-    return Number((r as Array<{ n: unknown }>)[0]!.n);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A finished load is only "already loaded" while its rows are plausibly
- * still in the table: the table is the one it loaded (not emptied by
- * TRUNCATE or re-created since) and holds at least as many rows as the load
- * added. Otherwise the rerun loads the input again — or, when the table was
- * only partly emptied in append mode, stops rather than guess.
- */
-async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<{ ok: true } | { ok: false; why: string; reload: boolean }> {
-  const now = await readTableFingerprint(control, prep.db, o.table);
-  const recreated = earlier.tableFingerprint !== null && now !== earlier.tableFingerprint;
-  const loaded = earlier.rowsLoaded ?? 0;
-  const rows = loaded > 0 ? await countRows(control, prep.db, o.table) : undefined;
-  const fewer = rows !== undefined && rows < loaded;
-  if (!recreated && !fewer) return { ok: true };
-  const why = recreated
-    ? `the table was emptied or re-created since (then: ${earlier.tableFingerprint}; now: ${now ?? 'missing'})`
-    : `the table holds ${rows} rows, fewer than the ${loaded} this load added`;
-  // Replace and swap empty the table first, so loading again is what the command asks for; in append mode only a table
-  // with none of the load's rows left can take them again without doubling some.
-  return { ok: false, why, reload: o.mode !== 'append' || recreated || rows === 0 };
-}
-
-/**
- * The job this run continues, or a new plan: an unfinished run of the same
- * load is resumed with its stored plan; one that differs is refused (or
- * discarded with --restart). Reads only, in a dry run.
- */
-async function findOrPlanJob(
-  o: LoadOptions,
-  prep: Prepared,
-  facts: PlanFacts,
-  planOptions: PlanOptions,
-  identity: JobIdentity,
-  store: CheckpointStore,
-  control: Queryable,
-): Promise<Job> {
-  const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
-  // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
-  if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
-  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
-  const notes: string[] = [];
-  const jobId = jobIdOf(identity);
-  if (stored && stored.jobId !== jobId) {
-    // Another load of this input into this table: never discard or compete with one that a process is running.
-    const holder = await jobLockHolder(control, stored.jobId);
-    if (holder) {
-      throw new LoadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
-        table: prep.display,
-        hint: 'wait for it to finish (flatload status shows it)',
-      });
-    }
-  }
-  if (stored && stored.jobId !== jobId && !o.restart) {
-    const done = await store.doneChunks(stored.jobId);
-    if (done.size === 0 && stored.phase === 'created') {
-      // It stopped before changing anything (an input error found by the first scan, say): nothing to resume.
-      if (!o.dryRun) await store.abandon(stored.jobId);
-      notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
-      stored = undefined;
-    }
-  }
-  if (stored && o.restart) {
-    const done = await store.doneChunks(stored.jobId);
-    const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
-    if (!o.dryRun) await store.abandon(stored.jobId);
-    notes.push(
-      `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
-        (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
-    );
-    stored = undefined;
-  }
-  if (!stored) {
-    const plan = planLoad(facts, planOptions);
-    const earlier = hasBookkeeping ? await store.get(jobId) : undefined;
-    if (earlier?.state === 'done' && !o.restart) {
-      const check = await stillLoaded(control, earlier, o, prep);
-      const when = earlier.finishedAt ?? earlier.updatedAt;
-      if (check.ok) {
-        notes.push(`the same input went into the same table with the same options at ${when} (job ${earlier.jobId}); add --restart to load it again`);
-        return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
-      }
-      if (!check.reload) {
-        throw new LoadError('RESUME_MISMATCH', `this input was loaded into ${prep.display} at ${when} (job ${earlier.jobId}), but ${check.why}: rows were deleted since`, {
-          table: prep.display,
-          hint: 'add --restart to load the input again (rows of it still in the table are then loaded a second time), or empty the table first',
-        });
-      }
-      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when}, but ${check.why}`);
-    } else if (earlier?.state === 'done') {
-      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
-    }
-    return { plan, stored, done: new Map(), phase: 'created', notes };
-  }
-  const diffs = identityDifferences(stored.identity, identity);
-  if (diffs.length > 0) {
-    const done = await store.doneChunks(stored.jobId);
-    throw new LoadError(
-      'RESUME_MISMATCH',
-      `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}, ${done.size} chunk(s) committed) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
-      {
-        file: o.file,
-        table: prep.display,
-        hint:
-          o.mode === 'append'
-            ? 'rerun the original command (same input, same options) to finish it; or add --restart to discard it — its committed rows stay in the table, so remove them first if this run loads the same rows'
-            : 'rerun the original command (same input, same options) to finish it, or add --restart to discard it',
-      },
-    );
-  }
-  const done = await store.doneChunks(stored.jobId);
-  const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
-  notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
-  // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
-  // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
-  const concurrency = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
-  return { plan: { ...stored.plan, concurrency }, stored, done, phase: stored.phase, notes };
-}
-
-/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
-function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
-  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
-}
-
-/** Fails now, naming each missing grant, rather than half-way through the load. */
-function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, schema: string): void {
-  const { needs } = privilegesForPlan(plan, {
-    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(bookkeepingEngine(plan, prep)).name] }),
-    sizeReport: o.sizeReport,
-    engine: prep.table.engine,
-  });
-  const check = checkPrivileges(prep.server.grants, needs, {
-    ...(prep.server.currentUser ? { currentUser: prep.server.currentUser } : {}),
-    lowerCaseTableNames: prep.server.lowerCaseTableNames,
-  });
-  const missing = missingPrivilegeError(check, prep.server.currentUser, { table: prep.display });
-  if (missing) throw missing;
-}
-
 /** The spooled (or original) plain file, described as an input source for sampling. */
 function localSource(local: LocalInput): InputSource {
   return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true };
 }
 
-/**
- * Takes the job's lock for this process (a second run of the same load stops
- * or waits), and takes it again if the control connection is replaced.
- */
-async function holdJob(control: ControlConnection, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub): Promise<void> {
-  await acquireJobLock(control, jobId, {
-    wait: o.wait,
-    describeHolder: async () => {
-      const holder = await jobLockHolder(control, jobId);
-      // A load that has just started records itself once its input is scanned: give it a moment to appear.
-      let job: StoredJob | undefined;
-      for (let i = 0; i < 20 && job?.state !== 'running'; i++) {
-        if (i > 0) await new Promise((r) => setTimeout(r, 150));
-        job = (await CheckpointStore.exists(store.conn, store.schema)) ? await store.get(jobId) : undefined;
-      }
-      const who = (job?.state === 'running' ? job.owner : null) ?? (holder ? `a flatload connected from ${holder.host ?? '?'}` : 'another flatload');
-      const since = job?.state === 'running' ? `, started ${job.startedAt}` : '';
-      return `job ${jobId} is held by ${who} (server connection ${holder?.connectionId ?? '?'}${since})`;
-    },
-    onWaiting: (message) => events.emit({ type: 'note', message }),
+interface Facts {
+  prep: Prepared;
+  local: LocalInput;
+  facts: PlanFacts;
+  planOptions: PlanOptions;
+  identity: JobIdentity;
+}
+
+/** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
+async function readFacts(o: LoadOptions, session: Session, control: ControlConnection, source: InputSource, events: EventHub, spool: (l: LocalInput) => void): Promise<Facts> {
+  const prep = await prepareLoad(o, session, control.connection, source);
+  if (!source.seekable) {
+    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+  }
+  const local = await materializeInput(source, o.tmpdir ?? tmpdir());
+  spool(local);
+  const sampled = await sampleInput(localSource(local), {
+    format: prep.scan,
+    charset: prep.charset,
+    targets: prep.targets,
+    ignoreLines: o.format.ignoreLines,
+    columns: prep.columns,
+    table: prep.table,
+    stripBom: o.stripBom && prep.charset.utf8,
   });
-  control.onReconnect(async (conn) => {
-    const [r] = await conn.query('SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)]);
-    if (Number((r as Array<{ got: unknown }>)[0]?.got) !== 1) {
-      throw new LoadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
-    }
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression };
+  const planOptions = planOptionsOf(o, local.sizeBytes);
+  const identity = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+  return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+}
+
+/** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
+async function startJob(f: Facts, job: Job, store: CheckpointStore, o: LoadOptions, resumeCommand: string): Promise<{ jobId: string; chunkInput: ReturnType<typeof openChunkInput> }> {
+  // Every record boundary is found before anything changes: a broken record late in the input stops the load here.
+  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local);
+  if (f.prep.unchunkableReason === undefined) await chunkInput.scan();
+  const owner = ownerText();
+  if (job.stored) {
+    await store.update(job.stored.jobId, { state: 'running', message: null, owner });
+    return { jobId: job.stored.jobId, chunkInput };
+  }
+  const jobId = jobIdOf(f.identity);
+  await store.ensureTables(bookkeepingEngine(job.plan, f.prep));
+  await store.createJob({
+    jobId,
+    target: f.identity.target,
+    inputPath: f.identity.input.path,
+    identity: f.identity,
+    plan: job.plan,
+    rowsBefore: null,
+    resumeCommand,
+    owner,
+    chunksTotal: chunkInput.summary?.chunks ?? null,
+    rowsInInput: chunkInput.summary?.records ?? null,
   });
+  return { jobId, chunkInput };
+}
+
+/** Stage: the report of a run that loaded (or stopped). */
+function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, seconds: number): void {
+  const { run } = applied;
+  const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
+  const rejected = run.totals.rejected + applied.resumed.rejected;
+  Object.assign(report, {
+    status: run.stoppedBy ? 'stopped' : rejected > 0 ? 'rejected-within-budget' : 'ok',
+    rows: run.totals.rowsLoaded + applied.resumed.rows,
+    rowsInInput: applied.totalRecords ?? (run.stoppedBy ? null : run.totals.records),
+    rejected,
+    skippedDuplicates: run.totals.records - run.totals.rowsLoaded - run.totals.rejected,
+    warnings: run.totals.warnings,
+    inputBytes: applied.input.summary?.totalBytes ?? local.sizeBytes,
+    inputBytesCompressed: local.compression !== 'none' ? (local.originalBytes ?? null) : null,
+    seconds,
+    // Rates describe this run: rows and bytes committed by an earlier run are not counted.
+    rowsPerSec: seconds > 0 ? run.totals.rowsLoaded / seconds : 0,
+    mbPerSec: seconds > 0 ? run.totals.bytes / 1e6 / seconds : 0,
+    chunks: run.chunks,
+    resumedChunks: applied.resumed.chunks,
+    rejectFile: applied.rejectFile?.path ?? null,
+    slowestChunk: slowest ? { chunk: slowest.chunk, seconds: slowest.elapsedMs / 1000, rows: slowest.records } : null,
+    error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
+  } satisfies Partial<LoadReport>);
+  if (applied.input.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
 }
 
 /**
- * One load, end to end: read facts (read-only), plan, and unless it is a
- * dry run, apply the plan and report.
+ * One load, end to end, in stages: read the facts (read-only), find or plan
+ * the job (the resume guard), and unless it is a dry run or already done,
+ * start it, apply the plan and report.
  */
 export async function executeLoad(
   o: LoadOptions,
@@ -307,34 +202,19 @@ export async function executeLoad(
   const control = new ControlConnection(first, session);
   let local: LocalInput | undefined;
   try {
-    const prep = await prepareLoad(o, session, first, source);
-    if (!source.seekable) {
-      events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
-    }
-    local = await materializeInput(source, o.tmpdir ?? tmpdir());
-    const sampled = await sampleInput(localSource(local), {
-      format: prep.scan,
-      charset: prep.charset,
-      targets: prep.targets,
-      ignoreLines: o.format.ignoreLines,
-      columns: prep.columns,
-      table: prep.table,
-      stripBom: o.stripBom && prep.charset.utf8,
-    });
-    const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression };
-    const facts: PlanFacts = { server: prep.server, table: prep.table, input };
-    const planOptions = planOptionsOf(o, local.sizeBytes);
-    const identity = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
-    const jobId = jobIdOf(identity);
+    const f = await readFacts(o, session, control, source, events, (l) => (local = l));
+    const { prep, facts } = f;
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    if (!o.dryRun) await holdJob(control, store, jobId, o, events);
-    const job = await findOrPlanJob(o, prep, facts, planOptions, identity, store, control);
+    if (!o.dryRun) await holdJob(control, store, jobIdOf(f.identity), o, events);
+    const job = await findOrPlanJob(o, prep, facts, f.planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
+    const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
     checkPlanPrivileges(plan, prep, o, schema);
     const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
     // Rejected rows are kept only in the reject file: a load that may reject rows needs it writable before it starts.
     if (!o.dryRun && o.maxErrors > 0) checkRejectPath(rejectPath);
+
     const report = emptyReport(plan, facts, prep.display);
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
@@ -346,7 +226,7 @@ export async function executeLoad(
     }
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
-    if (o.dryRun) return { report, plan, facts, error: undefined };
+    if (o.dryRun) return { report, plan, facts, sql, error: undefined };
     if (job.finished) {
       // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
       Object.assign(report, {
@@ -358,93 +238,55 @@ export async function executeLoad(
         resumedChunks: job.finished.chunksTotal ?? 0,
         seconds: (Date.now() - t0) / 1000,
       } satisfies Partial<LoadReport>);
-      return { report, plan, facts, error: undefined };
+      return { report, plan, facts, sql, error: undefined };
     }
 
-    // Every record boundary is found before anything changes: a broken record late in the input stops the load here.
-    const chunkInput = openChunkInput(plan, prep, o, local);
-    if (prep.unchunkableReason === undefined) await chunkInput.scan();
-    const activeJobId = stored?.jobId ?? jobId;
-    const owner = ownerText();
-    if (!stored) {
-      await store.ensureTables(bookkeepingEngine(plan, prep));
-      await store.createJob({
-        jobId,
-        target: identity.target,
-        inputPath: identity.input.path,
-        identity,
-        plan,
-        rowsBefore: null,
-        resumeCommand,
-        owner,
-        chunksTotal: chunkInput.summary?.chunks ?? null,
-        rowsInInput: chunkInput.summary?.records ?? null,
-      });
-    } else {
-      await store.update(activeJobId, { state: 'running', message: null, owner });
-    }
+    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand);
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
     if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
       sizeBefore = (await measureTableSizes(control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null;
     }
-    let applied;
-    try {
-      applied = await applyPlan(plan, prep, o, chunkInput, session, control, events, signal, {
+    const run: LoadRun = {
+      plan,
+      prep,
+      o,
+      input: chunkInput,
+      session,
+      control,
+      events,
+      signal,
+      rejectPath,
+      cp: {
         store,
         schema,
-        jobId: activeJobId,
+        jobId,
         done: job.done,
         phase: job.phase,
         resumed: stored !== undefined,
         keepHistory: o.keepHistory,
         rowsBefore: stored ? stored.rowsBefore : null,
         tableFingerprint: stored ? stored.tableFingerprint : null,
-      }, rejectPath);
+      },
+    };
+    let applied: Applied;
+    try {
+      applied = await applyPlan(run);
     } catch (err) {
       // Whatever stopped it, the bookkeeping must not go on saying the job is running.
       const fe = toFlatloadError(err, 'loading');
-      await store.update(activeJobId, { state: fe.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: fe.message }).catch(() => undefined);
+      await store.update(jobId, { state: fe.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: fe.message }).catch(() => undefined);
       throw fe;
     }
     events.emit({ type: 'done' });
-    const { run, input: chunkInputUsed } = applied;
-    const seconds = (Date.now() - t0) / 1000;
-    const inputBytes = chunkInputUsed.summary?.totalBytes ?? local.sizeBytes;
-    const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
-    // With one transaction for the whole load, a stop rolled back everything this run loaded.
-    if (run.stoppedBy && plan.commitScope === 'load' && run.totals.rowsLoaded > 0) {
-      report.notes.push(`the whole load was one transaction and was rolled back: none of this run's ${run.totals.rowsLoaded} rows were kept`);
-      run.totals.rowsLoaded = 0;
-      run.totals.rejected = 0;
-    }
-    const rejected = run.totals.rejected + applied.resumed.rejected;
-    Object.assign(report, {
-      status: run.stoppedBy ? 'stopped' : rejected > 0 ? 'rejected-within-budget' : 'ok',
-      rows: run.totals.rowsLoaded + applied.resumed.rows,
-      rowsInInput: applied.totalRecords ?? (run.stoppedBy ? null : run.totals.records),
-      rejected,
-      skippedDuplicates: run.totals.records - run.totals.rowsLoaded - run.totals.rejected,
-      warnings: run.totals.warnings,
-      inputBytes,
-      inputBytesCompressed: local.compression !== 'none' ? (local.originalBytes ?? null) : null,
-      seconds,
-      // Rates describe this run: rows and bytes committed by an earlier run are not counted.
-      rowsPerSec: seconds > 0 ? run.totals.rowsLoaded / seconds : 0,
-      mbPerSec: seconds > 0 ? run.totals.bytes / 1e6 / seconds : 0,
-      chunks: run.chunks,
-      resumedChunks: applied.resumed.chunks,
-      rejectFile: applied.rejectFile?.path ?? null,
-      slowestChunk: slowest ? { chunk: slowest.chunk, seconds: slowest.elapsedMs / 1000, rows: slowest.records } : null,
-      error: run.stoppedBy ? { code: run.stoppedBy.code, message: run.stoppedBy.message } : null,
-    } satisfies Partial<LoadReport>);
-    if (chunkInputUsed.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
-    if (o.sizeReport && !run.stoppedBy) {
+    loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
+    const stoppedBy = applied.run.stoppedBy;
+    if (o.sizeReport && !stoppedBy) {
       try {
         const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table);
         report.sizes = {
           ...sizes,
-          inputToOnDiskRatio: sizeRatio(inputBytes, sizes.onDiskBytes),
+          inputToOnDiskRatio: sizeRatio(report.inputBytes, sizes.onDiskBytes),
           growthBytes: sizeBefore !== null && sizes.onDiskBytes !== null ? sizes.onDiskBytes - sizeBefore : null,
         };
       } catch (err) {
@@ -452,14 +294,14 @@ export async function executeLoad(
       }
     }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const resumable = run.stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(run.stoppedBy.code);
-    const error = run.stoppedBy && resumeCommand && resumable ? run.stoppedBy.withContext({ resumeCommand }) : run.stoppedBy;
-    return { report, plan, facts, error };
+    const resumable = stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(stoppedBy.code);
+    const error = stoppedBy && resumeCommand && resumable ? stoppedBy.withContext({ resumeCommand }) : stoppedBy;
+    return { report, plan, facts, sql, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.
     throw toFlatloadError(err, 'loading');
   } finally {
-    local?.dispose();
+    (local as LocalInput | undefined)?.dispose();
     await control.end();
   }
 }

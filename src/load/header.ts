@@ -1,6 +1,6 @@
 import { RecordScanner } from '../chunking/scanner.js';
 import type { LoadOptions } from '../config/loadOptions.js';
-import type { Prepared } from './prepare.js';
+import type { Prepared } from '../introspect/target.js';
 
 /** The input's header lines (--ignore-lines), which the reject file repeats so the same command loads it. */
 export function headerBytes(head: Buffer | undefined, o: LoadOptions, prep: Prepared): Buffer {

@@ -2,17 +2,11 @@ import { Readable } from 'node:stream';
 import type { PoolConnection } from 'mysql2/promise';
 import type { CutChunk } from '../chunking/types.js';
 import type { SentRecord } from './chunkInput.js';
+import type { RejectedRow } from '../report/rejectFile.js';
+import { bisect, type RangeAttempt } from './bisect.js';
 import { runLoadData } from './loadData.js';
 import { classifyWarning, warningRow, type ServerWarning } from './warnings.js';
 
-/** A row the server would skip or change: its original bytes and why. */
-export interface RejectedRow {
-  line: number;
-  byteOffset: number;
-  /** The record's bytes exactly as in the input (terminator included). */
-  bytes: Buffer;
-  errors: Array<{ code: number; message: string }>;
-}
 
 export interface IsolateOptions {
   conn: PoolConnection;
@@ -48,22 +42,15 @@ function pieces(buf: Buffer, size: number): Buffer[] {
 
 /**
  * Loads a chunk whose full load showed bad rows, inside the chunk's
- * transaction: sub-ranges are tried under savepoints; a clean range stays,
- * a range with problems is rolled back to its savepoint and split (at the
- * rows the warnings name, else in halves) until each bad row stands alone
- * and is rejected with the server's own messages. pgloader's method, with
- * LOAD DATA's exact value conversions.
+ * transaction, by bisection (load/bisect.ts): each sub-range is one LOAD
+ * DATA under a savepoint, with LOAD DATA's exact value conversions.
  */
 export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
   const { conn, chunk, records } = o;
-  void chunk;
   const out: Isolated = { rowsLoaded: 0, rejects: [], warnings: 0, statements: 0 };
   let sp = 0;
 
-  const attempt = async (
-    a: number,
-    b: number,
-  ): Promise<{ ok: boolean; named: Map<number, ServerWarning[]>; unnamed: boolean; all: ServerWarning[]; landed: number }> => {
+  const attempt = async (a: number, b: number): Promise<RangeAttempt> => {
     const name = `flatload_r${sp++}`;
     await conn.query(`SAVEPOINT ${name}`);
     for (const p of o.pre(a)) await conn.query(p);
@@ -82,15 +69,14 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
     });
     const problems = res.warnings.filter((w) => o.isProblem(w));
     const skipped = o.duplicatesAreProblems ? res.info.skipped : 0;
-    const ok = problems.length === 0 && skipped === 0 && !res.warningsTruncated && res.info.records === b - a;
-    if (ok) {
+    if (problems.length === 0 && skipped === 0 && !res.warningsTruncated && res.info.records === b - a) {
       await conn.query(`RELEASE SAVEPOINT ${name}`);
       out.warnings += res.warnings.length;
       // Duplicates skipped on purpose (--on-duplicate ignore) are in the range but not in the table.
-      return { ok, named: new Map(), unnamed: false, all: [], landed: b - a - (o.duplicatesAreProblems ? 0 : res.info.skipped) };
+      return { ok: true, landed: b - a - (o.duplicatesAreProblems ? 0 : res.info.skipped), problems: [] };
     }
     await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
-    const named = new Map<number, ServerWarning[]>();
+    const named = new Set<number>();
     let unnamed = res.warningsTruncated || res.info.records !== b - a;
     let namedSkips = 0;
     for (const w of problems) {
@@ -99,47 +85,16 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
         unnamed = true;
         continue;
       }
-      const list = named.get(a + row - 1) ?? [];
-      list.push(w);
-      named.set(a + row - 1, list);
+      named.add(a + row - 1);
       if (classifyWarning(w) === 'skipped') namedSkips++;
     }
     if (skipped > namedSkips) unnamed = true;
-    return { ok, named, unnamed, all: problems, landed: 0 };
+    return { ok: false, landed: 0, problems: problems.map((w) => ({ code: w.code, message: w.message })), ...(unnamed ? {} : { named: [...named] }) };
   };
 
-  const solve = async (a: number, b: number): Promise<void> => {
-    if (b <= a) return;
-    const r = await attempt(a, b);
-    if (r.ok) {
-      out.rowsLoaded += r.landed;
-      return;
-    }
-    if (b - a === 1) {
-      const rec = records[a]!;
-      const errors = (r.all.length ? r.all : [{ level: 'Error', code: 0, message: 'the server skipped this row' }]).map((w) => ({
-        code: w.code,
-        message: w.message,
-      }));
-      out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: o.bytes.subarray(rec.pos, rec.pos + rec.length), errors });
-      return;
-    }
-    if (!r.unnamed && r.named.size > 0) {
-      // The warnings name the bad rows: load the runs between them, and each named row alone.
-      let from = a;
-      for (const row of [...r.named.keys()].sort((x, y) => x - y)) {
-        await solve(from, row);
-        await solve(row, row + 1);
-        from = row + 1;
-      }
-      await solve(from, b);
-      return;
-    }
-    const mid = (a + b) >>> 1;
-    await solve(a, mid);
-    await solve(mid, b);
-  };
-
-  await solve(0, records.length);
+  out.rowsLoaded = await bisect(0, records.length, attempt, (i, errors) => {
+    const rec = records[i]!;
+    out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: o.bytes.subarray(rec.pos, rec.pos + rec.length), errors });
+  });
   return out;
 }

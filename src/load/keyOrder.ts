@@ -2,7 +2,7 @@ import type { CharsetInfo } from '../chunking/charsets.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/scanner.js';
 import { parseRecord } from '../input/fields.js';
 import type { TableFacts } from '../introspect/types.js';
-import type { ColumnTarget } from '../plan/sql.js';
+import type { ColumnTarget } from '../config/loadOptions.js';
 
 /** How to read a record's clustered key: which fields, and whether each compares as a number. */
 export interface KeySpec {

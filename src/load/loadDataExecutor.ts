@@ -8,10 +8,11 @@ import type { ChunkInput, SentRecord } from './chunkInput.js';
 import { commitChunk } from './commit.js';
 import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
-import { isolateBadRows, type RejectedRow } from './isolate.js';
+import type { RejectedRow } from '../report/rejectFile.js';
+import { isolateBadRows } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
-import { classifyWarning, warningRow, type ServerWarning } from './warnings.js';
+import { warningRow, type ServerWarning } from './warnings.js';
 
 export interface LoadDataExecutorOptions {
   input: ChunkInput;
@@ -30,8 +31,8 @@ export interface LoadDataExecutorOptions {
   scan: { format: ScanFormat; charset: CharsetInfo; targets: ScanTargets | undefined };
   /** Duplicates skipped under --on-duplicate ignore/replace are expected, not problems. */
   duplicatesExpected: boolean;
-  /** Value changes tolerated (--allow-truncation). */
-  allowAltered: boolean;
+  /** Warnings that reject a row (warnings.ts problemPolicy). */
+  isProblem: (w: ServerWarning) => boolean;
   budget: ErrorBudget;
   /** Runs inside the chunk's transaction just before COMMIT (resume bookkeeping, rejects included). */
   beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
@@ -39,10 +40,6 @@ export interface LoadDataExecutorOptions {
   afterCommit: (chunk: CutChunk, rejects: RejectedRow[]) => Promise<void>;
 }
 
-export function isProblem(o: Pick<LoadDataExecutorOptions, 'duplicatesExpected' | 'allowAltered'>, w: ServerWarning): boolean {
-  const cls = classifyWarning(w);
-  return cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered);
-}
 
 /** Up to `limit` problems with the input rows they name, for messages; `total` counts those the server did not list too. */
 function describe(problems: ServerWarning[], records: SentRecord[], total = problems.length, limit = 10): string {
@@ -108,7 +105,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           },
         );
       }
-      const problems = result.warnings.filter((w) => isProblem(o, w));
+      const problems = result.warnings.filter(o.isProblem);
       // Warnings the server raised but did not keep (beyond max_error_count) may be problems too.
       const unseen = Math.max(0, result.info.warnings - result.warnings.length);
       const dupSkips = o.duplicatesExpected ? 0 : result.info.skipped;
@@ -156,7 +153,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           pre: (first) => o.pre(chunk, first),
           pieceBytes: o.pieceBytes,
           maxWarnings: o.maxWarnings,
-          isProblem: (w) => isProblem(o, w),
+          isProblem: o.isProblem,
           duplicatesAreProblems: !o.duplicatesExpected,
           onBytes: () => undefined,
         });

@@ -1,10 +1,9 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import pLimit from 'p-limit';
 import type { CutChunk } from '../chunking/types.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import type { ConnectionState, EventHub } from '../report/events.js';
-import { backoffMs, isRetryable } from './retry.js';
+import { backoffMs, isRetryable } from '../db/retry.js';
 
 /** What a chunk's execution reports back. */
 export interface ChunkOutcome {
@@ -64,14 +63,13 @@ export interface RunResult {
 const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Pulls chunks one at a time and runs them over `jobs` pooled connections
- * with p-limit. It pulls the next chunk only when a connection is free, so
- * for streamed inputs at most jobs + 1 chunks are in memory. On the first
- * fatal error (or an abort) it stops dispatching, lets in-flight chunks
- * finish (commit or roll back), and reports.
+ * Pulls chunks one at a time and runs them over `jobs` pooled connections,
+ * one slot per connection. It pulls the next chunk only when a slot is free
+ * (that wait is the whole concurrency limit), so at most jobs + 1 chunks are
+ * in memory. On the first fatal error (or an abort) it stops dispatching,
+ * lets in-flight chunks finish (commit or roll back), and reports.
  */
 export async function runChunks(o: RunOptions): Promise<RunResult> {
-  const limit = pLimit(o.jobs);
   const sleep = o.sleep ?? defaultSleep;
   const maxAttempts = o.maxAttempts ?? 5;
   const freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
@@ -173,7 +171,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
         skipped++;
         continue;
       }
-      const p: Promise<void> = limit(() => runOne(chunk)).finally(() => inflight.delete(p));
+      const p: Promise<void> = runOne(chunk).finally(() => inflight.delete(p));
       inflight.add(p);
       // Backpressure on the input: pull the next chunk only when a connection is free.
       while (inflight.size >= o.jobs && !stoppedBy) await Promise.race(inflight);

@@ -38,6 +38,19 @@ export function classifyWarning(w: ServerWarning): WarningClass {
   return 'altered';
 }
 
+/**
+ * Which warnings make a row a problem (rejected, or the load stopped):
+ * every warning but notes, duplicates skipped on purpose (--on-duplicate
+ * ignore/replace) and value changes the user accepted (--allow-truncation).
+ * The one policy both strategies apply.
+ */
+export function problemPolicy(o: { duplicatesExpected: boolean; allowAltered: boolean }): (w: ServerWarning) => boolean {
+  return (w) => {
+    const cls = classifyWarning(w);
+    return cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered);
+  };
+}
+
 /** The 1-based row number within the statement that a warning names, if it names one. */
 export function warningRow(message: string): number | undefined {
   const m = /\bat row (\d+)\b/i.exec(message) ?? /^Row (\d+)\b/i.exec(message);

@@ -2,7 +2,9 @@
  * A LoadPlan for people (renderPlan: `flatload plan`, `--dry-run`) and for
  * machines (planJson: `--json`). Pure.
  */
-import type { LoadPlan, PlanFacts, PlannedStatement } from './types.js';
+import { PLACEHOLDER, repeatable, sessionVariable, sqlOf, type Step } from './ops.js';
+import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey, type ChunkSqlContext } from './sql.js';
+import type { LoadPlan, PlanFacts } from './types.js';
 
 function strategyLine(plan: LoadPlan): string {
   const what =
@@ -23,23 +25,45 @@ function commitLine(plan: LoadPlan): string {
   switch (plan.commitScope) {
     case 'chunk':
       return 'chunk — each chunk is one transaction with its bookkeeping row';
-    case 'load':
-      return 'load — the whole load is one transaction on one connection';
     case 'none':
       return 'none — the engine does not roll back';
   }
 }
 
-function statements(title: string, list: readonly PlannedStatement[], lines: string[]): void {
+function statements(title: string, list: readonly Step[], lines: string[], once = true): void {
   lines.push(`${title}:`);
   if (list.length === 0) {
     lines.push('  (none)');
     return;
   }
   for (const s of list) {
-    lines.push(`  ${s.sql};`);
-    lines.push(`      -- ${s.reason}${s.idempotent ? '' : ' [runs once per load]'}`);
+    lines.push(`  ${sqlOf(s.op)};`);
+    lines.push(`      -- ${s.reason}${once && !repeatable(s.op) ? ' [runs once per load]' : ''}`);
   }
+}
+
+/** The SQL one chunk runs, in order, with placeholders for per-chunk values. */
+export function chunkTemplate(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): string[] {
+  const out: string[] = [];
+  if (plan.commitScope === 'chunk') out.push('START TRANSACTION');
+  for (const s of plan.chunkBefore) out.push(sqlOf(s.op));
+  const key = preAssignedKey(plan);
+  if (plan.strategy === 'insert') {
+    const fields = plan.columns ?? facts.table.columns.map((col) => ({ name: col.name, isVariable: false }));
+    out.push(`${insertHeadSql(plan, fields)}(…), (…), …  -- repeated, each statement at most ${plan.insertBatchBytes} bytes${key ? `; ${key.column} = the chunk's first key + row number in the chunk` : ''}`);
+  } else {
+    if (key) out.push(keyCounterSql(PLACEHOLDER.chunkFirstKey));
+    out.push(chunkLoadSql(plan, c, 'flatload-chunk-N'));
+  }
+  for (const s of plan.chunkAfter) out.push(sqlOf(s.op));
+  out.push('-- bookkeeping row for chunk N (resume: the chunk and its row commit together)');
+  if (plan.commitScope === 'chunk') out.push('COMMIT');
+  return out;
+}
+
+/** How the file is written, as the facts and options describe it (for showing the chunk statement). */
+export function chunkSqlContext(facts: PlanFacts, format: ChunkSqlContext['format'], characterSet?: string): ChunkSqlContext {
+  return { format, characterSet: characterSet ?? facts.server.variables['character_set_database'] ?? 'utf8mb4' };
 }
 
 function bytes(n: number): string {
@@ -50,7 +74,7 @@ function bytes(n: number): string {
 }
 
 /** Human text: strategy, concurrency, commit scope and guarantee, settings, SQL, reasons, warnings. */
-export function renderPlan(plan: LoadPlan, facts: PlanFacts): string {
+export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): string {
   const lines: string[] = [];
   const target = `${plan.target.db}.${plan.target.table}`;
   const into = plan.loadTarget.table !== plan.target.table || plan.loadTarget.db !== plan.target.db ? ` (loading into ${plan.loadTarget.db}.${plan.loadTarget.table})` : '';
@@ -75,21 +99,20 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts): string {
   if (plan.columns) lines.push(`  columns:      ${plan.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)).join(', ')}`);
   lines.push(`  duplicates:   ${plan.duplicates}`);
   lines.push('');
-  lines.push('Session settings (every loading connection, before its first chunk):');
-  if (plan.sessionSettings.length === 0) lines.push('  (none)');
-  for (const s of plan.sessionSettings) {
-    lines.push(`  SET SESSION ${s.name} = ${s.value};`);
-    lines.push(`      -- ${s.reason}`);
-  }
+  statements('Session settings (every loading connection, before its first chunk)', plan.session, lines, false);
   lines.push('');
   statements('Before the first chunk', plan.before, lines);
   lines.push('');
-  lines.push(`Each chunk${plan.commitScope === 'load' ? ' (all inside one transaction: START TRANSACTION first, COMMIT after the last chunk)' : ''}:`);
-  for (const sql of plan.chunkTemplate ?? []) lines.push(`  ${sql}${sql.startsWith('--') ? '' : ';'}`);
+  lines.push('Each chunk:');
+  for (const sql of chunkTemplate(plan, facts, c)) lines.push(`  ${sql}${sql.startsWith('--') || sql.includes('  -- ') ? '' : ';'}`);
   lines.push('');
-  statements('Every connection after its last chunk (checked)', plan.sessionEnd, lines);
+  statements('Every connection after its last chunk (checked)', plan.sessionEnd, lines, false);
   lines.push('');
   statements('After the last chunk', plan.after, lines);
+  if (plan.onResume.length > 0) {
+    lines.push('');
+    statements('On resume, before loading again', plan.onResume, lines, false);
+  }
   lines.push('');
   lines.push('Why:');
   for (const r of plan.reasons) lines.push(`  - ${r}`);
@@ -102,8 +125,9 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts): string {
 }
 
 /** The plan as plain JSON data (for --json). */
-export function planJson(plan: LoadPlan): object {
-  const st = (list: readonly PlannedStatement[] | undefined) => (list ?? []).map((s) => ({ sql: s.sql, reason: s.reason, idempotent: s.idempotent ?? false }));
+export function planJson(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): object {
+  const st = (list: readonly Step[]) => list.map((s) => ({ sql: sqlOf(s.op), reason: s.reason, idempotent: repeatable(s.op) }));
+
   return {
     strategy: plan.strategy,
     forced: plan.forced,
@@ -116,16 +140,20 @@ export function planJson(plan: LoadPlan): object {
     chunkMaxRecords: plan.chunkMaxRecords ?? null,
     commitScope: plan.commitScope,
     guarantee: plan.guarantee,
-    sessionSettings: plan.sessionSettings.map((s) => ({ name: s.name, value: s.value, reason: s.reason })),
+    sessionSettings: plan.session.flatMap((s) => {
+      const v = sessionVariable(s.op);
+      return v ? [{ ...v, reason: s.reason }] : [];
+    }),
     statements: {
       before: st(plan.before),
       perChunk: {
         before: st(plan.chunkBefore),
-        template: plan.chunkTemplate ?? [],
+        template: chunkTemplate(plan, facts, c),
         after: st(plan.chunkAfter),
       },
       sessionEnd: st(plan.sessionEnd),
       after: st(plan.after),
+      onResume: st(plan.onResume),
     },
     columns: plan.columns ? plan.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)) : null,
     surrogateKey: plan.surrogateKey ?? null,

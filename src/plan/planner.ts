@@ -4,41 +4,31 @@
  * adds a reason naming the fact behind it; rules and the measurements behind
  * them are in docs/strategies.md.
  */
-import type { StrategyName } from '../config/loadOptions.js';
-import { quoteId, quoteQualified } from '../db/quote.js';
+import type { ColumnTarget, StrategyName } from '../config/loadOptions.js';
 import { FlatloadError } from '../errors/index.js';
 import type { ServerFacts } from '../introspect/types.js';
-import { loadDataSql, type ColumnTarget } from './sql.js';
-import type { LoadPlan, PlanFacts, PlannedStatement, PlanOptions, SurrogateKeyPlan } from './types.js';
+import { step, type Step, type TableRef } from './ops.js';
+import { PLAN_VERSION, type Guarantee, type LoadPlan, type PlanFacts, type PlanOptions, type SurrogateKeyPlan } from './types.js';
 import {
   engineKind,
   loadableColumns,
   plural,
   sameName,
-  stmt,
   versionAtLeast,
   versionText,
   type AutoIncInfo,
   type Ctx,
+  type EmptyHow,
   type EngineDecision,
 } from './rules/context.js';
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
-import { planMode } from './rules/modes.js';
+import { planMode, type ModePlan } from './rules/modes.js';
 import { planMyisamAria } from './rules/myisam.js';
 import { planMyrocks } from './rules/myrocks.js';
 import { planTokudb } from './rules/tokudb.js';
 
-/** The user variable the executor numbers pre-assigned keys with (src/load/apply.ts). */
-export const KEY_VARIABLE = '@flatload_key';
-/** Placeholder in `after` statements: first key after the last pre-assigned one (firstValue + records in the input). */
-export const NEXT_AUTO_INCREMENT = '{{nextAutoIncrement}}';
-/** Placeholder in chunkTemplate: the first pre-assigned key of a chunk (firstValue + the chunk's 0-based first record). */
-export const CHUNK_FIRST_KEY = '{{chunkFirstKey}}';
-
 const MAX_DEFAULT_STREAMS = 8;
-/** Taking the AUTO_INCREMENT key out of an InnoDB load (--allow-ddl) beat every plan that keeps it (docs/strategies.md, u3-defer-2s-chunk). */
-const DEFER_SURROGATE_PAYS = true;
 const INSERT_BATCH_MAX = 1 << 20;
 const INSERT_BATCH_MIN = 16 * 1024;
 
@@ -53,7 +43,7 @@ export function defaultConcurrency(server: ServerFacts, clientCpus: number): num
   return Math.max(1, Math.min(MAX_DEFAULT_STREAMS, Math.floor(Number.isFinite(cpus) ? cpus : 1)));
 }
 
-/** Bytes of SQL per multi-row INSERT: half of max_allowed_packet, at most 1 MiB, at least 16 KiB (engines.md S6, §5.3). */
+/** Bytes of SQL per multi-row INSERT: half of max_allowed_packet, at most 1 MiB, at least 16 KiB (docs/rules.md#packet-size-and-insert-batches). */
 export function insertBatchBytes(server: ServerFacts): number {
   const packet = server.maxAllowedPacketBytes > 0 ? server.maxAllowedPacketBytes : 16 << 20;
   return Math.max(Math.min(INSERT_BATCH_MIN, Math.floor(packet / 2)), Math.min(INSERT_BATCH_MAX, Math.floor(packet / 2)));
@@ -84,103 +74,112 @@ function naturalChoice(localInfile: boolean, surrogate: boolean): StrategyName {
   return surrogate ? 'surrogate-key' : 'load-data';
 }
 
-/** Builds a LoadPlan. Throws FlatloadError (USAGE / UNSUPPORTED) for requests no plan can satisfy. */
-export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
-  const { server, table, input } = facts;
-  const reasons: string[] = [];
-  const warnings: string[] = [];
-  const engine = engineKind(table.engine);
+interface Surrogate {
+  ai: AutoIncInfo | undefined;
+  keyAbsent: boolean;
+  key: SurrogateKeyPlan | undefined;
+  preAssign: boolean;
+  columns: ColumnTarget[] | undefined;
+}
 
-  // --- Mode: which table the chunks go into, and whether it is empty --------------------------
-  const mode = planMode(options.mode, table, engine, options.keepOld);
-  reasons.push(...mode.reasons);
-  warnings.push(...mode.warnings);
-  const emptyAtStart = mode.emptyHow === 'already' || mode.emptyHow === 'truncate' || mode.emptyHow === 'shadow';
+/** Whether MyISAM/Aria number an absent AUTO_INCREMENT key themselves: one stream under the table lock. */
+function serverNumbersInOrder(engine: Ctx['engine'], options: PlanOptions): boolean {
+  return (engine === 'myisam' || engine === 'aria') && !(options.jobs !== undefined && options.jobs > 1);
+}
 
-  // --- Surrogate key ------------------------------------------------------------------------
-  const ai = autoIncInfo(facts, options);
+/** The transport (LOAD DATA LOCAL or INSERT) and whether it was forced. */
+function planStrategy(facts: PlanFacts, options: PlanOptions, ai: AutoIncInfo | undefined, engine: Ctx['engine'], reasons: string[], warnings: string[]): { strategy: StrategyName; plannerChoice: StrategyName } {
+  const { server, table } = facts;
   const keyAbsent = ai?.inFile === 'no';
+  const plannerChoice = naturalChoice(server.localInfile, keyAbsent && !serverNumbersInOrder(engine, options));
+  if (!server.localInfile) {
+    reasons.push('local_infile=OFF on the server: LOAD DATA LOCAL would be refused (ER 1148/3948/4166), so rows go as multi-row INSERT statements [docs/rules.md#local-infile]');
+  }
+  if (options.strategy === undefined) {
+    const strategy = plannerChoice;
+    reasons.push(`strategy ${strategy}: ${strategy === 'insert' ? 'LOAD DATA LOCAL is not available' : strategy === 'surrogate-key' ? `LOAD DATA LOCAL with the AUTO_INCREMENT key ${ai!.column} assigned by flatload (${ai!.how})` : 'LOAD DATA LOCAL, the fastest path the server offers [docs/rules.md#load-data-local-versus-multi-row-insert: multi-row INSERT was 1.2-5.2x slower]'}`);
+    return { strategy, plannerChoice };
+  }
+  const strategy = options.strategy;
+  if (strategy === 'surrogate-key' && !keyAbsent) {
+    throw new FlatloadError(
+      'USAGE',
+      ai === undefined
+        ? `--strategy surrogate-key: ${table.db}.${table.table} has no AUTO_INCREMENT column`
+        : `--strategy surrogate-key: the AUTO_INCREMENT column ${ai.column} is ${ai.inFile === 'yes' ? 'in the file' : 'possibly in the file'} (${ai.how})`,
+      { table: `${table.db}.${table.table}`, hint: ai ? `give --columns without ${ai.column}` : undefined },
+    );
+  }
+  reasons.push(
+    strategy === plannerChoice
+      ? `strategy ${strategy}: forced by --strategy (the planner would have chosen it too)`
+      : `strategy ${strategy}: forced by --strategy; the planner would have chosen ${plannerChoice}`,
+  );
+  if (strategy !== 'insert' && !server.localInfile) {
+    warnings.push(`--strategy ${strategy} needs LOAD DATA LOCAL, but the server has local_infile=OFF: the load will be refused`);
+  }
+  return { strategy, plannerChoice };
+}
+
+/** An AUTO_INCREMENT key the file does not carry: numbered by the server or pre-assigned by flatload. */
+function planSurrogate(facts: PlanFacts, options: PlanOptions, strategy: StrategyName, engine: Ctx['engine'], mode: ModePlan, reasons: string[], warnings: string[]): Surrogate {
+  const { server, table } = facts;
+  const ai = autoIncInfo(facts, options);
+  const out: Surrogate = { ai, keyAbsent: ai?.inFile === 'no', key: undefined, preAssign: false, columns: options.columns };
   if (ai?.inFile === 'unknown') {
     reasons.push(`AUTO_INCREMENT ${ai.column}: assumed to be in the file (${ai.how}); give --columns to say otherwise`);
   }
-
-  // --- Strategy (transport) -----------------------------------------------------------------
-  // MyISAM and Aria load through one stream under a table lock: the server's AUTO_INCREMENT then takes the values in
-  // file order, exactly as pre-assigned keys would, without a per-row expression to evaluate.
-  const serverNumbersInOrder = (engine === 'myisam' || engine === 'aria') && !(options.jobs !== undefined && options.jobs > 1);
-  const plannerChoice = naturalChoice(server.localInfile, keyAbsent && !serverNumbersInOrder);
-  if (!server.localInfile) {
-    reasons.push('local_infile=OFF on the server: LOAD DATA LOCAL would be refused (ER 1148/3948/4166), so rows go as multi-row INSERT statements [engines.md §5.1]');
+  if (!out.keyAbsent || !ai) return out;
+  if (out.columns === undefined) {
+    out.columns = loadableColumns(table)
+      .filter((c) => !sameName(c.name, ai.column))
+      .map((c) => ({ name: c.name, isVariable: false }));
+    reasons.push(`column list ${out.columns.map((c) => c.name).join(', ')}: every loadable column except ${ai.column}, which the file does not carry (${ai.how})`);
   }
-  let strategy = plannerChoice;
-  if (options.strategy !== undefined) {
-    strategy = options.strategy;
-    if (strategy === 'surrogate-key' && !keyAbsent) {
-      throw new FlatloadError(
-        'USAGE',
-        ai === undefined
-          ? `--strategy surrogate-key: ${table.db}.${table.table} has no AUTO_INCREMENT column`
-          : `--strategy surrogate-key: the AUTO_INCREMENT column ${ai.column} is ${ai.inFile === 'yes' ? 'in the file' : 'possibly in the file'} (${ai.how})`,
-        { table: `${table.db}.${table.table}`, hint: ai ? `give --columns without ${ai.column}` : undefined },
-      );
-    }
+  if (strategy === 'load-data') {
+    out.key = { kind: 'server', column: ai.column };
     reasons.push(
-      strategy === plannerChoice
-        ? `strategy ${strategy}: forced by --strategy (the planner would have chosen it too)`
-        : `strategy ${strategy}: forced by --strategy; the planner would have chosen ${plannerChoice}`,
+      options.strategy === undefined && serverNumbersInOrder(engine, options)
+        ? `${ai.column}: numbered by the server: one stream under the table lock takes the AUTO_INCREMENT values in file order, as pre-assigned keys would, and skips a per-row expression; an interrupted load resumes by row count, so the numbering is the same [measured: npm run bench -- --strategies, MyISAM purchases_index 1.16x and Aria 1.02x faster than pre-assigned keys]`
+        : `${ai.column}: numbered by the server (--strategy load-data); with innodb_autoinc_lock_mode<2 parallel LOAD DATA statements serialize on the AUTO-INC lock [docs/rules.md#auto-increment-lock-modes]`,
     );
-    if (strategy !== 'insert' && !server.localInfile) {
-      warnings.push(`--strategy ${strategy} needs LOAD DATA LOCAL, but the server has local_infile=OFF: the load will be refused`);
-    }
-  } else {
-    reasons.push(`strategy ${strategy}: ${strategy === 'insert' ? 'LOAD DATA LOCAL is not available' : strategy === 'surrogate-key' ? `LOAD DATA LOCAL with the AUTO_INCREMENT key ${ai!.column} assigned by flatload (${ai!.how})` : 'LOAD DATA LOCAL, the fastest path the server offers [baseline §9: multi-row INSERT was 1.6-2x slower]'}`);
+    return out;
   }
-  const transport: Ctx['transport'] = strategy === 'insert' ? 'insert' : 'load-data';
-
-  // Surrogate handling: pre-assign by default; the server numbers rows when load-data is forced.
-  let surrogateKey: SurrogateKeyPlan | undefined;
-  let preAssign = false;
-  let columns: ColumnTarget[] | undefined = options.columns;
-  if (keyAbsent && ai) {
-    if (columns === undefined) {
-      columns = loadableColumns(table)
-        .filter((c) => !sameName(c.name, ai.column))
-        .map((c) => ({ name: c.name, isVariable: false }));
-      reasons.push(`column list ${columns.map((c) => c.name).join(', ')}: every loadable column except ${ai.column}, which the file does not carry (${ai.how})`);
-    }
-    if (strategy === 'load-data') {
-      surrogateKey = { kind: 'server', column: ai.column };
-      reasons.push(
-        options.strategy === undefined && serverNumbersInOrder
-          ? `${ai.column}: numbered by the server: one stream under the table lock takes the AUTO_INCREMENT values in file order, as pre-assigned keys would, and skips a per-row expression; an interrupted load resumes by row count, so the numbering is the same [measured: npm run bench -- --strategies, MyISAM purchases_index 1.16x and Aria 1.02x faster than pre-assigned keys]`
-          : `${ai.column}: numbered by the server (--strategy load-data); with innodb_autoinc_lock_mode<2 parallel LOAD DATA statements serialize on the AUTO-INC lock [engines.md Y2, S8]`,
-      );
-    } else {
-      const first = firstKey(mode.emptyHow, table.autoIncrementNext);
-      if (first === undefined) {
-        surrogateKey = { kind: 'server', column: ai.column };
-        warnings.push(`${ai.column}: the table has rows and its AUTO_INCREMENT value is unknown, so the server numbers the rows (no pre-assigned keys)`);
-      } else {
-        preAssign = true;
-        surrogateKey = { kind: 'pre-assign', column: ai.column, firstValue: first.value };
-        reasons.push(
-          `${ai.column}: pre-assigned in file order from ${first.value} (${first.why}); each chunk starts at ${first.value} + its first record number, so the engine sees explicit ascending keys, replays are idempotent and chunk key ranges are disjoint [issue #4; engines.md S8, R7]`,
-        );
-        if (mode.emptyHow === 'no') {
-          warnings.push(`pre-assigned ${ai.column} values assume no other session inserts into the table during the load (they would take the same ids)`);
-          if ((server.flavor === 'mysql' || server.flavor === 'percona') && versionAtLeast(server, [8, 0, 0])) {
-            warnings.push('MySQL 8 caches information_schema.TABLES.AUTO_INCREMENT (information_schema_stats_expiry): the executor must confirm the first key with SELECT MAX(key)+1 before loading [engines.md S7]');
-          }
-        }
-      }
+  const first = firstKey(mode.emptyHow, table.autoIncrementNext);
+  if (first === undefined) {
+    out.key = { kind: 'server', column: ai.column };
+    warnings.push(`${ai.column}: the table has rows and its AUTO_INCREMENT value is unknown, so the server numbers the rows (no pre-assigned keys)`);
+    return out;
+  }
+  out.preAssign = true;
+  out.key = { kind: 'pre-assign', column: ai.column, firstValue: first.value };
+  reasons.push(
+    `${ai.column}: pre-assigned in file order from ${first.value} (${first.why}); each chunk starts at ${first.value} + its first record number, so the engine sees explicit ascending keys, replays are idempotent and chunk key ranges are disjoint [docs/resume.md#the-guarantee-per-engine-and-strategy; docs/rules.md#pre-assigned-keys]`,
+  );
+  if (mode.emptyHow === 'no') {
+    warnings.push(`pre-assigned ${ai.column} values assume no other session inserts into the table during the load (they would take the same ids)`);
+    if ((server.flavor === 'mysql' || server.flavor === 'percona') && versionAtLeast(server, [8, 0, 0])) {
+      warnings.push('MySQL 8 caches information_schema.TABLES.AUTO_INCREMENT (information_schema_stats_expiry): the executor must confirm the first key with SELECT MAX(key)+1 before loading [docs/rules.md#information-schema-caches-auto-increment]');
     }
   }
+  return out;
+}
 
-  // --- Context for the engine rule --------------------------------------------------------------
-  const parallel = options.jobs ?? defaultConcurrency(server, options.clientCpus);
+/** What every engine rule reads: derived once from the facts, the options and the decisions so far. */
+function ruleContext(
+  facts: PlanFacts,
+  options: PlanOptions,
+  engine: Ctx['engine'],
+  strategy: StrategyName,
+  mode: ModePlan,
+  sk: Surrogate,
+  reasons: string[],
+  warnings: string[],
+): Ctx {
+  const { server, table, input } = facts;
+  const ai = sk.ai;
   const clustered = table.clusteredKey;
-  const clusteredIsSurrogate = preAssign && clustered !== undefined && clustered.columns.length === 1 && sameName(clustered.columns[0]!, ai!.column);
-  const keyOrdered = clusteredIsSurrogate || (input.keyOrder === 'sorted' && clustered !== undefined);
+  const clusteredIsSurrogate = sk.preAssign && clustered !== undefined && clustered.columns.length === 1 && sameName(clustered.columns[0]!, ai!.column);
   const keyOrderWhy = clusteredIsSurrogate
     ? `key order: ${ai!.column} is the clustered key and is pre-assigned in file order, so rows arrive in key order`
     : input.keyOrder === 'sorted'
@@ -196,26 +195,26 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     if (ai && cols[0] === ai.column.toLowerCase()) return false;
     return !fkColumns.some((fk) => fk.every((c, k) => cols[k] === c));
   });
-  const columnsInFile = (columns ?? loadableColumns(table).map((c) => ({ name: c.name, isVariable: false }))).filter((c) => !c.isVariable).map((c) => c.name);
-  const ctx: Ctx = {
+  const emptyHow: EmptyHow = mode.emptyHow;
+  return {
     server,
     table,
     input,
     options,
     engine,
-    transport,
+    transport: strategy === 'insert' ? 'insert' : 'load-data',
     strategy,
     loadTarget: mode.loadTarget,
-    emptyHow: mode.emptyHow,
-    emptyAtStart,
-    parallel,
+    emptyHow,
+    emptyAtStart: emptyHow === 'already' || emptyHow === 'truncate' || emptyHow === 'shadow',
+    parallel: options.jobs ?? defaultConcurrency(server, options.clientCpus),
     jobsForced: options.jobs !== undefined,
     autoInc: ai,
-    preAssign,
-    columns,
-    columnsInFile,
+    preAssign: sk.preAssign,
+    columns: sk.columns,
+    columnsInFile: (sk.columns ?? loadableColumns(table).map((c) => ({ name: c.name, isVariable: false }))).filter((c) => !c.isVariable).map((c) => c.name),
     surrogateDefer: false,
-    keyOrdered,
+    keyOrdered: clusteredIsSurrogate || (input.keyOrder === 'sorted' && clustered !== undefined),
     keyOrderWhy,
     secondary,
     droppable,
@@ -223,55 +222,68 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     reasons,
     warnings,
   };
+}
 
-  // --- Surrogate key out of the load (--allow-ddl, InnoDB) -----------------------------------
-  const deferBefore: PlannedStatement[] = [];
-  if (keyAbsent && ai && strategy !== 'load-data' && engine === 'innodb' && server.flavor !== 'tidb') {
-    const possible = deferSurrogatePossible(ctx);
-    if (!DEFER_SURROGATE_PAYS) {
-      // Measured not to pay: nothing to say beyond the pre-assign reason.
-    } else if (!options.allowDdl) {
-      if (possible.ok) reasons.push(`${ai.column} stays in the load: taking it out (DROP COLUMN, then ADD … AUTO_INCREMENT PRIMARY KEY after the load, clustering by ${possible.natural.name} meanwhile) measured faster but needs --allow-ddl [measured: u3-defer-2s-chunk]`);
-    } else if (possible.ok) {
-      const t = quoteQualified(mode.loadTarget.db, mode.loadTarget.table);
-      surrogateKey = { kind: 'defer', column: ai.column, restoreSql: possible.restoreSql };
-      preAssign = false;
-      ctx.preAssign = false;
-      ctx.surrogateDefer = true;
-      ctx.keyOrdered = false;
-      ctx.keyOrderWhy = `key order: the rows cluster by ${possible.natural.name} while ${ai.column} is out of the table`;
-      deferBefore.push(stmt(`ALTER TABLE ${t} DROP COLUMN ${quoteId(ai.column)}`, `take the AUTO_INCREMENT key out of the load (--allow-ddl): rows cluster by ${possible.natural.name} and chunks load in parallel without the AUTO-INC lock [measured: u3-defer-2s-chunk]`));
-      reasons.push(`${ai.column}: taken out of the load and re-added after it (--allow-ddl); ${possible.natural.name} clusters the rows meanwhile [measured: u3-defer-2s-chunk]`);
-      warnings.push(`${ai.column} is re-created after the load: its values number the rows in ${possible.natural.name} order, not in file order`);
-    } else {
-      reasons.push(`${ai.column} stays in the load: ${possible.why}`);
-    }
+/**
+ * --allow-ddl on InnoDB: take the surrogate key out of the load and re-create
+ * it afterwards (measured faster than every plan that keeps it). Returns the
+ * steps around the load; updates the context and the surrogate plan.
+ */
+function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: Step[] } {
+  const none = { before: [], after: [] };
+  const { server, options, reasons, warnings } = ctx;
+  const ai = sk.ai;
+  if (!sk.keyAbsent || !ai || ctx.strategy === 'load-data' || ctx.engine !== 'innodb' || server.flavor === 'tidb') return none;
+  const possible = deferSurrogatePossible(ctx);
+  if (!possible.ok) {
+    reasons.push(`${ai.column} stays in the load: ${possible.why}`);
+    return none;
   }
+  if (!options.allowDdl) {
+    reasons.push(`${ai.column} stays in the load: taking it out (DROP COLUMN, then ADD … AUTO_INCREMENT PRIMARY KEY after the load, clustering by ${possible.natural.name} meanwhile) measured faster but needs --allow-ddl [measured: u3-defer-2s-chunk]`);
+    return none;
+  }
+  sk.key = { kind: 'defer', column: ai.column };
+  sk.preAssign = false;
+  ctx.preAssign = false;
+  ctx.surrogateDefer = true;
+  ctx.keyOrdered = false;
+  ctx.keyOrderWhy = `key order: the rows cluster by ${possible.natural.name} while ${ai.column} is out of the table`;
+  reasons.push(`${ai.column}: taken out of the load and re-added after it (--allow-ddl); ${possible.natural.name} clusters the rows meanwhile [measured: u3-defer-2s-chunk]`);
+  warnings.push(`${ai.column} is re-created after the load: its values number the rows in ${possible.natural.name} order, not in file order`);
+  return {
+    before: [
+      step(
+        { kind: 'drop-column', table: ctx.loadTarget, column: ai.column },
+        `take the AUTO_INCREMENT key out of the load (--allow-ddl): rows cluster by ${possible.natural.name} and chunks load in parallel without the AUTO-INC lock [measured: u3-defer-2s-chunk]`,
+      ),
+    ],
+    after: [step(possible.restore, `re-create ${ai.column} as the AUTO_INCREMENT PRIMARY KEY (numbers the rows 1..N; one table rebuild)`)],
+  };
+}
 
-  // --- Engine rule --------------------------------------------------------------------------
-  let d: EngineDecision;
-  switch (engine) {
+function engineRule(ctx: Ctx): EngineDecision {
+  switch (ctx.engine) {
     case 'innodb':
-      d = server.flavor === 'tidb' ? planGeneric(ctx) : planInnodb(ctx);
-      break;
+      return ctx.server.flavor === 'tidb' ? planGeneric(ctx) : planInnodb(ctx);
     case 'rocksdb':
-      d = planMyrocks(ctx);
-      break;
+      return planMyrocks(ctx);
     case 'tokudb':
-      d = planTokudb(ctx);
-      break;
+      return planTokudb(ctx);
     case 'myisam':
     case 'aria':
-      d = planMyisamAria(ctx);
-      break;
+      return planMyisamAria(ctx);
     default:
-      d = planGeneric(ctx);
+      return planGeneric(ctx);
   }
+}
 
-  // --- Facts every engine shares ------------------------------------------------------------
+/** Reasons and warnings that hold whatever the engine. */
+function sharedFacts(ctx: Ctx, d: EngineDecision): void {
+  const { table, options, engine, transport, input, reasons, warnings } = ctx;
   if (ctx.insertTriggers > 0) {
     warnings.push(
-      `${plural(ctx.insertTriggers, 'INSERT trigger')} on the table: they fire for every row, and they turn off the MyISAM/Aria/TokuDB bulk paths (the InnoDB bulk insert still applies) [engines.md S1; measured: probe trigger]`,
+      `${plural(ctx.insertTriggers, 'INSERT trigger')} on the table: they fire for every row, and they turn off the MyISAM/Aria/TokuDB bulk paths (the InnoDB bulk insert still applies) [docs/rules.md#triggers-turn-off-bulk-paths; measured: probe trigger]`,
     );
   }
   if (table.foreignKeys.length > 0) reasons.push(`${plural(table.foreignKeys.length, 'foreign key')}: foreign_key_checks stays on, every loaded row is checked`);
@@ -279,41 +291,62 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     reasons.push('no PRIMARY KEY and no UNIQUE NOT NULL key: the engine clusters rows by a hidden row id, so inserts append in any input order');
   }
   if (options.onDuplicate === 'error' && transport === 'load-data') {
-    reasons.push('duplicates: LOAD DATA LOCAL turns duplicate-key errors into warnings (implicit IGNORE); the executor treats every warning as a rejected row [engines.md S3]');
-  }
-  if (transport === 'insert' && d.commitScope === 'load') {
-    // The bulk insert works for INSERT too (engines.md M3).
-    reasons.push('multi-row INSERT statements in the one transaction keep the bulk insert [engines.md M3]');
+    reasons.push('duplicates: LOAD DATA LOCAL turns duplicate-key errors into warnings (implicit IGNORE); the executor treats every warning as a rejected row [docs/rules.md#load-data-local-means-ignore]');
   }
   if (input.kind === 'stdin') {
     reasons.push(`standard input: copied into --tmpdir first and loaded from that copy like a file (over ${plural(d.concurrency, 'connection')}); its content identifies the load, so piping the same bytes again resumes it`);
   }
+}
 
-  // --- Surrogate after-statement ---------------------------------------------------------------
-  const before = [...mode.before, ...deferBefore, ...d.before];
-  const after = [...d.after];
-  if (surrogateKey?.kind === 'defer') {
-    for (const sql of surrogateKey.restoreSql) after.push(stmt(sql, `re-create ${surrogateKey.column} as the AUTO_INCREMENT PRIMARY KEY (numbers the rows 1..N; one table rebuild)`));
+/** What a resume runs first, as the guarantee promises. */
+function resumeSteps(guarantee: Guarantee, loadTarget: TableRef): Step[] {
+  if (guarantee.kind === 'restart-required') {
+    return [step({ kind: 'truncate', table: loadTarget }, 'this plan cannot resume part-way: a resume empties the table (only when it was empty when the load started) and loads from the first record')];
   }
-  if (surrogateKey?.kind === 'pre-assign') {
+  if (guarantee.kind === 'exactly-once-by-key-range' && guarantee.keyColumns) {
+    return [step({ kind: 'delete-key-range', table: loadTarget, columns: guarantee.keyColumns }, "remove what the interrupted attempt at a chunk left, by the chunk's key range, before loading it again")];
+  }
+  return [];
+}
+
+/** Builds a LoadPlan. Throws FlatloadError (USAGE / UNSUPPORTED) for requests no plan can satisfy. */
+export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
+  const { server, table } = facts;
+  const reasons: string[] = [];
+  const warnings: string[] = [];
+  const engine = engineKind(table.engine);
+
+  const mode = planMode(options.mode, table, engine, options.keepOld);
+  reasons.push(...mode.reasons);
+  warnings.push(...mode.warnings);
+  const ai = autoIncInfo(facts, options);
+  const { strategy, plannerChoice } = planStrategy(facts, options, ai, engine, reasons, warnings);
+  const sk = planSurrogate(facts, options, strategy, engine, mode, reasons, warnings);
+  const ctx = ruleContext(facts, options, engine, strategy, mode, sk, reasons, warnings);
+  const defer = planDeferSurrogate(ctx, sk);
+  const d = engineRule(ctx);
+  sharedFacts(ctx, d);
+
+  const after = [...d.after, ...defer.after];
+  if (sk.key?.kind === 'pre-assign') {
     after.push(
-      stmt(
-        `ALTER TABLE ${quoteQualified(mode.loadTarget.db, mode.loadTarget.table)} AUTO_INCREMENT = ${NEXT_AUTO_INCREMENT}`,
-        `set AUTO_INCREMENT past the last pre-assigned key (${NEXT_AUTO_INCREMENT} = ${surrogateKey.firstValue} + records in the input, filled in by the executor)`,
-        true,
+      step(
+        { kind: 'auto-increment-after-input', table: mode.loadTarget, firstValue: sk.key.firstValue },
+        `set AUTO_INCREMENT past the last pre-assigned key (${sk.key.firstValue} + records in the input, filled in once the input is read)`,
       ),
     );
   }
   after.push(...mode.finish);
 
-  // --- Insert batches -----------------------------------------------------------------------
   let batch: number | undefined;
-  if (transport === 'insert') {
+  if (ctx.transport === 'insert') {
     batch = insertBatchBytes(server);
-    reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [engines.md S6]`);
+    reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [docs/rules.md#packet-size-and-insert-batches]`);
   }
+  if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
 
-  const plan: LoadPlan = {
+  return {
+    version: PLAN_VERSION,
     strategy,
     forced: options.strategy !== undefined,
     plannerChoice,
@@ -323,16 +356,16 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     concurrency: Math.max(1, d.concurrency),
     chunkSizeBytes: d.chunkSizeBytes,
     commitScope: d.commitScope,
-    sessionSettings: d.sessionSettings,
+    session: d.session,
     sessionEnd: d.sessionEnd,
     chunkBefore: d.chunkBefore,
     chunkAfter: d.chunkAfter,
-    chunkTemplate: [],
     chunkMaxRecords: d.chunkMaxRecords,
-    before,
+    before: [...mode.before, ...defer.before, ...d.before],
     after,
-    columns,
-    surrogateKey,
+    onResume: resumeSteps(d.guarantee, mode.loadTarget),
+    columns: sk.columns,
+    surrogateKey: sk.key,
     sortChunks: d.sortChunks,
     insertBatchBytes: batch,
     duplicates: options.onDuplicate,
@@ -340,50 +373,12 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     reasons,
     warnings,
   };
-  plan.chunkTemplate = chunkTemplate(plan, facts, options);
-  if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
-  return plan;
 }
 
-function firstKey(emptyHow: Ctx['emptyHow'], next: string | null): { value: string; why: string } | undefined {
+function firstKey(emptyHow: EmptyHow, next: string | null): { value: string; why: string } | undefined {
   if (emptyHow === 'truncate') return { value: '1', why: 'TRUNCATE resets AUTO_INCREMENT' };
   if (emptyHow === 'shadow') return { value: '1', why: 'a new table created with LIKE starts at 1' };
   if (next !== null && /^\d+$/.test(next) && next !== '0') return { value: next, why: `the table's AUTO_INCREMENT value` };
   if (emptyHow === 'already') return { value: '1', why: 'empty table, AUTO_INCREMENT not reported' };
   return undefined;
 }
-
-/** The SQL one chunk runs, for display. */
-function chunkTemplate(plan: LoadPlan, facts: PlanFacts, options: PlanOptions): string[] {
-  const out: string[] = [];
-  const t = quoteQualified(plan.loadTarget.db, plan.loadTarget.table);
-  if (plan.commitScope === 'chunk') out.push('START TRANSACTION');
-  for (const s of plan.chunkBefore ?? []) out.push(s.sql);
-  const key = plan.surrogateKey?.kind === 'pre-assign' ? plan.surrogateKey : undefined;
-  if (plan.strategy === 'insert') {
-    const cols = plan.columns ? ` (${plan.columns.filter((c) => !c.isVariable).map((c) => quoteId(c.name)).join(', ')}${key ? `, ${quoteId(key.column)}` : ''})` : '';
-    const dup = plan.duplicates === 'ignore' ? 'INSERT IGNORE' : plan.duplicates === 'replace' ? 'REPLACE' : 'INSERT';
-    out.push(`${dup} INTO ${t}${cols} VALUES (…), (…), …  -- repeated, each statement at most ${plan.insertBatchBytes} bytes${key ? `; ${key.column} = ${CHUNK_FIRST_KEY} + row number in the chunk` : ''}`);
-  } else {
-    if (key) out.push(`SET ${KEY_VARIABLE} = ${CHUNK_FIRST_KEY} - 1`);
-    const characterSet = options.format.characterSet ?? facts.server.variables['character_set_database'] ?? 'utf8mb4';
-    out.push(
-      loadDataSql({
-        fileToken: 'flatload-chunk-N',
-        db: plan.loadTarget.db,
-        table: plan.loadTarget.table,
-        format: options.format,
-        characterSet,
-        columns: plan.columns,
-        duplicates: plan.duplicates,
-        setClause: key ? `${quoteId(key.column)} = (${KEY_VARIABLE} := ${KEY_VARIABLE} + 1)` : undefined,
-      }),
-    );
-  }
-  for (const s of plan.chunkAfter ?? []) out.push(s.sql);
-  out.push('-- bookkeeping row for chunk N (resume, issue #5)');
-  if (plan.commitScope === 'chunk') out.push('COMMIT');
-  if (plan.commitScope === 'load') out.push('-- no COMMIT here: the one transaction commits after the last chunk');
-  return out;
-}
-

@@ -1,13 +1,8 @@
 import type { FileFormat } from '../config/format.js';
+import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
 import { quoteBytes, quoteId, quoteQualified } from '../db/quote.js';
+import type { LoadPlan } from './types.js';
 
-export type DuplicateHandling = 'error' | 'ignore' | 'replace';
-
-/** A column list entry: a column name, or a user variable that discards/holds the field. */
-export interface ColumnTarget {
-  name: string;
-  isVariable: boolean;
-}
 
 export function columnListSql(columns: readonly ColumnTarget[] | undefined): string {
   if (!columns || columns.length === 0) return '';
@@ -44,4 +39,52 @@ export function loadDataSql(i: LoadDataSqlInput): string {
   sql += columnListSql(i.columns);
   if (i.setClause) sql += ` SET ${i.setClause}`;
   return sql;
+}
+
+/** The user variable that numbers pre-assigned keys within a LOAD DATA statement. */
+export const KEY_VARIABLE = '@flatload_key';
+
+/** What the chunk statement's SQL needs besides the plan: how the file is written. */
+export interface ChunkSqlContext {
+  format: FileFormat;
+  /** The file's character set (LOAD DATA's CHARACTER SET). */
+  characterSet: string;
+}
+
+/** The plan's pre-assigned surrogate key, if it has one. */
+export function preAssignedKey(plan: LoadPlan): { column: string; firstValue: string } | undefined {
+  return plan.surrogateKey?.kind === 'pre-assign' ? plan.surrogateKey : undefined;
+}
+
+/**
+ * The LOAD DATA LOCAL statement that loads a chunk (or a run of its records)
+ * — the one text both the executor sends and `flatload plan` shows. With a
+ * pre-assigned key, each row takes the next value of KEY_VARIABLE.
+ */
+export function chunkLoadSql(plan: LoadPlan, c: ChunkSqlContext, fileToken: string): string {
+  const key = preAssignedKey(plan);
+  return loadDataSql({
+    fileToken,
+    db: plan.loadTarget.db,
+    table: plan.loadTarget.table,
+    format: c.format,
+    characterSet: c.characterSet,
+    columns: plan.columns,
+    duplicates: plan.duplicates,
+    setClause: key ? `${quoteId(key.column)} = (${KEY_VARIABLE} := ${KEY_VARIABLE} + 1)` : undefined,
+  });
+}
+
+/** Sets the key counter so that the next row gets `firstKey` (the key of the first record loaded). */
+export function keyCounterSql(firstKey: bigint | string): string {
+  return typeof firstKey === 'string' ? `SET ${KEY_VARIABLE} = ${firstKey} - 1` : `SET ${KEY_VARIABLE} = ${(firstKey - 1n).toString()}`;
+}
+
+/** `INSERT INTO t (cols…) VALUES ` for the insert strategy: the file's columns, then a pre-assigned key. */
+export function insertHeadSql(plan: LoadPlan, fileColumns: readonly ColumnTarget[]): string {
+  const cols = fileColumns.filter((f) => !f.isVariable).map((f) => quoteId(f.name));
+  const key = preAssignedKey(plan);
+  if (key) cols.push(quoteId(key.column));
+  const verb = plan.duplicates === 'replace' ? 'REPLACE' : plan.duplicates === 'ignore' ? 'INSERT IGNORE' : 'INSERT';
+  return `${verb} INTO ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)} (${cols.join(', ')}) VALUES `;
 }

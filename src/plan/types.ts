@@ -1,33 +1,8 @@
 import type { FileFormat } from '../config/format.js';
 import type { LoadMode, StrategyName } from '../config/loadOptions.js';
-import type { ServerFacts, TableFacts } from '../introspect/types.js';
-import type { ColumnTarget, DuplicateHandling } from './sql.js';
-
-/** What flatload learned about the input before loading (a sample; never the whole file). */
-export interface InputFacts {
-  /** As the user named it. */
-  path: string;
-  kind: 'file' | 'stdin';
-  compression: 'none' | 'gzip' | 'zstd';
-  /** Bytes on disk; undefined for stdin. */
-  sizeBytes: number | undefined;
-  /** The file can be re-read by byte range (plain file): parallel chunks, resume, multi-pass plans. */
-  seekable: boolean;
-  /** Fields per record in the sample (most common count), undefined when the sample was empty. */
-  sampleFieldCount: number | undefined;
-  sampleRecords: number;
-  /** Average record length in the sample, bytes. */
-  avgRecordBytes: number | undefined;
-  /** Estimated records in the whole input (size / avg), undefined when unknown. */
-  estimatedRecords: number | undefined;
-  /**
-   * Whether the sampled records arrive in ascending clustered-key order:
-   * 'sorted', 'unsorted', or 'unknown' (no key, key not in the file, or not comparable).
-   */
-  keyOrder: 'sorted' | 'unsorted' | 'unknown';
-  /** Column names read from a header line (--ignore-lines 1 with names), if any. */
-  headerColumns: string[] | undefined;
-}
+import type { InputFacts, ServerFacts, TableFacts } from '../introspect/types.js';
+import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
+import type { Step, TableRef } from './ops.js';
 
 /** The user's choices that shape a plan (validated LoadOptions, minus I/O details). */
 export interface PlanOptions {
@@ -52,37 +27,17 @@ export interface PlanFacts {
   input: InputFacts;
 }
 
-/** A statement the plan runs once, before the first chunk or after the last, and why. */
-export interface PlannedStatement {
-  sql: string;
-  reason: string;
-  /**
-   * Running it a second time does no harm (e.g. ENABLE KEYS, SET ...). When
-   * false or absent the executor must record that it ran and never run it
-   * again for the same load, e.g. on resume (TRUNCATE, DROP INDEX, RENAME).
-   */
-  idempotent?: boolean;
-}
-
-export interface SessionSetting {
-  name: string;
-  value: string;
-  reason: string;
-}
-
 /**
  * How chunks commit:
  * - 'chunk': each chunk is one transaction with its bookkeeping row (exactly once).
- * - 'load': the whole load is one transaction on one connection (engine bulk
- *   paths that only work for the first statement after the table was empty).
  * - 'none': the engine cannot roll back (MyISAM, Aria, MyRocks bulk load);
  *   see `guarantee` for what resume does instead.
  */
-export type CommitScope = 'chunk' | 'load' | 'none';
+export type CommitScope = 'chunk' | 'none';
 
 /** What flatload promises if the load is interrupted, in words the plan prints. */
 export interface Guarantee {
-  kind: 'exactly-once' | 'all-or-nothing' | 'exactly-once-by-key-range' | 'exactly-once-by-row-count' | 'restart-required';
+  kind: 'exactly-once' | 'exactly-once-by-key-range' | 'exactly-once-by-row-count' | 'restart-required';
   text: string;
   /**
    * For 'exactly-once-by-key-range': the column(s) whose per-chunk range
@@ -96,12 +51,19 @@ export interface Guarantee {
 export type SurrogateKeyPlan =
   /** Each record gets firstValue + its record number (dense, in file order), sent explicitly. */
   | { kind: 'pre-assign'; column: string; firstValue: string }
-  /** The key column is dropped for the load and re-added afterwards (needs --allow-ddl). */
-  | { kind: 'defer'; column: string; restoreSql: string[] }
+  /** The key column is dropped for the load and re-added afterwards (needs --allow-ddl; the steps are in `before`/`after`). */
+  | { kind: 'defer'; column: string }
   /** The server generates the values (no bulk-path benefit lost on this engine). */
   | { kind: 'server'; column: string };
 
+/**
+ * The stored plan's format: a resumed load runs the plan it stored, so a
+ * plan written by another version of this structure is refused, not guessed.
+ */
+export const PLAN_VERSION = 2;
+
 export interface LoadPlan {
+  version: typeof PLAN_VERSION;
   strategy: StrategyName;
   /** --strategy overrode the planner's own choice. */
   forced: boolean;
@@ -109,41 +71,34 @@ export interface LoadPlan {
   plannerChoice: StrategyName;
   mode: LoadMode;
   /** The table the chunks load into: the target, or its shadow copy in swap mode. */
-  loadTarget: { db: string; table: string };
-  target: { db: string; table: string };
+  loadTarget: TableRef;
+  target: TableRef;
   concurrency: number;
   chunkSizeBytes: number;
   commitScope: CommitScope;
-  /** SET SESSION on every loading connection, before its first chunk. */
-  sessionSettings: SessionSetting[];
-  /** SQL run on every loading connection after its last chunk, and checked (e.g. SET rocksdb_bulk_load=0). */
-  sessionEnd: PlannedStatement[];
-  /**
-   * Engine statements run on the chunk's connection right before its load
-   * statement (inside the chunk's transaction when commitScope is 'chunk'),
-   * e.g. SET rocksdb_bulk_load=1. The surrogate-key `SET @flatload_key` is
-   * not listed here: it follows from `surrogateKey`.
-   */
-  chunkBefore?: PlannedStatement[];
-  /**
-   * Run right after the chunk's load statement, before its bookkeeping row
-   * and COMMIT, and checked: an error here fails the chunk (e.g.
-   * SET rocksdb_bulk_load=0, which is where MyRocks reports 4054/4055).
-   */
-  chunkAfter?: PlannedStatement[];
-  /**
-   * For display (explain / --json): the SQL one chunk runs, in order, with
-   * placeholders {{chunkFirstKey}} (first pre-assigned key of the chunk) and
-   * N (chunk index). The executor builds the real statements.
-   */
-  chunkTemplate?: string[];
+  /** On every loading connection before its first chunk (SET SESSION …, a session-wide bulk load). */
+  session: Step[];
+  /** On every loading connection after its last chunk, and checked (MyRocks reports a failed bulk load here). */
+  sessionEnd: Step[];
+  /** Right before each chunk's load statement, inside its transaction (a per-chunk bulk load). */
+  chunkBefore: Step[];
+  /** Right after it, before its bookkeeping row and COMMIT, and checked: an error fails the chunk. */
+  chunkAfter: Step[];
   /**
    * Upper bound on records per chunk (besides chunkSizeBytes), when an engine
    * limit counts rows (MyRocks rocksdb_max_row_locks). undefined: no bound.
    */
   chunkMaxRecords?: number | undefined;
-  before: PlannedStatement[];
-  after: PlannedStatement[];
+  /** Once, before the first chunk (emptying or creating the load target, dropping indexes). */
+  before: Step[];
+  /** Once, after the last chunk (indexes back, AUTO_INCREMENT, the swap). */
+  after: Step[];
+  /**
+   * What a resumed load runs to undo an interrupted attempt, as the guarantee
+   * says: empty the table (restart-required) or delete the interrupted
+   * chunk's key range (exactly-once-by-key-range).
+   */
+  onResume: Step[];
   /** Column list for the load statement (undefined: all columns in table order). */
   columns: ColumnTarget[] | undefined;
   surrogateKey: SurrogateKeyPlan | undefined;

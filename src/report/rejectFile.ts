@@ -1,7 +1,6 @@
 import { appendFileSync, closeSync, fsyncSync, openSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
-import type { RejectedRow } from '../load/isolate.js';
 
 /**
  * Where rejected rows go: beside the input, named after it
@@ -45,6 +44,15 @@ function rejectPathError(path: string, why: string): FlatloadError {
   return new FlatloadError('OUTPUT_UNWRITABLE', `cannot write the reject file ${path}: ${why}`, {
     hint: 'give --reject-file a path in a writable directory (rejected rows are kept only there)',
   });
+}
+
+/** A row the server would skip or change: its original bytes and why. */
+export interface RejectedRow {
+  line: number;
+  byteOffset: number;
+  /** The record's bytes exactly as in the input (terminator included). */
+  bytes: Buffer;
+  errors: Array<{ code: number; message: string }>;
 }
 
 export interface RejectRecord extends RejectedRow {

@@ -1,4 +1,4 @@
-import type { TableSizes } from './sizes.js';
+import type { TableSizes } from '../introspect/sizes.js';
 import { fmtInt, fmtMB, fmtRate } from './format.js';
 
 /** The JSON report (`--json`): one object on stdout. Field names are a public interface. */

@@ -202,7 +202,8 @@ describe('one process per load', () => {
     const f = file(`${t}.tsv`, content);
     const args = ['load', f, '--table', t, '--chunk-size', '64KiB', '--json', ...base];
     const a = spawnCli(args, env());
-    await new Promise((r) => setTimeout(r, 300));
+    // The second starts once the first holds the load (its rows are arriving).
+    while ((await count(t)) === 0) await new Promise((r) => setTimeout(r, 10));
     const b = spawnCli([...args, '--wait'], env());
     const [ra, rb] = await Promise.all([a.done, b.done]);
     assert.equal(ra.code, 0, ra.stderr);

@@ -1,6 +1,8 @@
 /**
  * Least privilege, verified on the real server. For every row of the
- * privilege table (requiredPrivileges, docs/security.md):
+ * privilege table (docs/security.md), built from the plan's own operations —
+ * their needs (needsOfOp, loadNeeds) and their SQL (sqlOf), so the check
+ * covers exactly what a load runs:
  * - SUFFICIENT: a user granted exactly those privileges (with the GRANT
  *   statements grantStatements() prints) runs every statement of that plan;
  * - NECESSARY: with any one of them taken away, some statement fails with a
@@ -19,17 +21,9 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import mysql, { type Connection } from 'mysql2/promise';
 import { quoteId, quoteQualified } from '../../src/db/quote.js';
-import {
-  bookkeepingNeeds,
-  checkPrivileges,
-  grantStatements,
-  missingPrivilegeError,
-  missingPrivileges,
-  requiredPrivileges,
-  sizeReportNeeds,
-  type PrivilegeNeed,
-  type PrivilegePlan,
-} from '../../src/plan/privileges.js';
+import { bookkeepingNeeds, loadNeeds, mergeNeeds, needsOfOp, sizeReportNeeds, type PrivilegeNeed } from '../../src/plan/needs.js';
+import { sqlOf, type Op } from '../../src/plan/ops.js';
+import { checkPrivileges, grantStatements, missingPrivilegeError, missingPrivileges } from '../../src/plan/privilegeCheck.js';
 import { runCli } from '../support/cli.js';
 import { adminConnection, serverUrl } from '../support/db.js';
 
@@ -130,17 +124,9 @@ const BOOKKEEPING = [
   `DELETE FROM ${q('flatload_jobs')} WHERE job_id = 'j'`,
 ];
 
-const base: PrivilegePlan = {
-  strategy: 'load-data',
-  mode: 'append',
-  db: D,
-  table: T,
-  bookkeepingDb: D,
-  bookkeeping: false,
-  deferIndexes: false,
-  surrogateDefer: false,
-  sizeReport: false,
-};
+const t = { db: D, table: T };
+const sh = { db: D, table: S };
+const old = { db: D, table: O };
 
 interface Scenario {
   name: string;
@@ -148,38 +134,39 @@ interface Scenario {
   statements: string[];
 }
 
+/** A plan's row of the table: the load into `into`, with operations before and after it. */
+function plan(name: string, o: { before?: Op[]; after?: Op[]; into?: typeof t; strategy?: string; duplicates?: 'error' | 'ignore' | 'replace'; load?: string }): Scenario {
+  const into = o.into ?? t;
+  const ops = [...(o.before ?? []), ...(o.after ?? [])];
+  const needs = mergeNeeds([
+    ...loadNeeds({ target: t, loadTarget: into, strategy: (o.strategy ?? 'load-data') as never, duplicates: o.duplicates ?? 'error' }),
+    ...ops.flatMap((op) => needsOfOp(op, sqlOf(op))),
+  ]);
+  const statements = [...INTROSPECT, ...(o.before ?? []).map((op) => sqlOf(op, { keyRange: { lo: ['1'], hi: ['2'] } })), o.load ?? LOAD(into.table, o.duplicates === 'ignore' ? ' IGNORE' : o.duplicates === 'replace' ? ' REPLACE' : ''), ...(o.after ?? []).map((op) => sqlOf(op, { inputRecords: 1000 }))];
+  return { name, needs, statements };
+}
+
+const swapOps: Op[] = [{ kind: 'drop-table', table: sh, ifExists: true }, { kind: 'create-like', table: sh, like: t }];
+
 const scenarios: Scenario[] = [
-  { name: 'append (LOAD DATA LOCAL)', needs: requiredPrivileges(base), statements: [...INTROSPECT, LOAD(T)] },
-  { name: 'append, --strategy insert', needs: requiredPrivileges({ ...base, strategy: 'insert' }), statements: [...INTROSPECT, `INSERT INTO ${q(T)} (id, a, b) VALUES (100, 7, 'x')`] },
-  { name: 'append, --on-duplicate ignore', needs: requiredPrivileges({ ...base, onDuplicate: 'ignore' }), statements: [...INTROSPECT, LOAD(T, ' IGNORE')] },
-  { name: 'append, --on-duplicate replace', needs: requiredPrivileges({ ...base, onDuplicate: 'replace' }), statements: [...INTROSPECT, LOAD(T, ' REPLACE')] },
-  { name: 'replace by TRUNCATE', needs: requiredPrivileges({ ...base, mode: 'replace' }), statements: [...INTROSPECT, `TRUNCATE TABLE ${q(T)}`, LOAD(T)] },
-  { name: 'replace by DELETE', needs: requiredPrivileges({ ...base, mode: 'replace', replaceWith: 'delete' }), statements: [...INTROSPECT, `DELETE FROM ${q(T)}`, LOAD(T)] },
-  {
-    name: 'swap',
-    needs: requiredPrivileges({ ...base, mode: 'swap' }),
-    statements: [...INTROSPECT, `DROP TABLE IF EXISTS ${q(S)}`, `CREATE TABLE ${q(S)} LIKE ${q(T)}`, LOAD(S), `RENAME TABLE ${q(T)} TO ${q(O)}, ${q(S)} TO ${q(T)}`, `DROP TABLE ${q(O)}`],
-  },
-  {
-    name: 'swap --keep-old',
-    needs: requiredPrivileges({ ...base, mode: 'swap', keepOld: true }),
-    statements: [...INTROSPECT, `DROP TABLE IF EXISTS ${q(S)}`, `CREATE TABLE ${q(S)} LIKE ${q(T)}`, LOAD(S), `RENAME TABLE ${q(T)} TO ${q(O)}, ${q(S)} TO ${q(T)}`],
-  },
-  {
-    name: 'deferred secondary indexes',
-    needs: requiredPrivileges({ ...base, deferIndexes: true }),
-    statements: [...INTROSPECT, `ALTER TABLE ${q(T)} DROP INDEX k`, LOAD(T), `ALTER TABLE ${q(T)} ADD INDEX k (a)`],
-  },
-  {
-    name: 'surrogate key pre-assigned',
-    needs: requiredPrivileges({ ...base, strategy: 'surrogate-key' }),
-    statements: [...INTROSPECT, LOAD(T), `ALTER TABLE ${q(T)} AUTO_INCREMENT = 1000`],
-  },
-  {
-    name: 'surrogate key taken out and put back',
-    needs: requiredPrivileges({ ...base, surrogateDefer: true }),
-    statements: [...INTROSPECT, `ALTER TABLE ${q(T)} MODIFY id INT NOT NULL`, LOAD(T), `ALTER TABLE ${q(T)} MODIFY id INT NOT NULL AUTO_INCREMENT`],
-  },
+  plan('append (LOAD DATA LOCAL)', {}),
+  plan('append, --strategy insert', { strategy: 'insert', load: `INSERT INTO ${q(T)} (id, a, b) VALUES (100, 7, 'x')` }),
+  plan('append, --on-duplicate ignore', { duplicates: 'ignore' }),
+  plan('append, --on-duplicate replace', { duplicates: 'replace' }),
+  plan('replace by TRUNCATE', { before: [{ kind: 'truncate', table: t }] }),
+  plan('replace by DELETE', { before: [{ kind: 'delete-all', table: t }] }),
+  plan('swap', { before: swapOps, into: sh, after: [{ kind: 'swap-tables', target: t, shadow: sh, old }, { kind: 'drop-table', table: old, ifExists: false }] }),
+  plan('swap --keep-old', { before: swapOps, into: sh, after: [{ kind: 'swap-tables', target: t, shadow: sh, old }] }),
+  plan('deferred secondary indexes', { before: [{ kind: 'drop-indexes', table: t, indexes: [{ name: 'k', columns: ['a'] }] }], after: [{ kind: 'add-indexes', table: t, indexes: [{ name: 'k', columns: ['a'] }] }] }),
+  plan('MyISAM-style DISABLE/ENABLE KEYS', { before: [{ kind: 'disable-keys', table: t }], after: [{ kind: 'enable-keys', table: t }] }),
+  plan('surrogate key pre-assigned', { after: [{ kind: 'auto-increment-after-input', table: t, firstValue: '3' }] }),
+  plan('surrogate key taken out and put back', {
+    before: [{ kind: 'drop-column', table: t, column: 'id' }],
+    after: [{ kind: 'add-auto-increment-key', table: t, column: 'id', columnType: 'int(11)', after: null }],
+    load: `LOAD DATA LOCAL INFILE 'flatload-chunk-0' INTO TABLE ${q(T)} (a, b, @skip)`,
+  }),
+  plan('resume: a chunk\'s key range deleted', { before: [{ kind: 'delete-key-range', table: t, columns: ['id'] }] }),
+  plan('resume: restart (TRUNCATE)', { before: [{ kind: 'truncate', table: t }] }),
   { name: 'resume bookkeeping', needs: bookkeepingNeeds(D), statements: BOOKKEEPING },
   {
     name: 'size report (InnoDB, optional)',
@@ -197,6 +184,10 @@ const scenarios: Scenario[] = [
     statements: [`FLUSH TABLES ${q(T)}`, `ANALYZE TABLE ${q(T)}`],
   },
 ];
+
+/** The append plan with its bookkeeping: what the CLI needs for a plain load. */
+const appendNeeds = (): PrivilegeNeed[] => mergeNeeds([...loadNeeds({ target: t, loadTarget: t, strategy: 'load-data', duplicates: 'error' }), ...bookkeepingNeeds(D)]);
+const swapNeeds = (): PrivilegeNeed[] => scenarios.find((x) => x.name === 'swap')!.needs;
 
 const label = (n: PrivilegeNeed): string => `${n.privilege} ON ${n.on.db === '*' ? '*.*' : `${n.on.db}.${n.on.table ?? '*'}`}`;
 
@@ -233,7 +224,7 @@ describe('the planning-time check against real SHOW GRANTS', () => {
     await resetTables();
     const u = await userWith([{ privilege: 'INSERT', on: { db: D, table: T }, why: 'only this' }]);
     try {
-      const check = checkPrivileges(u.grants, requiredPrivileges({ ...base, mode: 'swap', bookkeeping: true }), { currentUser: u.current });
+      const check = checkPrivileges(u.grants, mergeNeeds([...swapNeeds(), ...bookkeepingNeeds(D)]), { currentUser: u.current });
       const err = missingPrivilegeError(check, u.current, { table: `${D}.${T}` });
       assert.ok(err);
       assert.equal(err.code, 'MISSING_PRIVILEGE');
@@ -274,7 +265,7 @@ describe('the planning-time check against real SHOW GRANTS', () => {
         const uu = new URL(serverUrl());
         const c = await mysql.createConnection({ host: uu.hostname, port: Number(uu.port), user: u.name, password });
         try {
-          const needs = requiredPrivileges(base);
+          const needs = scenarios[0]!.needs;
           const grantsOf = async (): Promise<string[]> =>
             ((await c.query('SHOW GRANTS'))[0] as Array<Record<string, string>>).map((r) => String(Object.values(r)[0]));
           assert.deepEqual(missingPrivileges(await grantsOf(), needs, u.current), []);
@@ -299,7 +290,7 @@ describe('the CLI with exactly the listed privileges', () => {
     await resetTables();
     const file = join(dir, 'rows.tsv');
     writeFileSync(file, '10\t1\tx\n11\t2\ty\n12\t3\tz\n');
-    const needs = [...requiredPrivileges({ ...base, bookkeeping: true })];
+    const needs = appendNeeds();
     const u = await userWith(needs);
     await u.conn.end();
     const url = (() => {

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import mysql, { type Connection } from 'mysql2/promise';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { quoteId } from '../../src/db/quote.js';
-import { measureTableSizes, sizeRatio, type SizeFigure, type TableSizes } from '../../src/report/sizes.js';
+import { measureTableSizes, sizeRatio, type SizeFigure, type TableSizes } from '../../src/introspect/sizes.js';
 import { adminConnection, createTestDatabase, hasRocksdb, serverUrl, type TestDatabase } from '../support/db.js';
 
 const ROWS = 200_000;

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resolveFormat } from '../../src/config/format.js';
 import { isFlatloadError } from '../../src/errors/index.js';
-import { planJson, renderPlan } from '../../src/plan/explain.js';
+import { chunkSqlContext, planJson, renderPlan } from '../../src/plan/explain.js';
+import { sessionVariable, sqlOf } from '../../src/plan/ops.js';
 import { defaultConcurrency, insertBatchBytes, planLoad } from '../../src/plan/planner.js';
 import type { PlanFacts, PlanOptions } from '../../src/plan/types.js';
 import * as F from './facts/index.js';
@@ -28,6 +29,8 @@ function opts(o: Partial<PlanOptions> = {}): PlanOptions {
     ...o,
   };
 }
+
+const ctx = (facts: PlanFacts) => chunkSqlContext(facts, resolveFormat({}));
 
 const user3 = (): PlanFacts => ({ server: F.mariadb1011(), table: F.table('user3', 'InnoDB'), input: F.input('u3.tsv (no id)') });
 
@@ -60,7 +63,7 @@ test('planLoad is pure: same output twice, facts untouched', () => {
 
 test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, reasons and warnings', () => {
   const facts = user3();
-  const text = renderPlan(planLoad(facts, opts()), facts);
+  const text = renderPlan(planLoad(facts, opts()), facts, ctx(facts));
   for (const re of [
     /strategy: +surrogate-key/,
     /concurrency: +2 connections\b/,
@@ -68,7 +71,7 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
     /guarantee: +exactly-once/,
     /Session settings \(every loading connection, before its first chunk\):\n {2}\(none\)/,
     /Each chunk:\n {2}START TRANSACTION;\n {2}SET @flatload_key = \{\{chunkFirstKey\}\} - 1;/,
-    /-- bookkeeping row for chunk N \(resume, issue #5\)\n {2}COMMIT;/,
+    /-- bookkeeping row for chunk N \(resume: the chunk and its row commit together\)\n {2}COMMIT;/,
     /LOAD DATA LOCAL INFILE 'flatload-chunk-N' INTO TABLE `flatload_test`\.`user3` .* SET `id` = \(@flatload_key := @flatload_key \+ 1\);/,
     /ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\};/,
     /Why:\n {2}- /,
@@ -76,7 +79,7 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
     assert.match(text, re);
   }
   assert.doesNotMatch(text, /Warnings:/);
-  const ddl = renderPlan(planLoad(facts, opts({ allowDdl: true })), facts);
+  const ddl = renderPlan(planLoad(facts, opts({ allowDdl: true })), facts, ctx(facts));
   assert.match(ddl, /surrogate key: id — left out of the load and added afterwards/);
   assert.match(ddl, /Before the first chunk:\n {2}ALTER TABLE `flatload_test`\.`user3` DROP COLUMN `id`;\n {6}-- .*\[runs once per load\]/);
   assert.match(ddl, /Warnings:\n {2}! id is re-created after the load/);
@@ -84,7 +87,7 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
 
 test('renderPlan says when the strategy was forced and what the planner would have chosen', () => {
   const facts = user3();
-  const text = renderPlan(planLoad(facts, opts({ strategy: 'insert' })), facts);
+  const text = renderPlan(planLoad(facts, opts({ strategy: 'insert' })), facts, ctx(facts));
   assert.match(text, /strategy: +insert — multi-row INSERT \(forced by --strategy; the planner would have chosen surrogate-key\)/);
   assert.match(text, /INSERT batch: at most 1 MiB/);
   assert.match(text, /INSERT INTO `flatload_test`\.`user3` \(`user_id`, `weight`, `level`, `beat_rate`, `level_num`, `id`\) VALUES/);
@@ -92,7 +95,7 @@ test('renderPlan says when the strategy was forced and what the planner would ha
 
 test('planJson lists session settings with their reasons (MyRocks unsorted)', () => {
   const facts: PlanFacts = { server: F.mariadb1011(), table: F.table('user_summary', 'RocksDB'), input: F.input('us.tsv') };
-  const j = planJson(planLoad(facts, opts())) as { sessionSettings: Array<{ name: string; value: string; reason: string }>; statements: { sessionEnd: Array<{ sql: string }> } };
+  const j = planJson(planLoad(facts, opts()), facts, ctx(facts)) as { sessionSettings: Array<{ name: string; value: string; reason: string }>; statements: { sessionEnd: Array<{ sql: string }> } };
   assert.deepEqual(j.sessionSettings.map((s) => `${s.name}=${s.value}`), ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1']);
   assert.ok(j.sessionSettings.every((s) => s.reason.length > 20));
   assert.deepEqual(j.statements.sessionEnd.map((s) => s.sql), ['SET SESSION rocksdb_bulk_load = 0']);
@@ -100,15 +103,16 @@ test('planJson lists session settings with their reasons (MyRocks unsorted)', ()
 
 test('renderPlan shows per-chunk and session-end statements for MyRocks', () => {
   const sorted: PlanFacts = { server: F.mariadb1011(), table: F.table('user_summary', 'RocksDB'), input: F.input('us_sorted.tsv') };
-  const text = renderPlan(planLoad(sorted, opts()), sorted);
+  const text = renderPlan(planLoad(sorted, opts()), sorted, ctx(sorted));
   assert.match(text, /Each chunk:\n {2}SET SESSION rocksdb_bulk_load = 1;\n {2}LOAD DATA LOCAL INFILE[^\n]*;\n {2}SET SESSION rocksdb_bulk_load = 0;\n {2}-- bookkeeping/);
   const random: PlanFacts = { ...sorted, input: F.input('us.tsv') };
-  const t2 = renderPlan(planLoad(random, opts()), random);
+  const t2 = renderPlan(planLoad(random, opts()), random, ctx(random));
   assert.match(t2, /Every connection after its last chunk \(checked\):\n {2}SET SESSION rocksdb_bulk_load = 0;/);
 });
 
 test('planJson: strategy, concurrency, sessionSettings, statements (before, per-chunk template, after), reasons, warnings', () => {
-  const j = planJson(planLoad(user3(), opts({ mode: 'swap' }))) as {
+  const facts = user3();
+  const j = planJson(planLoad(facts, opts({ mode: 'swap' })), facts, ctx(facts)) as {
     strategy: string;
     concurrency: number;
     sessionSettings: Array<{ name: string; value: string }>;
@@ -165,11 +169,14 @@ test('every reason and warning is a sentence with content; every statement has a
     for (const mode of ['append', 'replace', 'swap'] as const) {
       const plan = planLoad(facts, opts({ mode, allowDdl: true }));
       for (const r of [...plan.reasons, ...plan.warnings]) assert.ok(r.length > 10 && !/undefined|NaN|\[object/.test(r), r);
-      for (const s of [...plan.before, ...plan.after, ...plan.sessionEnd, ...(plan.chunkBefore ?? []), ...(plan.chunkAfter ?? [])]) {
-        assert.ok(s.reason.length > 10, s.sql);
-        assert.ok(!/undefined|NaN/.test(s.sql), s.sql);
+      for (const s of [...plan.before, ...plan.after, ...plan.sessionEnd, ...plan.chunkBefore, ...plan.chunkAfter, ...plan.onResume]) {
+        assert.ok(s.reason.length > 10, sqlOf(s.op));
+        assert.ok(!/undefined|NaN/.test(sqlOf(s.op)), sqlOf(s.op));
       }
-      for (const s of plan.sessionSettings) assert.ok(s.reason.length > 10 && /^[a-z_]+$/.test(s.name) && /^[0-9A-Za-z_]+$/.test(s.value));
+      for (const s of plan.session) {
+        const v = sessionVariable(s.op)!;
+        assert.ok(s.reason.length > 10 && /^[a-z_]+$/.test(v.name) && /^[0-9A-Za-z_]+$/.test(v.value));
+      }
     }
   }
 });

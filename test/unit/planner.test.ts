@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { resolveFormat } from '../../src/config/format.js';
 import { planLoad } from '../../src/plan/planner.js';
-import { planJson, renderPlan } from '../../src/plan/explain.js';
+import { chunkSqlContext, planJson, renderPlan } from '../../src/plan/explain.js';
+import { sessionVariable, sqlOf, type Step } from '../../src/plan/ops.js';
 import type { CommitScope, Guarantee, LoadPlan, PlanFacts, PlanOptions } from '../../src/plan/types.js';
 import * as F from './facts/index.js';
 
@@ -28,6 +29,8 @@ function opts(o: Partial<PlanOptions> = {}): PlanOptions {
     ...o,
   };
 }
+
+const sqlCtx = (facts: PlanFacts) => chunkSqlContext(facts, resolveFormat({}));
 
 const cols = (...names: string[]) => names.map((name) => ({ name, isVariable: false }));
 const US_COLS = cols('user_id', 'weight', 'level', 'beat_rate', 'level_num');
@@ -74,10 +77,10 @@ function check(plan: LoadPlan, e: Expect): void {
   if (e.concurrency !== undefined) assert.equal(plan.concurrency, e.concurrency, 'concurrency');
   if (e.commitScope !== undefined) assert.equal(plan.commitScope, e.commitScope, 'commitScope');
   if (e.guarantee !== undefined) assert.equal(plan.guarantee.kind, e.guarantee, 'guarantee');
-  if (e.session !== undefined) assert.deepEqual(plan.sessionSettings.map((s) => `${s.name}=${s.value}`), e.session, 'sessionSettings');
-  const matchAll = (list: readonly { sql: string }[] | undefined, res: RegExp[] | undefined, what: string) => {
+  if (e.session !== undefined) assert.deepEqual(plan.session.map((s) => sessionVariable(s.op)).map((v) => `${v?.name}=${v?.value}`), e.session, 'session settings');
+  const matchAll = (list: readonly Step[], res: RegExp[] | undefined, what: string) => {
     if (res === undefined) return;
-    const sqls = (list ?? []).map((s) => s.sql);
+    const sqls = list.map((s) => sqlOf(s.op));
     if (res.length === 0) assert.deepEqual(sqls, [], `${what} should be empty`);
     for (const re of res) assert.ok(sqls.some((s) => re.test(s)), `${what}: no statement matches ${re}; have ${JSON.stringify(sqls)}`);
   };
@@ -87,7 +90,7 @@ function check(plan: LoadPlan, e: Expect): void {
   matchAll(plan.before, e.before, 'before');
   matchAll(plan.after, e.after, 'after');
   for (const re of e.notStatements ?? []) {
-    const all = [...plan.before, ...plan.after].map((s) => s.sql);
+    const all = [...plan.before, ...plan.after].map((s) => sqlOf(s.op));
     assert.ok(!all.some((s) => re.test(s)), `unexpected statement matching ${re}: ${JSON.stringify(all)}`);
   }
   if (e.surrogate !== undefined) assert.equal(plan.surrogateKey?.kind ?? 'none', e.surrogate, 'surrogate');
@@ -606,9 +609,9 @@ describe('planLoad', () => {
       check(plan, c.expect);
       // Every plan renders, serialises, and explains every decision.
       assert.ok(plan.reasons.length > 0);
-      const text = renderPlan(plan, facts);
+      const text = renderPlan(plan, facts, sqlCtx(facts));
       assert.match(text, new RegExp(`strategy: +${plan.strategy}`));
-      const json = planJson(plan) as Record<string, unknown>;
+      const json = planJson(plan, facts, sqlCtx(facts)) as Record<string, unknown>;
       for (const k of ['strategy', 'concurrency', 'sessionSettings', 'statements', 'reasons', 'warnings']) assert.ok(k in json, `planJson lacks ${k}`);
     });
   }

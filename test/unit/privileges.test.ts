@@ -1,27 +1,19 @@
 /**
- * src/plan/privileges.ts: parsing SHOW GRANTS (MariaDB 10.11 lines copied
- * from the real server, MySQL 8.0/5.7 lines in their documented shapes),
- * matching needs against them, and the needs of each mode/strategy.
+ * Privileges: parsing SHOW GRANTS (src/introspect/grants.ts; MariaDB 10.11
+ * lines copied from the real server, MySQL 8.0/5.7 lines in their documented
+ * shapes), matching needs against them (src/plan/privilegeCheck.ts), and the
+ * needs of each plan, derived from its operations (src/plan/needs.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  checkPrivileges,
-  describeNeed,
-  grantPatternMatches,
-  grantStatements,
-  missingPrivilegeError,
-  missingPrivileges,
-  parseAccount,
-  parseGrant,
-  privilegesForPlan,
-  redactGrant,
-  requiredPrivileges,
-  statementPrivileges,
-  type PrivilegeNeed,
-  type PrivilegePlan,
-} from '../../src/plan/privileges.js';
-import type { LoadPlan } from '../../src/plan/types.js';
+import { resolveFormat } from '../../src/config/format.js';
+import { parseAccount, parseGrant, redactGrant } from '../../src/introspect/grants.js';
+import { needsOfOp, privilegesForPlan, type PrivilegeNeed } from '../../src/plan/needs.js';
+import type { Op } from '../../src/plan/ops.js';
+import { planLoad } from '../../src/plan/planner.js';
+import { checkPrivileges, describeNeed, grantPatternMatches, grantStatements, missingPrivilegeError, missingPrivileges } from '../../src/plan/privilegeCheck.js';
+import type { PlanFacts, PlanOptions } from '../../src/plan/types.js';
+import * as F from './facts/index.js';
 
 const need = (privilege: PrivilegeNeed['privilege'], db: string, table?: string, extra: Partial<PrivilegeNeed> = {}): PrivilegeNeed => ({
   privilege,
@@ -328,61 +320,81 @@ describe('missingPrivileges', () => {
   });
 });
 
-describe('requiredPrivileges: the table in docs/security.md', () => {
-  const base: PrivilegePlan = {
-    strategy: 'load-data',
+function opts(o: Partial<PlanOptions> = {}): PlanOptions {
+  return {
+    strategy: undefined,
     mode: 'append',
-    db: 'shop',
-    table: 'orders',
-    bookkeepingDb: 'shop',
-    bookkeeping: false,
-    deferIndexes: false,
-    surrogateDefer: false,
-    sizeReport: false,
+    jobs: undefined,
+    chunkSizeBytes: 64 << 20,
+    columns: undefined,
+    format: resolveFormat({}),
+    onDuplicate: 'error',
+    allowDdl: false,
+    keepOld: false,
+    sortChunks: 'auto',
+    maxErrors: 0,
+    clientCpus: 2,
+    ...o,
   };
-  const list = (p: Partial<PrivilegePlan>): string[] =>
-    requiredPrivileges({ ...base, ...p })
+}
+
+const facts = (table: string, engine = 'InnoDB', input = 'us.tsv'): PlanFacts => ({ server: F.mariadb1011(), table: F.table(table, engine), input: F.input(input) });
+
+describe('privilegesForPlan: the table in docs/security.md, from the plans themselves', () => {
+  const list = (f: PlanFacts, o: Partial<PlanOptions> = {}, extra: Parameters<typeof privilegesForPlan>[1] = {}): string[] =>
+    privilegesForPlan(planLoad(f, opts(o)), extra)
       .map((n) => `${n.optional ? '(optional) ' : ''}${n.privilege} ${n.on.db === '*' ? '*.*' : `${n.on.db}.${n.on.table ?? '*'}`}`)
       .sort();
+  const us = facts('user_summary');
+  const T = 'flatload_test.user_summary';
 
   test('append: SELECT and INSERT on the table, nothing else', () => {
-    assert.deepEqual(list({}), ['INSERT shop.orders', 'SELECT shop.orders']);
-    assert.deepEqual(list({ strategy: 'insert' }), ['INSERT shop.orders', 'SELECT shop.orders']);
-    assert.deepEqual(list({ onDuplicate: 'ignore' }), ['INSERT shop.orders', 'SELECT shop.orders']);
-    assert.deepEqual(list({ onDuplicate: 'replace' }), ['DELETE shop.orders', 'INSERT shop.orders', 'SELECT shop.orders']);
+    assert.deepEqual(list(us), [`INSERT ${T}`, `SELECT ${T}`]);
+    assert.deepEqual(list(us, { strategy: 'insert' }), [`INSERT ${T}`, `SELECT ${T}`]);
+    assert.deepEqual(list(us, { onDuplicate: 'ignore' }), [`INSERT ${T}`, `SELECT ${T}`]);
+    assert.deepEqual(list(us, { onDuplicate: 'replace' }), [`DELETE ${T}`, `INSERT ${T}`, `SELECT ${T}`]);
   });
 
-  test('replace: TRUNCATE needs DROP; DELETE FROM needs DELETE', () => {
-    assert.deepEqual(list({ mode: 'replace' }), ['DROP shop.orders', 'INSERT shop.orders', 'SELECT shop.orders']);
-    assert.deepEqual(list({ mode: 'replace', replaceWith: 'delete' }), ['DELETE shop.orders', 'INSERT shop.orders', 'SELECT shop.orders']);
+  test('replace: TRUNCATE needs DROP; DELETE FROM (a table foreign keys reference) needs DELETE', () => {
+    assert.deepEqual(list(us, { mode: 'replace' }), [`DROP ${T}`, `INSERT ${T}`, `SELECT ${T}`]);
+    const c = 'flatload_test.customers';
+    assert.deepEqual(list(facts('customers'), { mode: 'replace' }), [`DELETE ${c}`, `INSERT ${c}`, `SELECT ${c}`]);
   });
 
   test('swap: CREATE/DROP/ALTER/INSERT on the three names, as RENAME TABLE needs them', () => {
-    assert.deepEqual(list({ mode: 'swap' }), [
-      'ALTER shop.orders',
-      'ALTER shop.orders__flatload_new',
-      'CREATE shop.orders',
-      'CREATE shop.orders__flatload_new',
-      'CREATE shop.orders__flatload_old',
-      'DROP shop.orders',
-      'DROP shop.orders__flatload_new',
-      'DROP shop.orders__flatload_old',
-      'INSERT shop.orders',
-      'INSERT shop.orders__flatload_new',
-      'INSERT shop.orders__flatload_old',
-      'SELECT shop.orders',
+    assert.deepEqual(list(us, { mode: 'swap' }), [
+      `ALTER ${T}`,
+      `ALTER ${T}__flatload_new`,
+      `CREATE ${T}`,
+      `CREATE ${T}__flatload_new`,
+      `CREATE ${T}__flatload_old`,
+      `DROP ${T}`,
+      `DROP ${T}__flatload_new`,
+      `DROP ${T}__flatload_old`,
+      `INSERT ${T}`,
+      `INSERT ${T}__flatload_new`,
+      `INSERT ${T}__flatload_old`,
+      `SELECT ${T}`,
     ]);
-    assert.ok(!list({ mode: 'swap', keepOld: true }).includes('DROP shop.orders__flatload_old'));
+    assert.ok(!list(us, { mode: 'swap', keepOld: true }).includes(`DROP ${T}__flatload_old`));
   });
 
   test('deferred indexes and the surrogate key need ALTER on the table loaded', () => {
-    assert.ok(list({ deferIndexes: true }).includes('ALTER shop.orders'));
-    assert.ok(list({ strategy: 'surrogate-key' }).includes('ALTER shop.orders'));
-    assert.ok(list({ surrogateDefer: true, mode: 'swap' }).includes('ALTER shop.orders__flatload_new'));
+    assert.ok(list(facts('purchases_index', 'InnoDB', 'pi.tsv (no id)'), { allowDdl: true }).includes('ALTER flatload_test.purchases_index'));
+    const u3 = facts('user3', 'InnoDB', 'u3.tsv (no id)');
+    assert.ok(list(u3).includes('ALTER flatload_test.user3'), 'AUTO_INCREMENT past the pre-assigned keys');
+    assert.ok(list(u3, { allowDdl: true, mode: 'swap' }).includes('ALTER flatload_test.user3__flatload_new'));
+  });
+
+  test('resume steps are checked too: a restart empties the table (DROP), a key range is deleted (DELETE, SELECT)', () => {
+    const rocks = list(facts('user_summary', 'RocksDB'));
+    assert.ok(rocks.includes('DROP flatload_test.user_summary'), `MyRocks unsorted bulk load restarts with TRUNCATE: ${rocks.join(', ')}`);
+    const sorted = list(facts('user_summary', 'RocksDB', 'us_sorted.tsv'));
+    assert.ok(sorted.includes('DELETE flatload_test.user_summary'), `key-range resume deletes: ${sorted.join(', ')}`);
   });
 
   test('bookkeeping: CREATE, SELECT, INSERT, DELETE on both tables in its schema, UPDATE on the jobs table', () => {
-    const l = list({ bookkeeping: true, bookkeepingDb: 'flatload_meta' }).filter((x) => x.includes('flatload_meta'));
+    const l = list(us, {}, { bookkeepingSchema: 'flatload_meta' }).filter((x) => x.includes('flatload_meta'));
     assert.deepEqual(l, [
       'CREATE flatload_meta.flatload_chunks',
       'CREATE flatload_meta.flatload_jobs',
@@ -397,114 +409,61 @@ describe('requiredPrivileges: the table in docs/security.md', () => {
   });
 
   test('size report: PROCESS, RELOAD, LOCK TABLES (InnoDB), SUPER (MyRocks), all optional', () => {
-    assert.deepEqual(list({ sizeReport: true, engine: 'INNODB' }), [
-      '(optional) LOCK TABLES shop.*',
-      '(optional) PROCESS *.*',
-      '(optional) RELOAD *.*',
-      'INSERT shop.orders',
-      'SELECT shop.orders',
-    ]);
-    assert.deepEqual(list({ sizeReport: true, engine: 'ARIA' }), ['(optional) RELOAD *.*', 'INSERT shop.orders', 'SELECT shop.orders']);
-    assert.deepEqual(list({ sizeReport: true, engine: 'ROCKSDB' }), ['(optional) SUPER *.*', 'INSERT shop.orders', 'SELECT shop.orders']);
+    assert.deepEqual(list(us, {}, { sizeReport: true, engine: 'INNODB' }), ['(optional) LOCK TABLES flatload_test.*', '(optional) PROCESS *.*', '(optional) RELOAD *.*', `INSERT ${T}`, `SELECT ${T}`]);
+    assert.deepEqual(list(us, {}, { sizeReport: true, engine: 'ARIA' }), ['(optional) RELOAD *.*', `INSERT ${T}`, `SELECT ${T}`]);
+    assert.deepEqual(list(us, {}, { sizeReport: true, engine: 'ROCKSDB' }), ['(optional) SUPER *.*', `INSERT ${T}`, `SELECT ${T}`]);
   });
 
   test('an INSERT-only user planning --mode swap is told exactly what is missing, with GRANT statements', () => {
-    const grants = ['GRANT USAGE ON *.* TO `loader`@`%`', 'GRANT INSERT ON `shop`.`orders` TO `loader`@`%`'];
-    const check = checkPrivileges(grants, requiredPrivileges({ ...base, mode: 'swap' }), { currentUser: 'loader@%' });
-    const err = missingPrivilegeError(check, 'loader@%', { table: 'shop.orders' });
+    const grants = ['GRANT USAGE ON *.* TO `loader`@`%`', 'GRANT INSERT ON `flatload_test`.`user_summary` TO `loader`@`%`'];
+    const check = checkPrivileges(grants, privilegesForPlan(planLoad(us, opts({ mode: 'swap' }))), { currentUser: 'loader@%' });
+    const err = missingPrivilegeError(check, 'loader@%', { table: T });
     assert.ok(err);
     assert.equal(err.code, 'MISSING_PRIVILEGE');
-    assert.match(err.message, /CREATE on `shop`\.`orders__flatload_new`/);
-    assert.match(err.message, /ALTER on `shop`\.`orders`: RENAME TABLE/);
-    assert.match(err.context.hint ?? '', /GRANT SELECT, ALTER, DROP, CREATE ON `shop`\.`orders` TO `loader`@`%`;/);
-    assert.ok(!check.missing.some((n) => n.privilege === 'INSERT' && n.on.table === 'orders'));
+    assert.match(err.message, /CREATE on `flatload_test`\.`user_summary__flatload_new`/);
+    assert.match(err.message, /ALTER on `flatload_test`\.`user_summary`: publish the load atomically/);
+    assert.match(err.context.hint ?? '', /GRANT SELECT, ALTER, DROP, CREATE ON `flatload_test`\.`user_summary` TO `loader`@`%`;/);
+    assert.ok(!check.missing.some((n) => n.privilege === 'INSERT' && n.on.table === 'user_summary'));
   });
 });
 
-describe('statementPrivileges: the planner\'s statements', () => {
-  const names = (sql: string): string[] | undefined =>
-    statementPrivileges(sql, 'd')?.map((n) => `${n.privilege} ${n.on.db}${n.on.table === undefined ? '' : `.${n.on.table}`}`);
+describe('needsOfOp: every operation kind', () => {
+  const t = { db: 'shop', table: 'orders' };
+  const names = (op: Op): string[] => needsOfOp(op, 'why').map((n) => `${n.privilege} ${n.on.db}${n.on.table === undefined ? '' : `.${n.on.table}`}`);
   test('each kind', () => {
-    assert.deepEqual(names('TRUNCATE TABLE `shop`.`orders`'), ['DROP shop.orders']);
-    assert.deepEqual(names('DELETE FROM `shop`.`orders`'), ['DELETE shop.orders']);
-    assert.deepEqual(names('DELETE FROM `x` WHERE id = 1'), ['DELETE d.x', 'SELECT d.x']);
-    assert.deepEqual(names('CREATE TABLE `s`.`t__flatload_new` LIKE `s`.`t`'), ['CREATE s.t__flatload_new', 'SELECT s.t']);
-    assert.deepEqual(names('DROP TABLE IF EXISTS `s`.`a`, `s`.`b`'), ['DROP s.a', 'DROP s.b']);
-    assert.deepEqual(names('RENAME TABLE `s`.`t` TO `s`.`t__flatload_old`, `s`.`t__flatload_new` TO `s`.`t`'), [
+    assert.deepEqual(names({ kind: 'truncate', table: t }), ['DROP shop.orders']);
+    assert.deepEqual(names({ kind: 'delete-all', table: t }), ['DELETE shop.orders']);
+    assert.deepEqual(names({ kind: 'delete-key-range', table: t, columns: ['id'] }), ['DELETE shop.orders', 'SELECT shop.orders']);
+    assert.deepEqual(names({ kind: 'create-like', table: { db: 's', table: 'n' }, like: { db: 's', table: 't' } }), ['CREATE s.n', 'SELECT s.t']);
+    assert.deepEqual(names({ kind: 'drop-table', table: t, ifExists: true }), ['DROP shop.orders']);
+    assert.deepEqual(names({ kind: 'swap-tables', target: { db: 's', table: 't' }, shadow: { db: 's', table: 'n' }, old: { db: 's', table: 'o' } }), [
       'ALTER s.t',
       'DROP s.t',
-      'CREATE s.t__flatload_old',
-      'INSERT s.t__flatload_old',
-      'ALTER s.t__flatload_new',
-      'DROP s.t__flatload_new',
+      'CREATE s.o',
+      'INSERT s.o',
+      'ALTER s.n',
+      'DROP s.n',
       'CREATE s.t',
       'INSERT s.t',
     ]);
-    assert.deepEqual(names('ALTER TABLE `s`.`t` DROP INDEX `k`, DROP INDEX `j`'), ['ALTER s.t']);
-    assert.deepEqual(names('ALTER TABLE `s`.`t` DISABLE KEYS'), ['ALTER s.t']);
-    assert.deepEqual(names('ALTER TABLE `s`.`t` AUTO_INCREMENT = 1001'), ['ALTER s.t']);
-    assert.deepEqual(names('CREATE INDEX k ON `s`.`t` (a)'), ['INDEX s.t']);
-    assert.deepEqual(names('ANALYZE TABLE `s`.`t`'), ['SELECT s.t', 'INSERT s.t']);
-    assert.deepEqual(names('FLUSH TABLES `s`.`t` FOR EXPORT'), ['RELOAD *', 'LOCK TABLES s', 'SELECT s.t']);
-    assert.deepEqual(names('FLUSH TABLES `s`.`t`'), ['RELOAD *']);
-    assert.deepEqual(names('SET GLOBAL rocksdb_force_flush_memtable_now = 1'), ['SUPER *']);
-    assert.deepEqual(names('SET SESSION sql_log_bin = 0'), ['BINLOG ADMIN *']);
-    assert.deepEqual(names('SET SESSION unique_checks = 0'), []);
-    assert.deepEqual(names('SET rocksdb_bulk_load = 1'), []);
-    assert.deepEqual(names("LOAD DATA LOCAL INFILE 'flatload-chunk-0' REPLACE INTO TABLE `s`.`t` FIELDS TERMINATED BY ','"), ['INSERT s.t', 'DELETE s.t']);
-    assert.deepEqual(names("LOAD DATA INFILE '/tmp/x' INTO TABLE `s`.`t`"), ['INSERT s.t', 'FILE *']);
-    assert.deepEqual(names('INSERT INTO `s`.`t` (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUES(a)'), ['INSERT s.t', 'UPDATE s.t']);
-    assert.deepEqual(names('REPLACE INTO `s`.`t` VALUES (1)'), ['INSERT s.t', 'DELETE s.t']);
-    assert.deepEqual(names('SELECT 1'), []);
-    assert.equal(names('OPTIMIZE SOMETHING ELSE ENTIRELY ;'), undefined);
-    assert.equal(names('GRANT ALL ON *.* TO x'), undefined);
+    for (const op of [
+      { kind: 'drop-indexes', table: t, indexes: [{ name: 'k', columns: ['a'] }] },
+      { kind: 'add-indexes', table: t, indexes: [{ name: 'k', columns: ['a'] }] },
+      { kind: 'drop-column', table: t, column: 'id' },
+      { kind: 'add-auto-increment-key', table: t, column: 'id', columnType: 'int', after: null },
+      { kind: 'disable-keys', table: t },
+      { kind: 'enable-keys', table: t },
+      { kind: 'auto-increment-after-input', table: t, firstValue: '1' },
+    ] as const satisfies readonly Op[]) {
+      assert.deepEqual(names(op), ['ALTER shop.orders'], op.kind);
+    }
+    assert.deepEqual(names({ kind: 'set-session', name: 'sql_log_bin', value: '0' }), ['BINLOG ADMIN *']);
+    assert.deepEqual(names({ kind: 'set-session', name: 'unique_checks', value: '0' }), []);
+    assert.deepEqual(names({ kind: 'bulk-load', on: true }), []);
+    assert.deepEqual(names({ kind: 'commit-in-the-middle', on: true }), []);
   });
-  test('hostile names: quotes, dots, semicolons and backquotes inside identifiers', () => {
-    assert.deepEqual(names('TRUNCATE TABLE `we;ird``db`.`t.a ble\'"`'), ['DROP we;ird`db.t.a ble\'"']);
-    assert.deepEqual(names('RENAME TABLE `a``b`.`c.d` TO `a``b`.`e f`'), ['ALTER a`b.c.d', 'DROP a`b.c.d', 'CREATE a`b.e f', 'INSERT a`b.e f']);
-  });
-});
-
-describe('privilegesForPlan', () => {
-  test('a swap plan with deferred indexes: needs from its own statements', () => {
-    const plan = {
-      strategy: 'load-data',
-      mode: 'swap',
-      target: { db: 's', table: 't' },
-      loadTarget: { db: 's', table: 't__flatload_new' },
-      duplicates: 'error',
-      sessionSettings: [{ name: 'unique_checks', value: '0', reason: 'r' }],
-      sessionEnd: [],
-      chunkBefore: [],
-      chunkAfter: [],
-      before: [
-        { sql: 'DROP TABLE IF EXISTS `s`.`t__flatload_new`', reason: 'leftover' },
-        { sql: 'CREATE TABLE `s`.`t__flatload_new` LIKE `s`.`t`', reason: 'shadow' },
-        { sql: 'ALTER TABLE `s`.`t__flatload_new` DROP INDEX `k`', reason: 'defer' },
-      ],
-      after: [
-        { sql: 'ALTER TABLE `s`.`t__flatload_new` ADD INDEX `k` (`a`)', reason: 're-add' },
-        { sql: 'RENAME TABLE `s`.`t` TO `s`.`t__flatload_old`, `s`.`t__flatload_new` TO `s`.`t`', reason: 'publish' },
-        { sql: 'DROP TABLE `s`.`t__flatload_old`', reason: 'old rows' },
-        { sql: 'MYSTERY STATEMENT', reason: '?' },
-      ],
-    } as unknown as LoadPlan;
-    const r = privilegesForPlan(plan, { bookkeepingSchema: 's' });
-    const got = r.needs.map((n) => `${n.privilege} ${n.on.db}.${n.on.table ?? '*'}`).sort();
-    const expected = [
-      ...requiredPrivileges({
-        strategy: 'load-data',
-        mode: 'swap',
-        db: 's',
-        table: 't',
-        bookkeepingDb: 's',
-        deferIndexes: true,
-        surrogateDefer: false,
-        sizeReport: false,
-      }).map((n) => `${n.privilege} ${n.on.db}.${n.on.table ?? '*'}`),
-    ].sort();
-    assert.deepEqual(got, expected, 'the plan-derived needs equal the hand-written table');
-    assert.deepEqual(r.unrecognised, ['MYSTERY STATEMENT']);
+  test('hostile names stay names', () => {
+    assert.deepEqual(names({ kind: 'truncate', table: { db: 'we;ird`db', table: 't.a ble\'"' } }), ['DROP we;ird`db.t.a ble\'"']);
   });
 });
 

@@ -14,7 +14,7 @@ import { startThrowawayServer, type ThrowawayServer } from '../../devserver/serv
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { openInput } from '../../input/source.js';
 import { executeLoad } from '../../load/execute.js';
-import { scanFormatOf } from '../../load/prepare.js';
+import { scanFormatOf } from '../../introspect/target.js';
 import { cumulative, renderBarChart, renderChart, type Series } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
 import { fmtMB, fmtRate } from '../../report/format.js';

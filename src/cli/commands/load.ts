@@ -30,8 +30,8 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   }
   const { report, error } = result;
   if (options.dryRun) {
-    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan) })}\n`);
-    else io.stdout.write(`${renderPlan(result.plan, result.facts)}\n${report.notes.map((n) => `note: ${n}\n`).join('')}`);
+    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql) })}\n`);
+    else io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${report.notes.map((n) => `note: ${n}\n`).join('')}`);
     return EXIT.ok;
   }
   report.timeline = reporter.state.timeline;
@@ -41,7 +41,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const text = renderSummary(report);
   if (options.json) {
     // The plan that ran goes with the outcome, so a nightly job's log says how each load was done.
-    io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan) })}\n`);
+    io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql) })}\n`);
     io.stderr.write(`${text}\n`);
   } else {
     io.stdout.write(`${text}\n`);

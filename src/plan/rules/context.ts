@@ -1,15 +1,17 @@
 /**
  * What every engine rule needs to know, derived once from the facts and the
  * options: no I/O, no clock, no os. Each rule returns an EngineDecision; the
- * planner wraps it with the mode (replace/swap) and surrogate-key statements.
+ * planner wraps it with the mode (replace/swap) and surrogate-key steps.
  *
- * Source tags in reasons: [engines.md X1] = /work/shared/research/engines.md
- * rule X1; [measured: case] = docs/strategies.md measurement tables.
+ * Source tags in reasons name the section of the docs that holds the fact
+ * and its public source: [docs/engines.md#myrocks] and the like;
+ * [measured: case] names a row of docs/strategies.md.
  */
 import type { StrategyName } from '../../config/loadOptions.js';
-import type { ColumnFacts, IndexFacts, ServerFacts, TableFacts } from '../../introspect/types.js';
-import type { ColumnTarget } from '../sql.js';
-import type { CommitScope, Guarantee, InputFacts, PlannedStatement, PlanOptions, SessionSetting } from '../types.js';
+import type { ColumnFacts, IndexFacts, InputFacts, ServerFacts, TableFacts } from '../../introspect/types.js';
+import type { ColumnTarget } from '../../config/loadOptions.js';
+import type { Step } from '../ops.js';
+import type { CommitScope, Guarantee, PlanOptions } from '../types.js';
 
 export type EngineKind = 'innodb' | 'rocksdb' | 'tokudb' | 'myisam' | 'aria' | 'other';
 
@@ -78,15 +80,33 @@ export interface EngineDecision {
   concurrency: number;
   commitScope: CommitScope;
   guarantee: Guarantee;
-  sessionSettings: SessionSetting[];
-  sessionEnd: PlannedStatement[];
-  chunkBefore: PlannedStatement[];
-  chunkAfter: PlannedStatement[];
-  before: PlannedStatement[];
-  after: PlannedStatement[];
+  session: Step[];
+  sessionEnd: Step[];
+  chunkBefore: Step[];
+  chunkAfter: Step[];
+  before: Step[];
+  after: Step[];
   sortChunks: boolean;
   chunkSizeBytes: number;
   chunkMaxRecords: number | undefined;
+}
+
+/** What every engine starts from: parallel per-chunk transactions, exactly once, nothing around them. */
+export function baseDecision(ctx: Ctx): EngineDecision {
+  return {
+    concurrency: ctx.parallel,
+    commitScope: 'chunk',
+    guarantee: exactlyOnce(),
+    session: [],
+    sessionEnd: [],
+    chunkBefore: [],
+    chunkAfter: [],
+    before: [],
+    after: [],
+    sortChunks: false,
+    chunkSizeBytes: ctx.options.chunkSizeBytes,
+    chunkMaxRecords: undefined,
+  };
 }
 
 export function engineKind(engine: string): EngineKind {
@@ -138,14 +158,6 @@ export function loadableColumns(table: TableFacts): ColumnFacts[] {
 
 export function sameName(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
-}
-
-export function setting(name: string, value: string, reason: string): SessionSetting {
-  return { name, value, reason };
-}
-
-export function stmt(sql: string, reason: string, idempotent = false): PlannedStatement {
-  return idempotent ? { sql, reason, idempotent } : { sql, reason };
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

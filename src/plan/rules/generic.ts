@@ -3,34 +3,21 @@
  * Spider, TiDB's storage, …): the safe default. Plain LOAD DATA / INSERT
  * chunks, no session tricks, no DDL.
  */
-import { exactlyOnce, versionText, type Ctx, type EngineDecision } from './context.js';
+import { baseDecision, versionText, type Ctx, type EngineDecision } from './context.js';
 
 export function planGeneric(ctx: Ctx): EngineDecision {
-  const { table, server, options } = ctx;
-  const transactional = server.flavor === 'tidb';
-  const d: EngineDecision = {
-    concurrency: ctx.parallel,
-    commitScope: 'chunk',
-    guarantee: transactional
-      ? exactlyOnce()
-      : {
-          kind: 'restart-required',
-          text: `flatload has no rule for ENGINE=${table.engine}: each chunk is sent in a transaction, but if the engine ignores transactions an interrupted chunk may stay partly loaded, so resume cannot promise exactly once; empty the table and start again`,
-        },
-    sessionSettings: [],
-    sessionEnd: [],
-    chunkBefore: [],
-    chunkAfter: [],
-    before: [],
-    after: [],
-    sortChunks: false,
-    chunkSizeBytes: options.chunkSizeBytes,
-    chunkMaxRecords: undefined,
-  };
+  const { table, server } = ctx;
+  const d = baseDecision(ctx);
+  if (server.flavor !== 'tidb') {
+    d.guarantee = {
+      kind: 'restart-required',
+      text: `flatload has no rule for ENGINE=${table.engine}: each chunk is sent in a transaction, but if the engine ignores transactions an interrupted chunk may stay partly loaded, so resume cannot promise exactly once; empty the table and start again`,
+    };
+  }
   if (server.flavor === 'tidb') {
-    ctx.reasons.push(`${versionText(server)}: distributed; chunks load in parallel, one transaction each (TiDB ≥ 7.0 runs each LOAD DATA in one transaction) [engines.md §6 TiDB]`);
+    ctx.reasons.push(`${versionText(server)}: distributed; chunks load in parallel, one transaction each (TiDB ≥ 7.0 runs each LOAD DATA in one transaction) [docs/rules.md#tidb]`);
     if (ctx.preAssign) {
-      ctx.warnings.push('TiDB: dense pre-assigned keys in a clustered AUTO_INCREMENT primary key write to one Region at a time; AUTO_RANDOM or SHARD_ROW_ID_BITS spread the load [engines.md §6 TiDB]');
+      ctx.warnings.push('TiDB: dense pre-assigned keys in a clustered AUTO_INCREMENT primary key write to one Region at a time; AUTO_RANDOM or SHARD_ROW_ID_BITS spread the load [docs/rules.md#tidb]');
     }
   } else {
     ctx.reasons.push(`ENGINE=${table.engine}: no rule for this engine, so the safe default — plain chunks, one transaction each, no session settings and no DDL`);

@@ -3,16 +3,15 @@
  * for LOAD DATA here), MySQL 8.0/8.4 and Percona Server (no bulk path).
  * Rules and measurements: docs/strategies.md §InnoDB.
  */
-import { quoteId, quoteQualified } from '../../db/quote.js';
 import type { IndexFacts } from '../../introspect/types.js';
+import { step, type Op } from '../ops.js';
 import {
-  exactlyOnce,
+  baseDecision,
   indexList,
   isIntegerColumn,
   loadableColumns,
   plural,
   sameName,
-  stmt,
   variable,
   versionAtLeast,
   versionText,
@@ -32,16 +31,12 @@ export function mariadbBulkAvailable(ctx: Ctx): boolean {
   return ctx.server.flavor === 'mariadb' && versionAtLeast(ctx.server, [10, 6, 0]);
 }
 
-function indexDdl(ix: IndexFacts): string {
-  return `ADD INDEX ${quoteId(ix.name)} (${ix.columns.map(quoteId).join(', ')})`;
-}
-
 /** DROP the droppable secondary indexes before, ADD them back in one ALTER after (one sorted build per index). */
 export function deferIndexes(ctx: Ctx, d: EngineDecision, why: string): void {
-  const t = quoteQualified(ctx.loadTarget.db, ctx.loadTarget.table);
   const ix = ctx.droppable;
-  d.before.push(stmt(`ALTER TABLE ${t} ${ix.map((i) => `DROP INDEX ${quoteId(i.name)}`).join(', ')}`, `drop ${plural(ix.length, 'secondary index', 'secondary indexes')} (${indexList(ix)}) for the load: ${why}`));
-  d.after.push(stmt(`ALTER TABLE ${t} ${ix.map(indexDdl).join(', ')}`, `re-add ${indexList(ix)} in one ALTER: one sorted build per index instead of random inserts`));
+  const indexes = ix.map((i) => ({ name: i.name, columns: i.columns }));
+  d.before.push(step({ kind: 'drop-indexes', table: ctx.loadTarget, indexes }, `drop ${plural(ix.length, 'secondary index', 'secondary indexes')} (${indexList(ix)}) for the load: ${why}`));
+  d.after.push(step({ kind: 'add-indexes', table: ctx.loadTarget, indexes }, `re-add ${indexList(ix)} in one ALTER: one sorted build per index instead of random inserts`));
 }
 
 /**
@@ -50,7 +45,7 @@ export function deferIndexes(ctx: Ctx, d: EngineDecision, why: string): void {
  * nothing references the table, and a UNIQUE NOT NULL key of real columns
  * remains to cluster the rows by while it is gone.
  */
-export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFacts; restoreSql: string[] } | { ok: false; why: string } {
+export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFacts; restore: Extract<Op, { kind: 'add-auto-increment-key' }> } | { ok: false; why: string } {
   const { table } = ctx;
   const ai = ctx.autoInc;
   if (!ai) return { ok: false, why: 'no AUTO_INCREMENT column' };
@@ -66,58 +61,38 @@ export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFact
   const col = table.columns.find((c) => sameName(c.name, ai.column))!;
   const cols = loadableColumns(table);
   const idx = cols.findIndex((c) => sameName(c.name, ai.column));
-  const position = idx <= 0 ? 'FIRST' : `AFTER ${quoteId(cols[idx - 1]!.name)}`;
-  const t = quoteQualified(ctx.loadTarget.db, ctx.loadTarget.table);
   return {
     ok: true,
     natural,
-    restoreSql: [`ALTER TABLE ${t} ADD COLUMN ${quoteId(col.name)} ${col.columnType} NOT NULL AUTO_INCREMENT PRIMARY KEY ${position}`],
+    restore: { kind: 'add-auto-increment-key', table: ctx.loadTarget, column: col.name, columnType: col.columnType, after: idx <= 0 ? null : cols[idx - 1]!.name },
   };
 }
 
 export function planInnodb(ctx: Ctx): EngineDecision {
   const { server, table, options } = ctx;
-  const d: EngineDecision = {
-    concurrency: ctx.parallel,
-    commitScope: 'chunk',
-    guarantee: exactlyOnce(),
-    sessionSettings: [],
-    sessionEnd: [],
-    chunkBefore: [],
-    chunkAfter: [],
-    before: [],
-    after: [],
-    sortChunks: false,
-    chunkSizeBytes: options.chunkSizeBytes,
-    chunkMaxRecords: undefined,
-  };
+  const d = baseDecision(ctx);
   const ver = versionText(server);
   const lockMode = autoincLockMode(ctx);
 
   // --- The MariaDB empty-table bulk insert: available, measured not to pay -------------------
   if (mariadbBulkAvailable(ctx) && ctx.emptyAtStart) {
     ctx.reasons.push(
-      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: it was slower or no faster than per-chunk transactions in every measured case (user_summary 1.5x, user3 1.1-1.3x, sbtest 1.2x, purchases_index 1.1x slower), it holds a table X lock (one stream), and it makes background statistics burn a second core; with IGNORE semantics (LOAD DATA LOCAL) a duplicate key silently discards every row loaded before it [engines.md M1-M10; measured: *-1s-load-uc0, probe dup-clustered]`,
+      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: it was slower or no faster than per-chunk transactions in every measured case (user_summary 1.5x, user3 1.1-1.3x, sbtest 1.2x, purchases_index 1.1x slower), it holds a table X lock (one stream), and it makes background statistics burn a second core; with IGNORE semantics (LOAD DATA LOCAL) a duplicate key silently discards every row loaded before it [docs/rules.md#mariadb-empty-table-bulk-insert; measured: *-1s-load-uc0, probe dup-clustered]`,
     );
   } else if (server.flavor === 'mysql' || server.flavor === 'percona') {
-    ctx.reasons.push(`${ver}, InnoDB: no empty-table bulk path in community MySQL (LOAD DATA … ALGORITHM=BULK is HeatWave only); rows go through the B-tree one by one [engines.md Y1, Y6]`);
+    ctx.reasons.push(`${ver}, InnoDB: no empty-table bulk path in community MySQL (LOAD DATA … ALGORITHM=BULK is HeatWave only); rows go through the B-tree one by one [docs/rules.md#mysql-8-innodb]`);
   }
 
   // --- Concurrency ---------------------------------------------------------------------------
   const hasAutoInc = table.autoIncrementColumn !== undefined && !ctx.surrogateDefer;
   const aiSerializes = hasAutoInc && lockMode !== 2 && ctx.transport === 'load-data';
-  if (aiSerializes && !ctx.jobsForced && !AUTOINC_PARALLEL_PAYS) {
-    d.concurrency = 1;
+  if (aiSerializes) {
     ctx.reasons.push(
-      `concurrency 1: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so each LOAD DATA holds the table AUTO-INC lock to its end, even with the ids given — parallel streams take turns [engines.md Y2; measured: u3-*-2s-chunk, sb-2s-chunk; baseline d5/d6]`,
-    );
-  } else if (aiSerializes) {
-    ctx.reasons.push(
-      `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [engines.md Y2; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
+      `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [docs/rules.md#auto-increment-lock-modes; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
     );
   } else {
     ctx.reasons.push(
-      `concurrency ${d.concurrency}: InnoDB row locks let chunks load in parallel; 2 streams on the 2-core server were 1.5-1.9x faster than one, 4 no better than 2 [measured: us-2s-chunk, uss-2s-chunk, ne-us-2s-chunk; baseline c-local-x2/x4]`,
+      `concurrency ${d.concurrency}: InnoDB row locks let chunks load in parallel; 2 streams on the 2-core server were 1.5-1.9x faster than one, 4 no better than 2 [measured: us-2s-chunk, uss-2s-chunk, ne-us-2s-chunk; docs/rules.md#measured-parallel-streams]`,
     );
   }
   ctx.reasons.push('commit scope chunk: each chunk is one transaction with its bookkeeping row');
@@ -128,7 +103,7 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   if (ctx.droppable.length > 0 && mostlyNew) {
     if (options.allowDdl) {
       const why = ctx.emptyAtStart
-        ? 'one sorted build per index after the load beats maintaining them row by row [engines.md Y3; measured: pi-pre-drop-2s-chunk 1.8x, sb-drop-2s-chunk 1.2x faster]'
+        ? 'one sorted build per index after the load beats maintaining them row by row [docs/rules.md#secondary-index-deferral; measured: pi-pre-drop-2s-chunk 1.8x, sb-drop-2s-chunk 1.2x faster]'
         : `the file (about ${newRows} records) is at least as large as the table (about ${table.approxRows} rows), so rebuilding the indexes over both still beats inserting into them [measured: ne-pi-drop-2s-chunk 1.5x faster with 1M rows present]`;
       deferIndexes(ctx, d, why);
       ctx.reasons.push(`--allow-ddl: secondary indexes ${indexList(ctx.droppable)} are dropped before the load and re-added in one ALTER after it: ${why}`);
@@ -136,7 +111,7 @@ export function planInnodb(ctx: Ctx): EngineDecision {
         `between the first and the last statement of the load the table lacks ${plural(ctx.droppable.length, 'index', 'indexes')} ${indexList(ctx.droppable)}: queries that need them slow down, and an interrupted load leaves them missing until resume finishes`,
       );
     } else {
-      ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: dropping them for the load and re-adding them in one ALTER was up to 1.8x faster, but needs --allow-ddl [engines.md Y3; measured: pi-pre-drop-2s-chunk]`);
+      ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: dropping them for the load and re-adding them in one ALTER was up to 1.8x faster, but needs --allow-ddl [docs/rules.md#secondary-index-deferral; measured: pi-pre-drop-2s-chunk]`);
     }
   } else if (ctx.droppable.length > 0) {
     ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: the table holds more rows (about ${table.approxRows}) than the file brings, so a rebuild would cost more than it saves`);
@@ -161,10 +136,3 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   ctx.reasons.push(ctx.keyOrderWhy);
   return d;
 }
-
-/**
- * Parallel LOAD DATA into a table with an AUTO_INCREMENT column under
- * innodb_autoinc_lock_mode 0/1: were 2 streams ever worse than 1 (8 and 32 MiB
- * chunks)? See docs/strategies.md, u3-*-2s-chunk, pi-pre-2s-chunk, pi32-*.
- */
-export const AUTOINC_PARALLEL_PAYS = true;

@@ -2,12 +2,11 @@
  * --mode replace and --mode swap: the statements around the load and the
  * table the chunks go into. Rules: docs/strategies.md §Modes.
  */
-import { quoteQualified } from '../../db/quote.js';
 import { FlatloadError } from '../../errors/index.js';
 import type { TableFacts } from '../../introspect/types.js';
 import type { LoadMode } from '../../config/loadOptions.js';
-import type { PlannedStatement } from '../types.js';
-import { plural, stmt, type EmptyHow, type EngineKind } from './context.js';
+import { step, type Step, type TableRef } from '../ops.js';
+import { plural, type EmptyHow, type EngineKind } from './context.js';
 
 const MAX_NAME = 64;
 
@@ -21,19 +20,18 @@ export const SHADOW_SUFFIX = '__flatload_new';
 export const OLD_SUFFIX = '__flatload_old';
 
 export interface ModePlan {
-  loadTarget: { db: string; table: string };
+  loadTarget: TableRef;
   emptyHow: EmptyHow;
-  /** Statements that empty or create the load target (run first). */
-  before: PlannedStatement[];
-  /** Statements that publish the load (run last). */
-  finish: PlannedStatement[];
+  /** Steps that empty or create the load target (run first). */
+  before: Step[];
+  /** Steps that publish the load (run last). */
+  finish: Step[];
   reasons: string[];
   warnings: string[];
 }
 
 export function planMode(mode: LoadMode, table: TableFacts, engine: EngineKind, keepOld: boolean): ModePlan {
   const target = { db: table.db, table: table.table };
-  const t = quoteQualified(table.db, table.table);
   const out: ModePlan = { loadTarget: target, emptyHow: table.empty ? 'already' : 'no', before: [], finish: [], reasons: [], warnings: [] };
   if (mode === 'append') {
     out.reasons.push(table.empty ? 'mode append: the table is empty' : `mode append: the table has rows (about ${table.approxRows}), so the empty-table fast paths do not apply`);
@@ -43,8 +41,8 @@ export function planMode(mode: LoadMode, table: TableFacts, engine: EngineKind, 
     if (table.referencedBy > 0) {
       out.emptyHow = 'delete';
       out.before.push(
-        stmt(
-          `DELETE FROM ${t}`,
+        step(
+          { kind: 'delete-all', table: target },
           `empty the table: ${plural(table.referencedBy, 'foreign key')} in other tables reference it, so TRUNCATE is refused (ER_TRUNCATE_ILLEGAL_FK 1701)`,
         ),
       );
@@ -55,7 +53,7 @@ export function planMode(mode: LoadMode, table: TableFacts, engine: EngineKind, 
       if (engine === 'innodb') out.warnings.push('DELETE of a large InnoDB table is slow and leaves delete-marked rows: the empty-table bulk path does not apply afterwards');
     } else {
       out.emptyHow = 'truncate';
-      out.before.push(stmt(`TRUNCATE TABLE ${t}`, 'empty the table (drop and recreate: fast, resets AUTO_INCREMENT); runs once, not again on resume'));
+      out.before.push(step({ kind: 'truncate', table: target }, 'empty the table (drop and recreate: fast, resets AUTO_INCREMENT); runs once, not again on resume'));
       out.reasons.push('mode replace: TRUNCATE TABLE, then the load sees an empty table');
     }
     out.warnings.push(
@@ -78,18 +76,18 @@ export function planMode(mode: LoadMode, table: TableFacts, engine: EngineKind, 
   }
   const shadow = derivedName(table.table, SHADOW_SUFFIX);
   const old = derivedName(table.table, OLD_SUFFIX);
-  const s = quoteQualified(table.db, shadow);
-  const o = quoteQualified(table.db, old);
-  out.loadTarget = { db: table.db, table: shadow };
+  const s = { db: table.db, table: shadow };
+  const o = { db: table.db, table: old };
+  out.loadTarget = s;
   out.emptyHow = 'shadow';
-  out.before.push(stmt(`DROP TABLE IF EXISTS ${s}`, `remove a shadow table left by an earlier run that was not resumed (${shadow} is flatload's own name); runs once, never on resume`));
-  out.before.push(stmt(`CREATE TABLE ${s} LIKE ${t}`, 'the shadow copy the chunks load into: same columns, indexes, engine and partitioning, and empty'));
-  out.finish.push(stmt(`RENAME TABLE ${t} TO ${o}, ${s} TO ${t}`, 'publish the load atomically: readers see the old rows until this instant, then all new rows'));
+  out.before.push(step({ kind: 'drop-table', table: s, ifExists: true }, `remove a shadow table left by an earlier run that was not resumed (${shadow} is flatload's own name); runs once, never on resume`));
+  out.before.push(step({ kind: 'create-like', table: s, like: target }, 'the shadow copy the chunks load into: same columns, indexes, engine and partitioning, and empty'));
+  out.finish.push(step({ kind: 'swap-tables', target, shadow: s, old: o }, 'publish the load atomically: readers see the old rows until this instant, then all new rows'));
   if (keepOld) {
     out.reasons.push(`mode swap: load the empty shadow ${shadow} with the bulk path, then one atomic RENAME; the old table is kept as ${old} (--keep-old)`);
     out.warnings.push(`--keep-old: the RENAME fails if ${old} already exists (from an earlier swap); drop it first`);
   } else {
-    out.finish.push(stmt(`DROP TABLE ${o}`, 'drop the old rows (--keep-old keeps them)'));
+    out.finish.push(step({ kind: 'drop-table', table: o, ifExists: false }, 'drop the old rows (--keep-old keeps them)'));
     out.reasons.push(`mode swap: load the empty shadow ${shadow} with the bulk path, then one atomic RENAME and DROP TABLE of the old copy`);
   }
   out.warnings.push('mode swap: writes to the table during the load are lost (they go to the old copy); the load needs free space for a second copy of the table');

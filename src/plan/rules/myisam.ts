@@ -3,10 +3,10 @@
  * crash-safe per statement, not transactional). Rules and measurements:
  * docs/strategies.md §MyISAM/Aria.
  */
-import { quoteQualified } from '../../db/quote.js';
-import { indexList, plural, stmt, type Ctx, type EngineDecision } from './context.js';
+import { step } from '../ops.js';
+import { baseDecision, indexList, plural, type Ctx, type EngineDecision } from './context.js';
 
-/** Aria tables are crash-safe per statement unless TRANSACTIONAL=0 or a non-PAGE row format [engines.md A4]. */
+/** Aria tables are crash-safe per statement unless TRANSACTIONAL=0 or a non-PAGE row format [docs/rules.md#aria-crash-safety]. */
 export function ariaCrashSafe(ctx: Ctx): boolean {
   const opts = ctx.table.createOptions.toLowerCase();
   if (/transactional=0/.test(opts)) return false;
@@ -17,42 +17,28 @@ export function ariaCrashSafe(ctx: Ctx): boolean {
 export function planMyisamAria(ctx: Ctx): EngineDecision {
   const { table, options } = ctx;
   const name = ctx.engine === 'aria' ? 'Aria' : 'MyISAM';
-  const d: EngineDecision = {
-    concurrency: 1,
-    commitScope: 'none',
-    guarantee: { kind: 'restart-required', text: '' },
-    sessionSettings: [],
-    sessionEnd: [],
-    chunkBefore: [],
-    chunkAfter: [],
-    before: [],
-    after: [],
-    sortChunks: false,
-    chunkSizeBytes: options.chunkSizeBytes,
-    chunkMaxRecords: undefined,
-  };
+  const d: EngineDecision = { ...baseDecision(ctx), concurrency: 1, commitScope: 'none' };
   if (ctx.jobsForced && ctx.parallel > 1) {
     d.concurrency = ctx.parallel;
-    ctx.warnings.push(`--jobs ${ctx.parallel}: ${name} locks the whole table for each statement, so the streams take turns [engines.md I7, A6; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-*-2s-*]`);
+    ctx.warnings.push(`--jobs ${ctx.parallel}: ${name} locks the whole table for each statement, so the streams take turns [docs/rules.md#myisam-and-aria-table-locks; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-*-2s-*]`);
   } else {
-    ctx.reasons.push(`concurrency 1: ${name} takes a table write lock per statement, so parallel streams only take turns [engines.md I7, A6; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-us-2s-chunk, ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-2s-chunk]`);
+    ctx.reasons.push(`concurrency 1: ${name} takes a table write lock per statement, so parallel streams only take turns [docs/rules.md#myisam-and-aria-table-locks; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-us-2s-chunk, ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-2s-chunk]`);
   }
 
   // Non-unique indexes: the empty-table rebuild only covers the first statement; DISABLE KEYS covers all chunks.
   const nonUnique = table.indexes.filter((i) => !i.unique && !i.primary && i.type.toUpperCase() !== 'FULLTEXT' && i.type.toUpperCase() !== 'SPATIAL');
-  if (nonUnique.length > 0 && ctx.emptyAtStart && DISABLE_KEYS_HELPS) {
-    const t = quoteQualified(ctx.loadTarget.db, ctx.loadTarget.table);
-    d.before.push(stmt(`ALTER TABLE ${t} DISABLE KEYS`, `stop maintaining ${plural(nonUnique.length, 'non-unique index', 'non-unique indexes')} (${indexList(nonUnique)}) row by row for every chunk, not only the first [engines.md I5]`, true));
-    d.after.push(stmt(`ALTER TABLE ${t} ENABLE KEYS`, 'rebuild the non-unique indexes by sorting, once ("Repair by sorting") [engines.md I2, I5]', true));
+  if (nonUnique.length > 0 && ctx.emptyAtStart) {
+    d.before.push(step({ kind: 'disable-keys', table: ctx.loadTarget }, `stop maintaining ${plural(nonUnique.length, 'non-unique index', 'non-unique indexes')} (${indexList(nonUnique)}) row by row for every chunk, not only the first [docs/rules.md#myisam-and-aria-index-disabling]`));
+    d.after.push(step({ kind: 'enable-keys', table: ctx.loadTarget }, 'rebuild the non-unique indexes by sorting, once ("Repair by sorting") [docs/rules.md#myisam-and-aria-index-disabling]'));
     ctx.reasons.push(
-      `${name}, empty table with non-unique indexes (${indexList(nonUnique)}): DISABLE KEYS before and ENABLE KEYS after, so every chunk skips them and they are built once by sorting [engines.md I2, I5; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-1s-chunk-dk]`,
+      `${name}, empty table with non-unique indexes (${indexList(nonUnique)}): DISABLE KEYS before and ENABLE KEYS after, so every chunk skips them and they are built once by sorting [docs/rules.md#myisam-and-aria-index-disabling; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-1s-chunk-dk]`,
     );
     ctx.warnings.push('an interrupted load leaves the non-unique indexes disabled (queries do not use them) until resume finishes or ALTER TABLE … ENABLE KEYS runs');
   } else if (nonUnique.length > 0 && !ctx.emptyAtStart) {
-    ctx.reasons.push(`${name} table with rows: its non-unique indexes take the bulk_insert_buffer_size tree cache per statement [engines.md I4, A3]`);
+    ctx.reasons.push(`${name} table with rows: its non-unique indexes take the bulk_insert_buffer_size tree cache per statement [docs/rules.md#myisam-and-aria-bulk-insert-buffer]`);
   }
   if (table.indexes.some((i) => i.unique || i.primary)) {
-    ctx.reasons.push(`PRIMARY/UNIQUE keys are maintained row by row in every case [engines.md I3]`);
+    ctx.reasons.push(`PRIMARY/UNIQUE keys are maintained row by row in every case [docs/rules.md#myisam-and-aria-unique-keys]`);
   }
 
   // What resume can promise without transactions.
@@ -77,11 +63,8 @@ export function planMyisamAria(ctx: Ctx): EngineDecision {
     };
   }
   ctx.reasons.push(
-    `commit scope none: ${name} is not transactional${crashSafe ? ' (TRANSACTIONAL=1 Aria only undoes an unfinished statement after a crash)' : ''}; a chunk that fails part-way keeps the rows before the failure [engines.md S4, I9, A4, A5]`,
+    `commit scope none: ${name} is not transactional${crashSafe ? ' (TRANSACTIONAL=1 Aria only undoes an unfinished statement after a crash)' : ''}; a chunk that fails part-way keeps the rows before the failure [docs/rules.md#myisam-and-aria-partial-chunks]`,
   );
-  ctx.warnings.push(`${name} is not transactional: a rejected row cannot be rolled back, the rest of its chunk stays loaded [engines.md S4, I9]`);
+  ctx.warnings.push(`${name} is not transactional: a rejected row cannot be rolled back, the rest of its chunk stays loaded [docs/rules.md#myisam-and-aria-partial-chunks]`);
   return d;
 }
-
-/** DISABLE/ENABLE KEYS around a chunked load of an empty table beat the per-statement rebuild (measured, docs/strategies.md). */
-export const DISABLE_KEYS_HELPS = true;

@@ -2,26 +2,14 @@
  * MyRocks (MariaDB rocksdb plugin, Percona Server MyRocks, facebook/mysql-5.6).
  * Rules and measurements: docs/strategies.md §MyRocks.
  */
-import { bytesForRecords, exactlyOnce, isOn, plural, setting, stmt, variable, type Ctx, type EngineDecision } from './context.js';
+import { step } from '../ops.js';
+import { baseDecision, bytesForRecords, isOn, plural, variable, type Ctx, type EngineDecision } from './context.js';
 
 const DEFAULT_MAX_ROW_LOCKS = 1_048_576;
 
 export function planMyrocks(ctx: Ctx): EngineDecision {
   const { server, table, options } = ctx;
-  const d: EngineDecision = {
-    concurrency: ctx.parallel,
-    commitScope: 'chunk',
-    guarantee: exactlyOnce(),
-    sessionSettings: [],
-    sessionEnd: [],
-    chunkBefore: [],
-    chunkAfter: [],
-    before: [],
-    after: [],
-    sortChunks: false,
-    chunkSizeBytes: options.chunkSizeBytes,
-    chunkMaxRecords: undefined,
-  };
+  const d = baseDecision(ctx);
   const api = isOn(variable(server, 'rocksdb_enable_bulk_load_api'));
   const hiddenPk = table.clusteredKey === undefined;
   // Pre-assigned surrogate keys start at AUTO_INCREMENT, above every existing key: disjoint from the rows already there.
@@ -29,15 +17,15 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
   const disjoint = ctx.emptyAtStart || clusteredIsSurrogate;
 
   const blockers: string[] = [];
-  if (api === false) blockers.push('rocksdb_enable_bulk_load_api=OFF [engines.md R1]');
-  if (hiddenPk) blockers.push('the table has no PRIMARY KEY (hidden key): bulk load ignores such tables [engines.md R2]');
+  if (api === false) blockers.push('rocksdb_enable_bulk_load_api=OFF [docs/rules.md#myrocks-bulk-load]');
+  if (hiddenPk) blockers.push('the table has no PRIMARY KEY (hidden key): bulk load ignores such tables [docs/rules.md#myrocks-bulk-load]');
   if (!disjoint) {
     blockers.push(
-      'the table has rows and the loaded keys may overlap them: bulk load then fails at finalisation with "External file requires flush" / ER_OVERLAPPING_KEYS and keeps none of the session\'s rows [engines.md R6; measured: probe rocks-overlap]',
+      'the table has rows and the loaded keys may overlap them: bulk load then fails at finalisation with "External file requires flush" / ER_OVERLAPPING_KEYS and keeps none of the session\'s rows [docs/rules.md#myrocks-overlapping-keys; measured: probe rocks-overlap]',
     );
   }
   if (options.onDuplicate !== 'error') {
-    blockers.push(`--on-duplicate ${options.onDuplicate}: bulk load skips duplicate handling; a duplicate stops it with 1062 or 4054 and leaves partial data [engines.md R9; measured: probe rocks-dup]`);
+    blockers.push(`--on-duplicate ${options.onDuplicate}: bulk load skips duplicate handling; a duplicate stops it with 1062 or 4054 and leaves partial data [docs/rules.md#myrocks-duplicates; measured: probe rocks-dup]`);
   }
 
   if (blockers.length === 0) {
@@ -50,9 +38,9 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
     }
     if (ctx.keyOrdered) {
       // Key-ordered rows: each chunk is its own bulk load, finalised before its bookkeeping row.
-      d.chunkBefore.push(stmt('SET SESSION rocksdb_bulk_load = 1', 'rows of this chunk go straight into SST files (PK in order) [engines.md R1, R4]', true));
+      d.chunkBefore.push(step({ kind: 'bulk-load', on: true }, 'rows of this chunk go straight into SST files (PK in order) [docs/rules.md#myrocks-sorted-and-unsorted-input]'));
       d.chunkAfter.push(
-        stmt('SET SESSION rocksdb_bulk_load = 0', 'finalise this chunk\'s bulk load: ingests its SST files; 4054/4055 are reported here, not by LOAD DATA, so it must be checked [engines.md R5, R10; baseline trap 5b]', true),
+        step({ kind: 'bulk-load', on: false }, 'finalise this chunk\'s bulk load: ingests its SST files; 4054/4055 are reported here, not by LOAD DATA, so it must be checked [docs/rules.md#myrocks-finalisation-errors]'),
       );
       d.guarantee = {
         kind: 'exactly-once-by-key-range',
@@ -60,32 +48,32 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         keyColumns: table.clusteredKey!.columns,
       };
       ctx.reasons.push(
-        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 for each chunk, finalised after it, so every chunk is ingested before its bookkeeping row; 6% slower than one bulk load for the whole session, in exchange for key-range resume [engines.md R1, R4; measured: r-uss-bulk-perchunk-1s vs r-uss-bulk-1s, r-u3-pre-bulk-perchunk-1s vs r-u3-pre-bulk-1s]`,
+        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 for each chunk, finalised after it, so every chunk is ingested before its bookkeeping row; 6% slower than one bulk load for the whole session, in exchange for key-range resume [docs/rules.md#myrocks-sorted-and-unsorted-input; measured: r-uss-bulk-perchunk-1s vs r-uss-bulk-1s, r-u3-pre-bulk-perchunk-1s vs r-u3-pre-bulk-1s]`,
       );
     } else {
-      d.sessionSettings.push(
-        setting('rocksdb_bulk_load_allow_unsorted', '1', 'the rows are not in primary-key order: the bulk loader sorts them through temp files [engines.md R4]'),
-        setting('rocksdb_bulk_load', '1', 'write primary-key rows straight into SST files instead of the memtable; about 4x faster than transactions [engines.md R1; measured: r-us-bulkU-1s vs r-us-chunk-2s]'),
+      d.session.push(
+        step({ kind: 'set-session', name: 'rocksdb_bulk_load_allow_unsorted', value: '1' }, 'the rows are not in primary-key order: the bulk loader sorts them through temp files [docs/rules.md#myrocks-sorted-and-unsorted-input]'),
+        step({ kind: 'bulk-load', on: true }, 'write primary-key rows straight into SST files instead of the memtable; about 4x faster than transactions [docs/rules.md#myrocks-bulk-load; measured: r-us-bulkU-1s vs r-us-chunk-2s]'),
       );
       d.sessionEnd.push(
-        stmt('SET SESSION rocksdb_bulk_load = 0', 'finalise the bulk load and ingest the SST files; errors (4054/4055, "External file requires flush") appear only here and must be checked [engines.md R5, R10; baseline trap 5b]', true),
+        step({ kind: 'bulk-load', on: false }, 'finalise the bulk load and ingest the SST files; errors (4054/4055, "External file requires flush") appear only here and must be checked [docs/rules.md#myrocks-finalisation-errors]'),
       );
       d.guarantee = {
         kind: 'restart-required',
         text: 'MyRocks bulk load is not transactional: rows stay invisible until the session finalises, and an interrupted load leaves an unknown part of them ingested; resume must empty the table (TRUNCATE) and load again from the first record',
       };
       ctx.reasons.push(
-        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end (a bulk load per chunk fails: every chunk spans the whole key range, ER_OVERLAPPING_KEYS) [engines.md R1, R4; measured: r-us-bulkU-1s 2.1x faster than r-us-chunk-2s; r-us-bulkU-perchunk-1s failed]`,
+        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end (a bulk load per chunk fails: every chunk spans the whole key range, ER_OVERLAPPING_KEYS) [docs/rules.md#myrocks-sorted-and-unsorted-input; measured: r-us-bulkU-1s 2.1x faster than r-us-chunk-2s; r-us-bulkU-perchunk-1s failed]`,
       );
     }
     const sk = ctx.secondary.length;
     if (sk > 0) {
       ctx.reasons.push(
-        `${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files); rocksdb_bulk_load_allow_sk=1 was slower (1.3x) and fails per chunk (4055), and dropping them to re-add after the load was slower still [engines.md R8; measured: r-u3-pre-bulksk-1s, r-pi-pre-bulksk-perchunk-2s, r-pi-pre-drop-bulk-perchunk-2s]`,
+        `${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files); rocksdb_bulk_load_allow_sk=1 was slower (1.3x) and fails per chunk (4055), and dropping them to re-add after the load was slower still [docs/rules.md#myrocks-secondary-keys; measured: r-u3-pre-bulksk-1s, r-pi-pre-bulksk-perchunk-2s, r-pi-pre-drop-bulk-perchunk-2s]`,
       );
     }
-    ctx.warnings.push('MyRocks bulk load skips unique checks: a duplicate primary key stops the load (1062 or 4054) and what was finalised stays [engines.md R9; measured: probe rocks-dup]');
-    if (server.binlog) ctx.warnings.push('binary logging is on: MyRocks recommends sql_log_bin=0 for bulk loads (needs a privilege; replicas then miss the rows) — flatload leaves it on [engines.md R14]');
+    ctx.warnings.push('MyRocks bulk load skips unique checks: a duplicate primary key stops the load (1062 or 4054) and what was finalised stays [docs/rules.md#myrocks-duplicates; measured: probe rocks-dup]');
+    if (server.binlog) ctx.warnings.push('binary logging is on: MyRocks recommends sql_log_bin=0 for bulk loads (needs a privilege; replicas then miss the rows) — flatload leaves it on [docs/rules.md#myrocks-binary-log]');
   } else {
     const maxLocks = Number(variable(server, 'rocksdb_max_row_locks') ?? DEFAULT_MAX_ROW_LOCKS) || DEFAULT_MAX_ROW_LOCKS;
     const maxRecords = Math.floor(maxLocks / 2);
@@ -94,7 +82,7 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
     if (bytes !== undefined && bytes < d.chunkSizeBytes) d.chunkSizeBytes = bytes;
     ctx.reasons.push(`no MyRocks bulk load: ${blockers.join('; ')}`);
     ctx.reasons.push(
-      `MyRocks transactions lock every written row: a chunk is capped at ${maxRecords} records (half of rocksdb_max_row_locks=${maxLocks}) and ${d.chunkSizeBytes} bytes so it never hits the limit (ERROR 1296) [engines.md R12; baseline trap 5a]`,
+      `MyRocks transactions lock every written row: a chunk is capped at ${maxRecords} records (half of rocksdb_max_row_locks=${maxLocks}) and ${d.chunkSizeBytes} bytes so it never hits the limit (ERROR 1296) [docs/rules.md#myrocks-row-lock-limit]`,
     );
     ctx.reasons.push(`concurrency ${d.concurrency}: row locks only, chunks load in parallel [measured: r-us-chunk-2s 1.7x faster than r-us-chunk-1s]`);
     ctx.warnings.push('MyRocks without bulk load is slow: 2x slower than its bulk load on an empty table, 4x with a unique secondary key [measured: r-us-chunk-2s vs r-us-bulkU-1s, r-u3-pre-chunk-2s vs r-u3-pre-bulk-1s]');

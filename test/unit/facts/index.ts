@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexFacts, ServerFacts, TableFacts } from '../../../src/introspect/types.js';
-import type { InputFacts } from '../../../src/plan/types.js';
+import type { InputFacts } from '../../../src/introspect/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -7,10 +7,10 @@ import type { Session } from '../db/connect.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import type { InputSource } from '../input/source.js';
-import { readServerFacts } from '../introspect/server.js';
-import { readTableFacts } from '../introspect/table.js';
-import type { ServerFacts, TableFacts } from '../introspect/types.js';
-import type { ColumnTarget } from '../plan/sql.js';
+import { readServerFacts } from './server.js';
+import { readTableFacts } from './table.js';
+import type { ServerFacts, TableFacts } from './types.js';
+import type { ColumnTarget } from '../config/loadOptions.js';
 
 /** Everything read (never written) before planning. */
 export interface Prepared {

@@ -1,0 +1,215 @@
+/**
+ * Which job this run is: the resume guard. A run of a load takes the job's
+ * lock, then finds the unfinished run it continues (with its stored plan),
+ * a finished one it must not repeat (while its rows are still there), or
+ * none — then it plans anew. Changes or refusals are explained in words.
+ */
+import type { LoadOptions } from '../config/loadOptions.js';
+import type { ControlConnection, Queryable } from '../db/control.js';
+import { quoteQualified } from '../db/quote.js';
+import { FlatloadError } from '../errors/index.js';
+import type { Prepared } from '../introspect/target.js';
+import { readTableFingerprint } from '../introspect/table.js';
+import { privilegesForPlan } from '../plan/needs.js';
+import { planLoad } from '../plan/planner.js';
+import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.js';
+import { PLAN_VERSION, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
+import type { EventHub } from '../report/events.js';
+import { identityDifferences, jobIdOf, type JobIdentity } from './identity.js';
+import { acquireJobLock, jobLockHolder, jobLockName } from './lock.js';
+import type { CheckpointContext } from './resume.js';
+import { chunkTableFor, CheckpointStore, type StoredJob } from './store.js';
+
+export interface Job {
+  plan: LoadPlan;
+  /** The unfinished earlier run being resumed, if any. */
+  stored: StoredJob | undefined;
+  done: CheckpointContext['done'];
+  phase: CheckpointContext['phase'];
+  notes: string[];
+  /** The same load, already finished (its tombstone), and its rows still in the table: nothing to do without --restart. */
+  finished?: StoredJob;
+}
+
+/** Rows in a table (only read when a finished load is about to be trusted: it scans the table). */
+async function countRows(control: Queryable, db: string, table: string): Promise<number | undefined> {
+  try {
+    const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(db, table)}`);
+    return Number((r as Array<{ n: unknown }>)[0]!.n);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A finished load is only "already loaded" while its rows are plausibly
+ * still in the table: the table is the one it loaded (not emptied by
+ * TRUNCATE or re-created since) and holds at least as many rows as the load
+ * added. Otherwise the rerun loads the input again — or, when the table was
+ * only partly emptied in append mode, stops rather than guess.
+ */
+async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<{ ok: true } | { ok: false; why: string; reload: boolean }> {
+  const now = await readTableFingerprint(control, prep.db, o.table);
+  const recreated = earlier.tableFingerprint !== null && now !== earlier.tableFingerprint;
+  const loaded = earlier.rowsLoaded ?? 0;
+  const rows = loaded > 0 ? await countRows(control, prep.db, o.table) : undefined;
+  const fewer = rows !== undefined && rows < loaded;
+  if (!recreated && !fewer) return { ok: true };
+  const why = recreated
+    ? `the table was emptied or re-created since (then: ${earlier.tableFingerprint}; now: ${now ?? 'missing'})`
+    : `the table holds ${rows} rows, fewer than the ${loaded} this load added`;
+  // Replace and swap empty the table first, so loading again is what the command asks for; in append mode only a table
+  // with none of the load's rows left can take them again without doubling some.
+  return { ok: false, why, reload: o.mode !== 'append' || recreated || rows === 0 };
+}
+
+/**
+ * The job this run continues, or a new plan: an unfinished run of the same
+ * load is resumed with its stored plan; one that differs is refused (or
+ * discarded with --restart). Reads only, in a dry run.
+ */
+export async function findOrPlanJob(
+  o: LoadOptions,
+  prep: Prepared,
+  facts: PlanFacts,
+  planOptions: PlanOptions,
+  identity: JobIdentity,
+  store: CheckpointStore,
+  control: Queryable,
+): Promise<Job> {
+  const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
+  // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
+  if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
+  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+  const notes: string[] = [];
+  const jobId = jobIdOf(identity);
+  if (stored && stored.jobId !== jobId) {
+    // Another load of this input into this table: never discard or compete with one that a process is running.
+    const holder = await jobLockHolder(control, stored.jobId);
+    if (holder) {
+      throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
+        table: prep.display,
+        hint: 'wait for it to finish (flatload status shows it)',
+      });
+    }
+  }
+  if (stored && stored.jobId !== jobId && !o.restart) {
+    const done = await store.doneChunks(stored.jobId);
+    if (done.size === 0 && stored.phase === 'created') {
+      // It stopped before changing anything (an input error found by the first scan, say): nothing to resume.
+      if (!o.dryRun) await store.abandon(stored.jobId);
+      notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
+      stored = undefined;
+    }
+  }
+  if (stored && o.restart) {
+    const done = await store.doneChunks(stored.jobId);
+    const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+    if (!o.dryRun) await store.abandon(stored.jobId);
+    notes.push(
+      `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
+        (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
+    );
+    stored = undefined;
+  }
+  if (!stored) {
+    const plan = planLoad(facts, planOptions);
+    const earlier = hasBookkeeping ? await store.get(jobId) : undefined;
+    if (earlier?.state === 'done' && !o.restart) {
+      const check = await stillLoaded(control, earlier, o, prep);
+      const when = earlier.finishedAt ?? earlier.updatedAt;
+      if (check.ok) {
+        notes.push(`the same input went into the same table with the same options at ${when} (job ${earlier.jobId}); add --restart to load it again`);
+        return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
+      }
+      if (!check.reload) {
+        throw new FlatloadError('RESUME_MISMATCH', `this input was loaded into ${prep.display} at ${when} (job ${earlier.jobId}), but ${check.why}: rows were deleted since`, {
+          table: prep.display,
+          hint: 'add --restart to load the input again (rows of it still in the table are then loaded a second time), or empty the table first',
+        });
+      }
+      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when}, but ${check.why}`);
+    } else if (earlier?.state === 'done') {
+      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
+    }
+    return { plan, stored, done: new Map(), phase: 'created', notes };
+  }
+  const diffs = identityDifferences(stored.identity, identity);
+  if (diffs.length > 0) {
+    const done = await store.doneChunks(stored.jobId);
+    throw new FlatloadError(
+      'RESUME_MISMATCH',
+      `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}, ${done.size} chunk(s) committed) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
+      {
+        file: o.file,
+        table: prep.display,
+        hint:
+          o.mode === 'append'
+            ? 'rerun the original command (same input, same options) to finish it; or add --restart to discard it — its committed rows stay in the table, so remove them first if this run loads the same rows'
+            : 'rerun the original command (same input, same options) to finish it, or add --restart to discard it',
+      },
+    );
+  }
+  if ((stored.plan as { version?: number }).version !== PLAN_VERSION) {
+    throw new FlatloadError('RESUME_MISMATCH', `the unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) was planned by another version of flatload, whose plan this one cannot run`, {
+      table: prep.display,
+      hint: 'finish it with the flatload that started it, or add --restart to discard it (its committed rows stay in the table)',
+    });
+  }
+  const done = await store.doneChunks(stored.jobId);
+  const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
+  notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
+  // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
+  // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
+  const concurrency = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
+  return { plan: { ...stored.plan, concurrency }, stored, done, phase: stored.phase, notes };
+}
+
+/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
+export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
+  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
+}
+
+/** Fails now, naming each missing grant, rather than half-way through the load. */
+export function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, schema: string): void {
+  const needs = privilegesForPlan(plan, {
+    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(bookkeepingEngine(plan, prep)).name] }),
+    sizeReport: o.sizeReport,
+    engine: prep.table.engine,
+  });
+  const check = checkPrivileges(prep.server.grants, needs, {
+    ...(prep.server.currentUser ? { currentUser: prep.server.currentUser } : {}),
+    lowerCaseTableNames: prep.server.lowerCaseTableNames,
+  });
+  const missing = missingPrivilegeError(check, prep.server.currentUser, { table: prep.display });
+  if (missing) throw missing;
+}
+
+/**
+ * Takes the job's lock for this process (a second run of the same load stops
+ * or waits), and takes it again if the control connection is replaced.
+ */
+export async function holdJob(control: ControlConnection, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub): Promise<void> {
+  await acquireJobLock(control, jobId, {
+    wait: o.wait,
+    describeHolder: async () => {
+      const holder = await jobLockHolder(control, jobId);
+      // A load that has just started records itself once its input is scanned: give it a moment to appear.
+      let job: StoredJob | undefined;
+      for (let i = 0; i < 20 && job?.state !== 'running'; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 150));
+        job = (await CheckpointStore.exists(store.conn, store.schema)) ? await store.get(jobId) : undefined;
+      }
+      const who = (job?.state === 'running' ? job.owner : null) ?? (holder ? `a flatload connected from ${holder.host ?? '?'}` : 'another flatload');
+      const since = job?.state === 'running' ? `, started ${job.startedAt}` : '';
+      return `job ${jobId} is held by ${who} (server connection ${holder?.connectionId ?? '?'}${since})`;
+    },
+    onWaiting: (message) => events.emit({ type: 'note', message }),
+  });
+  control.onReconnect(async (conn) => {
+    const [r] = await conn.query('SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)]);
+    if (Number((r as Array<{ got: unknown }>)[0]?.got) !== 1) {
+      throw new FlatloadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
+    }
+  });
+}

@@ -1,0 +1,71 @@
+import type { CheckpointStore, DoneChunk, JobPhase } from './store.js';
+import type { CutChunk } from '../chunking/types.js';
+import type { Queryable } from '../db/control.js';
+import { quoteQualified } from '../db/quote.js';
+import { FlatloadError } from '../errors/index.js';
+import type { LoadPlan } from '../plan/types.js';
+
+/** The job's resume bookkeeping, as the load needs it. */
+export interface CheckpointContext {
+  store: CheckpointStore;
+  schema: string;
+  jobId: string;
+  /** Chunks an earlier run committed. */
+  done: Map<number, DoneChunk>;
+  phase: JobPhase;
+  keepHistory: boolean;
+  /** This run continues an interrupted one (its DDL may have run already). */
+  resumed: boolean;
+  /** Rows the table held when the job started (engines that cannot roll back a chunk). */
+  rowsBefore: number | null;
+  /** The load target's fingerprint once it was prepared: a resume checks the table is still that one. */
+  tableFingerprint: string | null;
+}
+
+/** A chunk resumed after a crash left its first `skipped` records in a non-transactional table. */
+export type ResumedChunk = CutChunk & { original?: { startByte: number; records: number; skipped: number } };
+
+/**
+ * For engines that cannot roll back (MyISAM, Aria): with one stream, a chunk
+ * interrupted mid-statement left a prefix of its records in the table. The
+ * table's row count against the bookkeeping says how many.
+ */
+export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: CheckpointContext): Promise<{ index: number; skip: number } | undefined> {
+  if (plan.guarantee.kind !== 'exactly-once-by-row-count' || cp.rowsBefore === null || (cp.done.size === 0 && cp.phase === 'created')) return undefined;
+  const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
+  const actual = Number((r as Array<{ n: number }>)[0]!.n);
+  const expected = cp.rowsBefore + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+  if (actual < expected) {
+    throw new FlatloadError('RESUME_MISMATCH', `the table holds ${actual} rows but the interrupted load had committed ${expected - cp.rowsBefore} to the ${cp.rowsBefore} it started with: rows were deleted since`, {
+      hint: 'rerun with --restart (and empty the table first, or use --mode replace)',
+    });
+  }
+  if (actual === expected) return undefined;
+  let next = 0;
+  while (cp.done.has(next)) next++;
+  return { index: next, skip: actual - expected };
+}
+
+/**
+ * Skips chunks an earlier run committed, after checking they are the same
+ * chunks (same byte range and record count; the job's identity already
+ * vouches for the input's content).
+ */
+export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
+  for await (const c of chunks) {
+    const d = done.get(c.index);
+    if (!d) {
+      yield c;
+      continue;
+    }
+    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records) {
+      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed`, {
+        file,
+        chunk: c.index,
+        byteOffset: c.startByte,
+        hint: 'rerun with --restart to discard the earlier run (its committed rows stay in the table)',
+      });
+    }
+    yield { ...c, alreadyDone: true };
+  }
+}

@@ -1,0 +1,12 @@
+import { isConnectionLost, isRetryableLock } from './errors.js';
+
+/** Faults after which the chunk's transaction is gone and a fresh attempt is safe. */
+export function isRetryable(err: unknown): boolean {
+  return isConnectionLost(err) || isRetryableLock(err);
+}
+
+/** The one backoff: exponential with a little jitter, 0.5 s, 1 s, 2 s, 4 s … up to `capMs`. */
+export function backoffMs(attempt: number, random: () => number = Math.random, capMs = 15_000): number {
+  const base = Math.min(500 * 2 ** (attempt - 1), capMs);
+  return Math.round(base * (0.8 + 0.4 * random()));
+}

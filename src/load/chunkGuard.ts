@@ -1,0 +1,107 @@
+import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
+import { locateRecords } from '../chunking/records.js';
+import type { CutChunk } from '../chunking/types.js';
+import { FlatloadError } from '../errors/index.js';
+import type { Prepared } from '../introspect/target.js';
+import { sqlOf } from '../plan/ops.js';
+import type { LoadPlan } from '../plan/types.js';
+import type { EventHub } from '../report/events.js';
+import { decodeRejects, type RejectedRow } from '../report/rejectFile.js';
+import type { ChunkInput } from './chunkInput.js';
+import { chunkKeyRange } from './keyRange.js';
+import type { RejectKeeper } from './rejects.js';
+import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
+
+export interface GuardOptions {
+  plan: LoadPlan;
+  prep: Prepared;
+  input: ChunkInput;
+  cp: CheckpointContext;
+  events: EventHub;
+  executor: ChunkExecutor;
+  /** Chunks reloaded without MyRocks bulk load (see steps.ts). */
+  notBulk: ReadonlySet<number>;
+  /** Records of a chunk an interrupted statement left in a table that cannot roll back. */
+  partial: { index: number; skip: number } | undefined;
+  resuming: boolean;
+  beforeCommit: (chunk: CutChunk, ctx: ChunkContext, outcome: ChunkOutcome, rejects: RejectedRow[]) => Promise<void>;
+  rejects: RejectKeeper;
+}
+
+/**
+ * What runs around each chunk so that it lands exactly once:
+ * - A chunk-scoped transaction holds a named lock from before START
+ *   TRANSACTION until after COMMIT. A session that lost its client (a
+ *   dropped connection, a killed flatload) releases it only once the server
+ *   has rolled its transaction back or finished committing it, so a retry,
+ *   or a resumed run, that takes the lock and then reads the chunk's
+ *   bookkeeping row knows for sure whether the chunk landed: the connection
+ *   may die after the server committed but before the client heard.
+ * - A resumed load first runs the plan's resume step for the chunk (delete
+ *   its key range), and for a table that cannot roll back sends only the
+ *   records of the interrupted chunk that did not land.
+ */
+export function guardChunks(g: GuardOptions): ChunkExecutor {
+  const { plan, cp, events } = g;
+  const lockName = (chunk: CutChunk): string => `flatload:${cp.jobId}:${chunk.index}`;
+
+  const withResumeFixups: ChunkExecutor = async (chunk, ctx) => {
+    if (g.resuming) {
+      for (const s of plan.onResume) {
+        if (s.op.kind !== 'delete-key-range') continue;
+        const keyRange = await chunkKeyRange(plan, chunk, g.input, g.prep);
+        if (!keyRange) continue;
+        const [res] = await ctx.conn.query(sqlOf(s.op, { keyRange }));
+        const deleted = Number((res as { affectedRows?: number }).affectedRows ?? 0);
+        if (g.notBulk.has(chunk.index)) {
+          events.emit({ type: 'note', message: `chunk ${chunk.index}: removed the ${deleted} row(s) an interrupted attempt had loaded; loading it without bulk load` });
+        }
+      }
+    }
+    const partial = g.partial;
+    if (!partial || chunk.index !== partial.index) return g.executor(chunk, ctx);
+    // Only the records the interrupted statement did not get to.
+    const bytes = await g.input.readAll(chunk);
+    const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, g.prep.scan, g.prep.charset, g.prep.targets);
+    if (partial.skip > recs.length) throw new FlatloadError('RESUME_MISMATCH', `the table holds ${partial.skip} more rows than chunk ${chunk.index} has records`, { chunk: chunk.index });
+    const original = { startByte: chunk.startByte, records: chunk.records, skipped: partial.skip };
+    const from = recs[partial.skip];
+    if (!from) {
+      // The whole chunk landed before the crash; only its bookkeeping row is missing.
+      await g.beforeCommit({ ...chunk, original } as ResumedChunk, ctx, { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 }, []);
+      return { records: partial.skip, rowsLoaded: partial.skip, rejected: 0, warnings: 0, bytes: 0 };
+    }
+    const rest: ResumedChunk = {
+      ...chunk,
+      startByte: from.offset,
+      firstLine: from.line,
+      firstRecord: chunk.firstRecord + partial.skip,
+      records: chunk.records - partial.skip,
+      original,
+    };
+    const out = await g.executor(rest, ctx);
+    return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
+  };
+
+  const underChunkLock: ChunkExecutor = async (chunk, ctx) => {
+    const [r] = await ctx.conn.query('SELECT GET_LOCK(?, 60) AS got', [lockName(chunk)]);
+    if (Number((r as Array<{ got: unknown }>)[0]!.got) !== 1) {
+      throw new FlatloadError('CONNECTION_LOST', `chunk ${chunk.index}: an earlier session still holds it after 60 s; cannot tell whether it committed`, { chunk: chunk.index });
+    }
+    try {
+      if (ctx.attempt > 1 || cp.resumed) {
+        const d = await cp.store.doneChunk(cp.jobId, chunk.index);
+        if (d) {
+          events.emit({ type: 'note', message: `chunk ${chunk.index}: committed by a session whose connection was lost before it heard; not loaded again` });
+          g.rejects.keep(decodeRejects(d.rejects, d.index));
+          return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
+        }
+      }
+      return await withResumeFixups(chunk, ctx);
+    } finally {
+      await ctx.conn.query('DO RELEASE_LOCK(?)', [lockName(chunk)]).catch(() => undefined);
+    }
+  };
+
+  return plan.commitScope === 'chunk' ? underChunkLock : withResumeFixups;
+}
