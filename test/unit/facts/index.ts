@@ -18,7 +18,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface Recorded {
   recordedFrom: string;
-  server: ServerFacts;
+  /** Recorded before ServerFacts had currentUser and lowerCaseTableNames. */
+  server: Omit<ServerFacts, 'currentUser' | 'lowerCaseTableNames'>;
   tables: Record<string, TableFacts>;
   inputs: Record<string, InputFacts>;
 }
@@ -31,9 +32,12 @@ function clone<T>(x: T): T {
 
 export const RECORDED_FROM = recorded.recordedFrom;
 
+/** What the hand-written servers say, and the recording lacks: no CURRENT_USER() read, lower_case_table_names 0 (the Linux default). */
+const NOT_RECORDED: Pick<ServerFacts, 'currentUser' | 'lowerCaseTableNames'> = { currentUser: undefined, lowerCaseTableNames: 0 };
+
 /** The recorded MariaDB 10.11.19 server (local_infile ON, lock mode 1, 2 cpus, no binlog, MyRocks loaded). */
 export function mariadb1011(): ServerFacts {
-  return clone(recorded.server);
+  return { ...NOT_RECORDED, ...clone(recorded.server) };
 }
 
 /** A recorded table, e.g. table('user3', 'InnoDB'), table('user3', 'InnoDB', 'nonempty'). */
@@ -109,6 +113,7 @@ export function mysql80(): ServerFacts {
     binlog: true,
     grants: ["GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `app`.* TO `loader`@`%`"],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -156,6 +161,7 @@ export function percona57Tokudb(): ServerFacts {
     binlog: false,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -172,6 +178,7 @@ export function percona80Tokudb(): ServerFacts {
     binlog: true,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -201,6 +208,7 @@ export function percona80Myrocks(): ServerFacts {
     binlog: true,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
