@@ -3,7 +3,8 @@
  *
  * - mariadb-10.11.json: RECORDED from a throwaway MariaDB 10.11.19 (the
  *   devserver flags) with readServerFacts/readTableFacts/sampleInput on the
- *   fixtures tables and generated files (/tmp/planner-bench/record.mjs).
+ *   fixtures tables and generated files, before ServerFacts had
+ *   currentUser and lowerCaseTableNames (the recording script is not kept).
  * - Everything else is hand-written from each server's documented defaults,
  *   because MySQL 8.0/8.4, Percona Server (TokuDB, MyRocks) and MariaDB
  *   10.5/10.6 cannot run here. Each builder names its sources.
