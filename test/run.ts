@@ -48,7 +48,7 @@ const stop = async (): Promise<void> => {
   if (s) await s.stop().catch((e: unknown) => process.stderr.write(`stopping test server: ${String(e)}\n`));
 };
 
-let code = 1;
+let code: number;
 try {
   code = await new Promise<number>((resolve) => {
     const child = spawn(

@@ -30,7 +30,9 @@ export function parseRecord(
   charset: CharsetInfo,
   targets: ScanTargets,
 ): ParsedRecord {
-  const { fieldTerm, lineTerm, enclosure, escape } = fmt;
+  const { fieldTerm, enclosure, escape } = fmt;
+  // FT == LT: the server drops LT (READ_INFO's constructor), as RecordScanner does.
+  const lineTerm = fmt.lineTerm.length && fmt.lineTerm.equals(fieldTerm) ? Buffer.alloc(0) : fmt.lineTerm;
   const lt0 = lineTerm.length ? lineTerm[0]! : -1;
   const ft0 = fieldTerm.length ? fieldTerm[0]! : -1;
   const matches = (i: number, term: Buffer): boolean => {
@@ -134,8 +136,7 @@ export function parseRecord(
           i = n + fieldTerm.length;
           break;
         }
-        i = n; // a quote that closes nothing is data
-        continue;
+        // A quote that closes nothing is data (a multi-byte lead byte takes its trail, as in RecordScanner); the field stays quoted.
       }
       if (!quoted && c === ft0 && matches(i, fieldTerm)) {
         flush(i);

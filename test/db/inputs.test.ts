@@ -49,7 +49,7 @@ describe('compressed and streamed inputs are cut on the fly', () => {
         const src = format === 'tsv' ? tsv : csv;
         const name = `t_${kind.replace('-', '_')}_${format}`;
         await freshTable(name);
-        let file = src;
+        let file: string;
         let stdin: Buffer | undefined;
         if (kind === 'gz') {
           file = `${src}.gz`;

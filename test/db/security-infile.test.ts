@@ -161,9 +161,9 @@ async function startFakeServer(hostile: (sql: string) => string | undefined, ups
       try {
         const [rows, fields] = await (await upstreamConn()).query(sql);
         if (Array.isArray(rows) && fields) {
-          conn.writeColumns(fields as unknown[]);
+          conn.writeColumns(fields);
           for (const r of rows as unknown[][]) {
-            conn.writeTextRow(r.map((v) => (v === null ? null : Buffer.isBuffer(v) ? v.toString('utf8') : String(v))));
+            conn.writeTextRow(r.map((v) => (v === null ? null : Buffer.isBuffer(v) ? v.toString('utf8') : String(v as string | number | bigint))));
           }
           conn.writeEof(0, 2);
         } else {

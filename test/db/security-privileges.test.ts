@@ -104,7 +104,7 @@ async function runAll(conn: Connection, statements: readonly string[]): Promise<
     } catch (err) {
       const e = err as { errno?: number; message: string };
       if (e.errno !== undefined && PRIVILEGE_ERRNOS.has(e.errno)) return { sql, message: e.message };
-      throw new Error(`${sql}: ${e.message}`);
+      throw new Error(`${sql}: ${e.message}`, { cause: err });
     }
   }
   return undefined;

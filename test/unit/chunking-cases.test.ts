@@ -1,7 +1,7 @@
 /**
- * The server-validated cases (spec §14, checked against MariaDB 10.11.19;
- * fixture made by chunking-cases-gen.py): RecordScanner and cutChunks must
- * find exactly the record ends the server used.
+ * The server-validated cases (LOAD DATA cases run on MariaDB 10.11.19; how
+ * the fixture was made is in tools/README.md): RecordScanner and cutChunks
+ * must find exactly the record ends the server used.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

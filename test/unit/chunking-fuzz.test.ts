@@ -1,6 +1,6 @@
 /**
  * Differential fuzzing against the server-validated emulator: the corpus
- * chunking-fuzz.json (made by chunking-fuzz-gen.py, which documents how to
+ * chunking-fuzz.json (made by tools/chunking-fuzz-gen.py, which documents how to
  * regenerate it or run a bigger one via FLATLOAD_FUZZ_CORPUS) holds random
  * inputs and options with the record ends MariaDB's reader finds. The scanner
  * and the cutter must find exactly those.

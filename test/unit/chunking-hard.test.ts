@@ -1,7 +1,7 @@
 /**
  * The named hard cases for the boundary finder and the cutter. Expected
  * record ends are MariaDB 10.11's (checked with the emulator
- * chunking_emu.py, and for the spec-numbered ones on a real server).
+ * tools/chunking_emu.py, and for the numbered ones on a real server).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -54,7 +54,7 @@ test('insertBatchBytes: half of max_allowed_packet, at most 1 MiB, at least 16 K
 
 test('planLoad is pure: same output twice, facts untouched', () => {
   const facts = user3();
-  const copy = JSON.parse(JSON.stringify(facts));
+  const copy = JSON.parse(JSON.stringify(facts)) as typeof facts;
   const a = planLoad(facts, opts());
   const b = planLoad(facts, opts());
   assert.deepEqual(a, b);

@@ -51,6 +51,7 @@ describe('quoteId / quoteQualified / splitQualifiedName', () => {
       const q = quoteString(s);
       assert.match(q, /^(''|_utf8mb4 0x[0-9a-f]+)$/);
       const b = quoteBytes(Buffer.from(s, 'utf8'));
+      // eslint-disable-next-line no-control-regex -- control bytes must never appear inside a quoted literal
       assert.ok(/^0x[0-9a-f]+$/.test(b) || (/^'[^'\\]*'$/.test(b) && !/[\x00-\x1f\x7f-\xff]/.test(b)), b);
     }
     assert.equal(quoteBytes(Buffer.from(',')), "','");

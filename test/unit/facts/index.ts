@@ -3,7 +3,8 @@
  *
  * - mariadb-10.11.json: RECORDED from a throwaway MariaDB 10.11.19 (the
  *   devserver flags) with readServerFacts/readTableFacts/sampleInput on the
- *   fixtures tables and generated files (/tmp/planner-bench/record.mjs).
+ *   fixtures tables and generated files, before ServerFacts had
+ *   currentUser and lowerCaseTableNames (the recording script is not kept).
  * - Everything else is hand-written from each server's documented defaults,
  *   because MySQL 8.0/8.4, Percona Server (TokuDB, MyRocks) and MariaDB
  *   10.5/10.6 cannot run here. Each builder names its sources.
@@ -18,7 +19,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 interface Recorded {
   recordedFrom: string;
-  server: ServerFacts;
+  /** Recorded before ServerFacts had currentUser and lowerCaseTableNames. */
+  server: Omit<ServerFacts, 'currentUser' | 'lowerCaseTableNames'>;
   tables: Record<string, TableFacts>;
   inputs: Record<string, InputFacts>;
 }
@@ -31,9 +33,12 @@ function clone<T>(x: T): T {
 
 export const RECORDED_FROM = recorded.recordedFrom;
 
+/** What the hand-written servers say, and the recording lacks: no CURRENT_USER() read, lower_case_table_names 0 (the Linux default). */
+const NOT_RECORDED: Pick<ServerFacts, 'currentUser' | 'lowerCaseTableNames'> = { currentUser: undefined, lowerCaseTableNames: 0 };
+
 /** The recorded MariaDB 10.11.19 server (local_infile ON, lock mode 1, 2 cpus, no binlog, MyRocks loaded). */
 export function mariadb1011(): ServerFacts {
-  return clone(recorded.server);
+  return { ...NOT_RECORDED, ...clone(recorded.server) };
 }
 
 /** A recorded table, e.g. table('user3', 'InnoDB'), table('user3', 'InnoDB', 'nonempty'). */
@@ -109,6 +114,7 @@ export function mysql80(): ServerFacts {
     binlog: true,
     grants: ["GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `app`.* TO `loader`@`%`"],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -156,6 +162,7 @@ export function percona57Tokudb(): ServerFacts {
     binlog: false,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -172,6 +179,7 @@ export function percona80Tokudb(): ServerFacts {
     binlog: true,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 
@@ -201,6 +209,7 @@ export function percona80Myrocks(): ServerFacts {
     binlog: true,
     grants: ['GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION'],
     serverCpus: undefined,
+    ...NOT_RECORDED,
   };
 }
 

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""Vendored copy of /tmp/ldresearch/emu.py (flatload boundary research),
-validated against MariaDB 10.11.19 on 84 cases (spec section 14). The only
-changes are marked "flatload:": Reader.open_quote records the offset of the
-opening enclosure of a quoted field that ran into end of file (flatload
-reports that as an unterminated quote instead of loading it), except in a
-record that IGNORE n skips.
+"""Reference emulation of MariaDB 10.11 sql/sql_load.cc READ_INFO record and
+field parsing (read_field, read_fixed_length, next_line,
+find_start_of_fields, terminator, read_mbtail, unescape) and of
+mysql_load()/read_sep_field() around it. load() returns the records as lists
+of field values (bytes, None for SQL NULL, 'NODATA' for a field the record
+ended before), the byte offset at which each record ends (= where the server
+starts reading the next one) and the 1261/1262 warnings.
 
-Reference emulation of MariaDB 10.11 sql_load.cc READ_INFO record/field
-parsing (read_field, read_fixed_length, next_line, find_start_of_fields,
-terminator, read_mbtail, unescape), used to validate spec.md against a real
-server.  Returns records as lists of field values (bytes or None) plus the
-byte offset at which each record ends (= where the server starts reading the
-next record)."""
+It is the oracle of flatload's boundary tests: it agrees with MariaDB
+10.11.19 on the server-checked cases in test/unit/chunking-cases.json
+(tools/chunking-cases-check.py re-derives them), and
+tools/chunking-fuzz-gen.py uses it to make test/unit/chunking-fuzz.json.
+
+Lines marked "flatload:" are not in the server: Reader.open_quote records
+the offset of the opening enclosure of a quoted field that ran into end of
+file (flatload reports that as an unterminated quote instead of loading it),
+except in a record that IGNORE n skips."""
 
 EOF = -1
 INT_MAX = 1 << 31

@@ -6,16 +6,18 @@ escapes, field/line terminators, CR/LF, multi-byte lead and trail bytes of
 utf8mb4/gbk/big5/sjis/..., invalid sequences) with random LOAD DATA options,
 and records where the server's reader ends each record, using the
 server-validated emulator chunking_emu.py (a port of MariaDB 10.11
-sql_load.cc READ_INFO; see its docstring) as the oracle.
+sql_load.cc READ_INFO; see its docstring) as the oracle. Each case also
+holds the field values the server reads for each record and which records
+draw warning 1262 (extra data), for the check of parseRecord against it.
 
 The checked-in corpus test/unit/chunking-fuzz.json is read by
-chunking-fuzz.test.ts, so the unit tests never need python. Regenerate it
-(deterministic for a given seed and count) with
+chunking-fuzz.test.ts and fields-fuzz.test.ts, so the unit tests never need
+python. Regenerate it (deterministic for a given seed and count) with
 
-    python3 test/unit/chunking-fuzz-gen.py                       # 600 cases, seed 1
-    python3 test/unit/chunking-fuzz-gen.py --seed 7 --count 50000 --out /tmp/fuzz.json
-    python3 test/unit/chunking-fuzz-gen.py --seed 8 --count 5000 --max-len 2000 --out /tmp/fuzz-long.json
-    FLATLOAD_FUZZ_CORPUS=/tmp/fuzz.json node --import tsx --test test/unit/chunking-fuzz.test.ts
+    python3 tools/chunking-fuzz-gen.py                       # 600 cases, seed 1
+    python3 tools/chunking-fuzz-gen.py --seed 7 --count 50000 --out /tmp/fuzz.json
+    python3 tools/chunking-fuzz-gen.py --seed 8 --count 5000 --max-len 2000 --out /tmp/fuzz-long.json
+    FLATLOAD_FUZZ_CORPUS=/tmp/fuzz.json node --import tsx --test test/unit/chunking-fuzz.test.ts test/unit/fields-fuzz.test.ts
 
 The second form is how to hunt for new discrepancies: a big corpus with a
 fresh seed, checked by the same test. Add any failing case's seed to the
@@ -98,8 +100,8 @@ def gen_case(r, i):
     text = [r.random() < 0.6 for _ in range(ncols)]
     ignore = r.choice([0, 0, 0, 1, 2])
     data = gen_data(r, fterm, lterm, enc)
-    _, ends, _ = emu.load(data, ncols, fterm=fterm, lterm=lterm, enc=enc, esc=esc, cs=cs,
-                          ignore=ignore, binary=[not t for t in text])
+    rows, ends, warns = emu.load(data, ncols, fterm=fterm, lterm=lterm, enc=enc, esc=esc, cs=cs,
+                                 ignore=ignore, binary=[not t for t in text])
     return {
         'name': f'fuzz-{i}',
         'hex': data.hex(),
@@ -113,6 +115,10 @@ def gen_case(r, i):
         'ignore': ignore,
         'ends': ends,
         'openQuote': emu.load.open_quote,
+        # The fields each record has (hex, or None for SQL NULL); a row shorter than ncols ran out of fields (1261).
+        'rows': [[None if v is None else v.hex() for v in row if v != 'NODATA'] for row in rows],
+        # 0-based records the server warns 1262 about (more fields than targets, skipped).
+        'extraData': [n - 1 for code, n in warns if code == 1262],
     }
 
 
@@ -120,7 +126,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--count', type=int, default=600)
-    ap.add_argument('--out', default=os.path.join(HERE, 'chunking-fuzz.json'))
+    ap.add_argument('--out', default=os.path.join(HERE, '..', 'test', 'unit', 'chunking-fuzz.json'))
     ap.add_argument('--max-len', type=int, default=40, help='longest input, bytes (about)')
     a = ap.parse_args()
     global MAX_LEN
@@ -128,7 +134,7 @@ def main():
     r = random.Random(a.seed)
     cases = [gen_case(r, i) for i in range(a.count)]
     doc = {
-        'source': f'chunking-fuzz-gen.py --seed {a.seed} --count {a.count} --max-len {a.max_len} (oracle: chunking_emu.py)',
+        'source': f'tools/chunking-fuzz-gen.py --seed {a.seed} --count {a.count} --max-len {a.max_len} (oracle: chunking_emu.py)',
         'cases': cases,
     }
     with open(a.out, 'w') as f:  # one case a line: readable diffs

@@ -1,0 +1,65 @@
+/**
+ * identityDifferences: what a refused resume names as changed between the
+ * stored job identity and this run's; jobIdOf: equal identities, equal ids.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { identityDifferences, jobIdOf, type JobIdentity } from '../../src/checkpoint/identity.js';
+
+function identity(): JobIdentity {
+  return {
+    input: { path: '/data/orders.csv', kind: 'file', sizeBytes: 1000, mtimeMs: 1700000000000, headTailSha256: 'aa' },
+    target: 'shop.orders',
+    format: { fieldsTerminatedBy: '2c', fieldsEnclosedBy: '22', fieldsEscapedBy: '5c', linesTerminatedBy: '0a', ignoreLines: 1, characterSet: 'utf8mb4', stripBom: true },
+    columns: null,
+    chunkSizeBytes: 1 << 20,
+    strategy: null,
+    mode: 'append',
+    onDuplicate: 'error',
+    allowTruncation: false,
+  };
+}
+
+const cases: Array<[name: string, change: (i: JobIdentity) => void, differences: string[]]> = [
+  ['nothing changed', () => undefined, []],
+  ['the file grew', (i) => (i.input.sizeBytes = 2000), ['input size: 1000 then, 2000 now']],
+  ['the file was touched', (i) => (i.input.mtimeMs = 1700000000001), ['input modification time: 1700000000000 then, 1700000000001 now']],
+  ['its first or last MiB changed', (i) => (i.input.headTailSha256 = 'bb'), ['input contents (first/last MiB) differ']],
+  ['another path', (i) => (i.input.path = '/data/orders-2.csv'), ['input path: "/data/orders.csv" then, "/data/orders-2.csv" now']],
+  ['stdin instead of a file', (i) => (i.input = { path: '-', kind: 'stdin', sizeBytes: null, mtimeMs: null, headTailSha256: null }), [
+    'input size: 1000 then, null now',
+    'input modification time: 1700000000000 then, null now',
+    'input contents (first/last MiB) differ',
+    'input path: "/data/orders.csv" then, "-" now',
+  ]],
+  ['another table', (i) => (i.target = 'shop.orders_new'), ['target table: "shop.orders" then, "shop.orders_new" now']],
+  ['another field terminator', (i) => (i.format['fieldsTerminatedBy'] = '09'), ['format fieldsTerminatedBy: "2c" then, "09" now']],
+  ['another header count', (i) => (i.format['ignoreLines'] = 0), ['format ignoreLines: 1 then, 0 now']],
+  ['a format key only one side has', (i) => (i.format['newOption'] = true), ['format newOption: undefined then, true now']],
+  ['a format key dropped', (i) => delete i.format['stripBom'], ['format stripBom: true then, undefined now']],
+  ['--columns given', (i) => (i.columns = 'id,@skip,name'), ['--columns: null then, "id,@skip,name" now']],
+  ['another chunk size', (i) => (i.chunkSizeBytes = 1 << 21), ['chunk size: 1048576 then, 2097152 now']],
+  ['--strategy forced', (i) => (i.strategy = 'insert'), ['--strategy: null then, "insert" now']],
+  ['--mode', (i) => (i.mode = 'replace'), ['--mode: "append" then, "replace" now']],
+  ['--on-duplicate', (i) => (i.onDuplicate = 'ignore'), ['--on-duplicate: "error" then, "ignore" now']],
+  ['--allow-truncation', (i) => (i.allowTruncation = true), ['--allow-truncation: false then, true now']],
+  ['several at once, in a fixed order', (i) => {
+    i.allowTruncation = true;
+    i.target = 'x.y';
+    i.input.sizeBytes = 1;
+  }, ['input size: 1000 then, 1 now', 'target table: "shop.orders" then, "x.y" now', '--allow-truncation: false then, true now']],
+];
+
+for (const [name, change, differences] of cases) {
+  test(`identityDifferences: ${name}`, () => {
+    const now = identity();
+    change(now);
+    assert.deepEqual(identityDifferences(identity(), now), differences);
+    assert.equal(jobIdOf(now) === jobIdOf(identity()), differences.length === 0, 'the job id changes exactly when the identity does');
+  });
+}
+
+test('jobIdOf: 24 hex digits, stable for equal identities', () => {
+  assert.match(jobIdOf(identity()), /^[0-9a-f]{24}$/);
+  assert.equal(jobIdOf(identity()), jobIdOf(identity()));
+});

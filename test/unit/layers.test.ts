@@ -1,0 +1,230 @@
+/**
+ * The layer rule: which room under src/ may import which.
+ *
+ * A room is a folder directly under src/ (subfolders belong to it). Each has
+ * a rank; a file may import from its own room and from rooms of LOWER rank,
+ * never from a higher one, nor from another room of the same rank:
+ *
+ *   shared utilities, below everything, in this order:
+ *     0 errors      imports no room
+ *     1 config      may import errors
+ *     2 db          may import errors, config (db/connect reads connection options)
+ *   the pipeline, each stage may import the stages before it and the shared ones:
+ *     3 input → 4 chunking → 5 order | shard → 6 introspect → 7 plan → 8 load → 9 checkpoint → 10 report
+ *     (order and shard sit side by side between chunking and introspect: neither imports the other)
+ *   on top, may import everything below them:
+ *     11 devserver → 12 bench → 13 cli
+ *
+ * Every import counts: value and type-only imports, re-exports and dynamic
+ * import() of a literal path. Files outside src/ (fixtures/) are imported
+ * only by the top rooms. A room that is not in RANK fails the test: place a
+ * new room on purpose.
+ *
+ * KNOWN_VIOLATIONS are the imports that break the rule today. The list must
+ * be exact: the test fails on an import that breaks the rule and is not
+ * listed, and also on a listed one that no longer exists (delete it from the
+ * list when you fix it), so it can only shrink.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const RANK: Readonly<Record<string, number>> = {
+  errors: 0,
+  config: 1,
+  db: 2,
+  input: 3,
+  chunking: 4,
+  order: 5,
+  shard: 5,
+  introspect: 6,
+  plan: 7,
+  load: 8,
+  checkpoint: 9,
+  report: 10,
+  devserver: 11,
+  bench: 12,
+  cli: 13,
+};
+const TOP = new Set(['devserver', 'bench', 'cli']);
+
+/** "importing file -> imported file", paths relative to src/. */
+const KNOWN_VIOLATIONS: readonly string[] = [
+  // A top room importing another top room above it: the options type belongs to bench/.
+  'bench/engines.ts -> cli/commands/bench.ts',
+  // Shared utilities reaching up: config needs quoting (db) and the column-target type (plan).
+  'config/loadOptions.ts -> db/quote.ts',
+  'config/loadOptions.ts -> plan/sql.ts',
+  // The field parser uses the scanner's format types and charsets, which live one stage later.
+  'input/fields.ts -> chunking/charsets.ts',
+  'input/fields.ts -> chunking/scanner.ts',
+  // Introspection uses the planner's types, SQL helpers and grant parser.
+  'introspect/input.ts -> plan/sql.ts',
+  'introspect/input.ts -> plan/types.ts',
+  'introspect/server.ts -> plan/privileges.ts',
+  // load drives checkpointing and reporting: the resume bookkeeping, the job identity,
+  // the progress events, the reject file, the summary and the size measurement.
+  'load/apply.ts -> checkpoint/store.ts',
+  'load/apply.ts -> report/events.ts',
+  'load/apply.ts -> report/rejectFile.ts',
+  'load/execute.ts -> checkpoint/identity.ts',
+  'load/execute.ts -> checkpoint/store.ts',
+  'load/execute.ts -> report/events.ts',
+  'load/execute.ts -> report/sizes.ts',
+  'load/execute.ts -> report/summary.ts',
+  'load/insertExecutor.ts -> report/events.ts',
+  'load/loadDataExecutor.ts -> report/events.ts',
+  'load/resume.ts -> checkpoint/store.ts',
+  'load/resume.ts -> report/events.ts',
+  'load/runner.ts -> report/events.ts',
+];
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const srcDir = join(root, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .sort()
+    .map((name) => join(dir, name));
+}
+
+/**
+ * The module specifiers a file imports. Static imports and re-exports start a
+ * line (so examples in comments, which start with " *", are not read);
+ * dynamic imports are taken wherever a literal path is passed.
+ */
+export function importSpecifiers(text: string): string[] {
+  const re = /^[ \t]*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]|^[ \t]*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+  return [...text.matchAll(re)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+}
+
+/** The room of a path relative to src/, or undefined for a path outside src/. */
+function roomOf(fromSrc: string): string | undefined {
+  if (fromSrc.startsWith('..')) return undefined;
+  const parts = fromSrc.split('/');
+  return parts.length > 1 ? parts[0] : '';
+}
+
+/** Why importing `to` from `from` (paths relative to src/) breaks the rule, or undefined when it does not. */
+export function layerViolation(from: string, to: string): string | undefined {
+  const a = roomOf(from);
+  const b = roomOf(to);
+  if (a === undefined) throw new Error(`${from} is not under src/`);
+  if (a === '' || RANK[a] === undefined) return `${from} is in no known room: add its room to RANK in test/unit/layers.test.ts`;
+  if (a === b) return undefined;
+  if (b === undefined) return TOP.has(a) ? undefined : `${a} imports ${to}, outside src/ (only ${[...TOP].join(', ')} may)`;
+  if (b === '' || RANK[b] === undefined) return `${to} is in no known room: add its room to RANK in test/unit/layers.test.ts`;
+  if (RANK[b] < RANK[a]) return undefined;
+  return RANK[b] === RANK[a] ? `${a} and ${b} sit side by side: neither imports the other` : `${a} (rank ${RANK[a]}) imports ${b} (rank ${RANK[b]}), a later room`;
+}
+
+/** Every import of every src/ file that breaks the rule, "from -> to" with the reason. */
+function currentViolations(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const file of sourceFiles(srcDir)) {
+    const from = relative(srcDir, file);
+    for (const spec of importSpecifiers(readFileSync(file, 'utf8'))) {
+      if (!spec.startsWith('.')) continue; // packages and node: builtins
+      const to = relative(srcDir, resolve(dirname(file), spec)).replace(/\.js$/, '.ts');
+      const why = layerViolation(from, to);
+      if (why) out.set(`${from} -> ${to}`, why);
+    }
+  }
+  return out;
+}
+
+/** The test's verdict: violations not in the list, and listed ones that are gone. */
+export function compareWithKnown(found: ReadonlyMap<string, string>, known: readonly string[]): { added: string[]; gone: string[] } {
+  const listed = new Set(known);
+  return {
+    added: [...found].filter(([k]) => !listed.has(k)).map(([k, why]) => `${k}: ${why}`),
+    gone: known.filter((k) => !found.has(k)),
+  };
+}
+
+describe('the rule', () => {
+  const cases: Array<[string, string, boolean]> = [
+    ['errors/index.ts', 'config/format.ts', false],
+    ['config/connection.ts', 'errors/index.ts', true],
+    ['config/loadOptions.ts', 'db/quote.ts', false],
+    ['db/connect.ts', 'config/connection.ts', true],
+    ['db/connect.ts', 'plan/sql.ts', false],
+    ['input/source.ts', 'errors/index.ts', true],
+    ['input/fields.ts', 'chunking/scanner.ts', false],
+    ['chunking/cut.ts', 'input/fields.ts', true],
+    ['order/sort.ts', 'chunking/scanner.ts', true],
+    ['order/sort.ts', 'shard/split.ts', false],
+    ['shard/split.ts', 'order/sort.ts', false],
+    ['introspect/input.ts', 'order/sort.ts', true],
+    ['introspect/server.ts', 'plan/privileges.ts', false],
+    ['plan/planner.ts', 'introspect/types.ts', true],
+    ['plan/rules/innodb.ts', 'plan/sql.ts', true],
+    ['plan/planner.ts', 'load/apply.ts', false],
+    ['load/runner.ts', 'plan/types.ts', true],
+    ['load/runner.ts', 'report/events.ts', false],
+    ['checkpoint/store.ts', 'load/runner.ts', true],
+    ['report/rejectFile.ts', 'load/isolate.ts', true],
+    ['report/sizes.ts', 'devserver/server.ts', false],
+    ['devserver/demo.ts', '../fixtures/generate.ts', true],
+    ['load/execute.ts', '../fixtures/generate.ts', false],
+    ['bench/main.ts', 'devserver/server.ts', true],
+    ['bench/engines.ts', 'cli/commands/bench.ts', false],
+    ['cli/main.ts', 'bench/main.ts', true],
+    ['cli/commands/load.ts', 'load/execute.ts', true],
+    ['newroom/x.ts', 'errors/index.ts', false],
+    ['load/x.ts', 'newroom/y.ts', false],
+    ['main.ts', 'errors/index.ts', false],
+  ];
+  for (const [from, to, ok] of cases) {
+    test(`${from} -> ${to}: ${ok ? 'allowed' : 'refused'}`, () => {
+      assert.equal(layerViolation(from, to) === undefined, ok, layerViolation(from, to));
+    });
+  }
+
+  test('import statements are found in every form, comments are not read', () => {
+    const text = [
+      "import { a } from '../plan/sql.js';",
+      "import type { B } from '../plan/types.js';",
+      'import {',
+      '  c,',
+      "  d } from '../db/quote.js';",
+      "export { e } from '../errors/index.js';",
+      "export * from './x.js';",
+      "import './side-effect.js';",
+      "const m = await import('../load/runner.js');",
+      " * import { f } from '../cli/main.js';",
+      "import mysql from 'mysql2/promise';",
+    ].join('\n');
+    assert.deepEqual(importSpecifiers(text), [
+      '../plan/sql.js',
+      '../plan/types.js',
+      '../db/quote.js',
+      '../errors/index.js',
+      './x.js',
+      './side-effect.js',
+      '../load/runner.js',
+      'mysql2/promise',
+    ]);
+  });
+
+  test('the known list can only shrink', () => {
+    const found = new Map([
+      ['a/x.ts -> b/y.ts', 'why'],
+      ['c/x.ts -> d/y.ts', 'why'],
+    ]);
+    assert.deepEqual(compareWithKnown(found, ['a/x.ts -> b/y.ts', 'c/x.ts -> d/y.ts']), { added: [], gone: [] });
+    assert.deepEqual(compareWithKnown(found, ['a/x.ts -> b/y.ts']), { added: ['c/x.ts -> d/y.ts: why'], gone: [] });
+    assert.deepEqual(compareWithKnown(found, ['a/x.ts -> b/y.ts', 'c/x.ts -> d/y.ts', 'e/x.ts -> f/y.ts']), { added: [], gone: ['e/x.ts -> f/y.ts'] });
+  });
+});
+
+test('src/ imports follow the layers, except exactly the known violations', () => {
+  const files = sourceFiles(srcDir);
+  assert.ok(files.length > 50, `only ${files.length} files under src/`);
+  const { added, gone } = compareWithKnown(currentViolations(), KNOWN_VIOLATIONS);
+  assert.deepEqual(added, [], `imports that break the layer rule (see the header of test/unit/layers.test.ts):\n${added.join('\n')}`);
+  assert.deepEqual(gone, [], `fixed, so delete from KNOWN_VIOLATIONS in test/unit/layers.test.ts:\n${gone.join('\n')}`);
+});

@@ -1,0 +1,76 @@
+/**
+ * What a LOAD DATA LOCAL warning means for its row (classifyWarning), which
+ * row it names (warningRow), and the OK packet's counts (parseLoadInfo).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { classifyWarning, parseLoadInfo, warningRow, type LoadInfo, type WarningClass } from '../../src/load/warnings.js';
+
+const classes: Array<[level: string, code: number, message: string, expected: WarningClass]> = [
+  ['Warning', 1062, "Duplicate entry '7' for key 'PRIMARY'", 'skipped'],
+  ['Error', 1062, "Duplicate entry '7' for key 'PRIMARY'", 'skipped'],
+  ['Warning', 1022, "Can't write; duplicate key in table 't'", 'skipped'],
+  ['Warning', 1169, "Can't write, because of unique constraint, to table 't'", 'skipped'],
+  ['Warning', 1586, "Duplicate entry '7' for key 'u'", 'skipped'],
+  ['Warning', 1557, 'Upholding foreign key constraints for table failed, duplicate key', 'skipped'],
+  ['Warning', 1261, "Row 3 doesn't contain data for all columns", 'malformed'],
+  ['Warning', 1262, 'Row 4 was truncated; it contained more data than there were input columns', 'malformed'],
+  ['Warning', 1263, "Column set to default value; NULL supplied to NOT NULL column 'a' at row 1", 'altered'],
+  ['Warning', 1264, "Out of range value for column 'n' at row 2", 'altered'],
+  ['Warning', 1265, "Data truncated for column 'd' at row 5", 'altered'],
+  ['Warning', 1292, "Incorrect datetime value: 'x' for column 'ts' at row 1", 'altered'],
+  ['Warning', 1300, 'Invalid utf8mb4 character string', 'altered'],
+  ['Warning', 1366, "Incorrect integer value: 'abc' for column 'n' at row 1", 'altered'],
+  ['Warning', 1406, "Data too long for column 'c' at row 1", 'altered'],
+  ['Warning', 1048, "Column 'a' cannot be null", 'altered'],
+  ['Warning', 1364, "Field 'b' doesn't have a default value", 'altered'],
+  ['Warning', 1411, 'Incorrect datetime value', 'altered'],
+  ['Warning', 4025, "CONSTRAINT `c` failed for `t`", 'altered'],
+  ['Warning', 1690, 'BIGINT UNSIGNED value is out of range', 'altered'],
+  ['Warning', 1918, 'Encountered illegal value when converting', 'altered'],
+  // Unknown warnings are data changes until shown otherwise.
+  ['Warning', 9999, 'something new', 'altered'],
+  ['Warning', 1105, 'Unknown error', 'altered'],
+  // A note never changes data, whatever its code.
+  ['Note', 1265, 'Data truncated', 'note'],
+  ['NOTE', 1062, 'Duplicate entry', 'note'],
+  ['note', 1003, 'anything', 'note'],
+];
+
+for (const [level, code, message, expected] of classes) {
+  test(`classifyWarning: ${level} ${code} is ${expected}`, () => {
+    assert.equal(classifyWarning({ level, code, message }), expected);
+  });
+}
+
+const rows: Array<[message: string, row: number | undefined]> = [
+  ["Data truncated for column 'd' at row 5", 5],
+  ["Incorrect integer value: 'abc' for column 'n' at row 12345", 12345],
+  ["Out of range value for column 'n' AT ROW 2", 2],
+  ["Row 3 doesn't contain data for all columns", 3],
+  ['Row 4 was truncated; it contained more data than there were input columns', 4],
+  ["Duplicate entry '7' for key 'PRIMARY'", undefined],
+  ["Data truncated for column 'row 9' at rowing", undefined],
+  ['', undefined],
+];
+
+for (const [message, row] of rows) {
+  test(`warningRow: ${JSON.stringify(message)} names ${String(row)}`, () => {
+    assert.equal(warningRow(message), row);
+  });
+}
+
+const infos: Array<[info: string | undefined, parsed: LoadInfo | undefined]> = [
+  ['Records: 3  Deleted: 0  Skipped: 1  Warnings: 2', { records: 3, deleted: 0, skipped: 1, warnings: 2 }],
+  ['Records: 1000000  Deleted: 7  Skipped: 0  Warnings: 65535', { records: 1000000, deleted: 7, skipped: 0, warnings: 65535 }],
+  ['Records: 5', { records: 5, deleted: 0, skipped: 0, warnings: 0 }],
+  ['Rows matched: 1  Changed: 1  Warnings: 0', undefined],
+  ['', undefined],
+  [undefined, undefined],
+];
+
+for (const [info, parsed] of infos) {
+  test(`parseLoadInfo: ${JSON.stringify(info)}`, () => {
+    assert.deepEqual(parseLoadInfo(info), parsed);
+  });
+}
