@@ -1,8 +1,9 @@
+import { FlatloadError } from '../errors/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileColumns, generateToFile, type FixtureTable } from '../../fixtures/generate.js';
-import type { BenchResult } from '../cli/commands/bench.js';
+import type { BenchResult } from './result.js';
 import { writeDocSection } from './doc.js';
 import { measure } from './measure.js';
 import { machineDescription } from './report.js';
@@ -49,7 +50,7 @@ export async function runEnginesBench(rows: number, root: string, write: boolean
       const columns = table === 'user_summary' ? [] : ['--columns', fileColumns(gen).join(',')];
       process.stderr.write(`flatload bench ${table}.tsv (${rows.toLocaleString('en-US')} rows) …\n`);
       const m = await measure(process.execPath, [cli, 'bench', file, '--fixture', table, '--json', '--chart', write ? chart : join(dir, 'chart.svg'), ...columns], { env: process.env });
-      if (m.code !== 0 && !m.stdout.trim()) throw new Error(`flatload bench ${table} failed:\n${m.stderr}`);
+      if (m.code !== 0 && !m.stdout.trim()) throw new FlatloadError('INTERNAL', `flatload bench ${table} failed:\n${m.stderr}`);
       const out = JSON.parse(m.stdout) as { inputBytes: number; results: BenchResult[] };
       const body = `### ${table}, ${rows.toLocaleString('en-US')} rows
 

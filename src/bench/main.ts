@@ -143,7 +143,7 @@ async function main(): Promise<void> {
   }
   const rows = Number(args.rows);
   const csvRows = Number(args['csv-rows']);
-  const jobsList = args.jobs!.split(',').map(Number);
+  const jobsList = args.jobs.split(',').map(Number);
   const dir = mkdtempSync(join(tmpdir(), 'flatload-bench-'));
   let server: ThrowawayServer | undefined;
   try {

@@ -4,6 +4,7 @@
  * a finished one it must not repeat (while its rows are still there), or
  * none — then it plans anew. Changes or refusals are explained in words.
  */
+import { selectNumber } from '../db/rows.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
@@ -34,8 +35,7 @@ export interface Job {
 /** Rows in a table (only read when a finished load is about to be trusted: it scans the table). */
 async function countRows(control: Queryable, db: string, table: string): Promise<number | undefined> {
   try {
-    const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(db, table)}`);
-    return Number((r as Array<{ n: unknown }>)[0]!.n);
+    return await selectNumber(control, `SELECT COUNT(*) AS n FROM ${quoteQualified(db, table)}`);
   } catch {
     return undefined;
   }
@@ -207,8 +207,7 @@ export async function holdJob(control: ControlConnection, store: CheckpointStore
     onWaiting: (message) => events.emit({ type: 'note', message }),
   });
   control.onReconnect(async (conn) => {
-    const [r] = await conn.query('SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)]);
-    if (Number((r as Array<{ got: unknown }>)[0]?.got) !== 1) {
+    if ((await selectNumber(conn, 'SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)])) !== 1) {
       throw new FlatloadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
     }
   });

@@ -1,3 +1,4 @@
+import { selectNumber, selectOne } from '../db/rows.js';
 import { hostname, userInfo } from 'node:os';
 import type { Queryable } from '../db/control.js';
 import { FlatloadError } from '../errors/index.js';
@@ -35,11 +36,10 @@ export interface LockHolder {
 
 /** The session holding the job's lock, or undefined when no process holds it. */
 export async function jobLockHolder(conn: Queryable, jobId: string): Promise<LockHolder | undefined> {
-  const [r] = await conn.query('SELECT IS_USED_LOCK(?) AS id', [jobLockName(jobId)]);
-  const id = (r as Array<{ id: unknown }>)[0]?.id;
+  const id = (await selectOne<{ id: number | null }>(conn, 'SELECT IS_USED_LOCK(?) AS id', [jobLockName(jobId)]))?.id;
   if (id === null || id === undefined) return undefined;
-  const [p] = await conn.query('SELECT HOST AS host FROM information_schema.PROCESSLIST WHERE ID = ?', [id]);
-  return { connectionId: Number(id), host: ((p as Array<{ host: string | null }>)[0]?.host as string | null | undefined) ?? null };
+  const p = await selectOne<{ host: string | null }>(conn, 'SELECT HOST AS host FROM information_schema.PROCESSLIST WHERE ID = ?', [id]);
+  return { connectionId: Number(id), host: p?.host ?? null };
 }
 
 export interface AcquireOptions {
@@ -56,8 +56,7 @@ export interface AcquireOptions {
 export async function acquireJobLock(conn: Queryable, jobId: string, o: AcquireOptions): Promise<void> {
   const name = jobLockName(jobId);
   const take = async (seconds: number): Promise<boolean> => {
-    const [r] = await conn.query('SELECT GET_LOCK(?, ?) AS got', [name, seconds]);
-    return Number((r as Array<{ got: unknown }>)[0]?.got) === 1;
+    return (await selectNumber(conn, 'SELECT GET_LOCK(?, ?) AS got', [name, seconds])) === 1;
   };
   if (await take(0)) return;
   const holder = await o.describeHolder();

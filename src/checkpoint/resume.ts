@@ -1,3 +1,4 @@
+import { selectNumber } from '../db/rows.js';
 import type { CheckpointStore, DoneChunk, JobPhase } from './store.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
@@ -32,8 +33,7 @@ export type ResumedChunk = CutChunk & { original?: { startByte: number; records:
  */
 export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: CheckpointContext): Promise<{ index: number; skip: number } | undefined> {
   if (plan.guarantee.kind !== 'exactly-once-by-row-count' || cp.rowsBefore === null || (cp.done.size === 0 && cp.phase === 'created')) return undefined;
-  const [r] = await control.query(`SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
-  const actual = Number((r as Array<{ n: number }>)[0]!.n);
+  const actual = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)}`);
   const expected = cp.rowsBefore + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
   if (actual < expected) {
     throw new FlatloadError('RESUME_MISMATCH', `the table holds ${actual} rows but the interrupted load had committed ${expected - cp.rowsBefore} to the ${cp.rowsBefore} it started with: rows were deleted since`, {

@@ -3,6 +3,7 @@ import { quoteId } from '../db/quote.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { JobIdentity } from './identity.js';
 import { JOB_LOCK_PREFIX } from './lock.js';
+import { selectNumber, selectOne, selectRows } from '../db/rows.js';
 
 type Conn = Queryable;
 
@@ -103,23 +104,22 @@ export class CheckpointStore {
   }
 
   static async exists(conn: Conn, schema: string): Promise<boolean> {
-    const [r] = await conn.query('SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [schema, JOBS]);
-    return Number((r as Array<{ n: number }>)[0]?.n ?? 0) > 0;
+    return (await selectNumber(conn, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [schema, JOBS])) > 0;
   }
 
   /** Every schema that holds flatload bookkeeping (for `status` without --table). */
   static async schemas(conn: Conn): Promise<string[]> {
-    const [r] = await conn.query('SELECT TABLE_SCHEMA AS s FROM information_schema.TABLES WHERE TABLE_NAME = ? ORDER BY 1', [JOBS]);
-    return (r as Array<{ s: string }>).map((x) => x.s);
+    return (await selectRows<{ s: string }>(conn, 'SELECT TABLE_SCHEMA AS s FROM information_schema.TABLES WHERE TABLE_NAME = ? ORDER BY 1', [JOBS])).map((x) => x.s);
   }
 
   /** The chunk tables that exist in this schema (one per engine used). */
   private async chunkTables(): Promise<string[]> {
-    const [r] = await this.conn.query(
+    const r = await selectRows<{ t: string }>(
+      this.conn,
       `SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (${ALL_CHUNK_TABLES.map(() => '?').join(',')})`,
       [this.schema, ...ALL_CHUNK_TABLES],
     );
-    return (r as Array<{ t: string }>).map((x) => x.t);
+    return r.map((x) => x.t);
   }
 
   /** SELECT over every chunk table, as one derived table. */
@@ -181,24 +181,23 @@ export class CheckpointStore {
   }
 
   private async addMissingColumns(table: string, wanted: Array<[string, string]>): Promise<void> {
-    const [cols] = await this.conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, table]);
-    const have = new Set((cols as Array<{ c: string }>).map((x) => x.c.toLowerCase()));
+    const cols = await selectRows<{ c: string }>(this.conn, 'SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [this.schema, table]);
+    const have = new Set(cols.map((x) => x.c.toLowerCase()));
     const missing = wanted.filter(([name]) => !have.has(name));
     if (missing.length) await this.conn.query(`ALTER TABLE ${this.t(table)} ${missing.map(([name, type]) => `ADD COLUMN ${quoteId(name)} ${type}`).join(', ')}`);
   }
 
   async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
-    const [rows] = await this.conn.query(
+    const r = await selectOne<Record<string, unknown>>(
+      this.conn,
       `SELECT * FROM ${this.t(JOBS)} WHERE target = ? AND input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
       [target, inputPath],
     );
-    const r = (rows as Array<Record<string, unknown>>)[0];
     return r ? toJob(r) : undefined;
   }
 
   async get(jobId: string): Promise<StoredJob | undefined> {
-    const [rows] = await this.conn.query(`SELECT * FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
-    const r = (rows as Array<Record<string, unknown>>)[0];
+    const r = await selectOne<Record<string, unknown>>(this.conn, `SELECT * FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
     return r ? toJob(r) : undefined;
   }
 
@@ -248,27 +247,33 @@ export class CheckpointStore {
   ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
     const values: unknown[] = [];
-    if (f.state !== undefined) (sets.push('state = ?'), values.push(f.state));
-    if (f.phase !== undefined) (sets.push('phase = ?'), values.push(f.phase));
-    if (f.chunksTotal !== undefined) (sets.push('chunks_total = ?'), values.push(f.chunksTotal));
-    if (f.rowsInInput !== undefined) (sets.push('rows_in_input = ?'), values.push(f.rowsInInput));
-    if (f.message !== undefined) (sets.push('message = ?'), values.push(f.message));
-    if (f.rowsBefore !== undefined) (sets.push('rows_before = ?'), values.push(f.rowsBefore));
-    if (f.rowsLoaded !== undefined) (sets.push('rows_loaded = ?'), values.push(f.rowsLoaded));
-    if (f.rowsRejected !== undefined) (sets.push('rows_rejected = ?'), values.push(f.rowsRejected));
-    if (f.owner !== undefined) (sets.push('owner = ?'), values.push(f.owner));
-    if (f.tableFingerprint !== undefined) (sets.push('table_fingerprint = ?'), values.push(f.tableFingerprint));
+    const set = (column: string, value: unknown): void => {
+      if (value === undefined) return;
+      sets.push(`${column} = ?`);
+      values.push(value);
+    };
+    set('state', f.state);
+    set('phase', f.phase);
+    set('chunks_total', f.chunksTotal);
+    set('rows_in_input', f.rowsInInput);
+    set('message', f.message);
+    set('rows_before', f.rowsBefore);
+    set('rows_loaded', f.rowsLoaded);
+    set('rows_rejected', f.rowsRejected);
+    set('owner', f.owner);
+    set('table_fingerprint', f.tableFingerprint);
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
 
   async doneChunks(jobId: string, onlyIndex?: number): Promise<Map<number, DoneChunk>> {
-    const [rows] = await this.conn.query(
+    const rows = await selectRows<Record<string, unknown>>(
+      this.conn,
       `SELECT * FROM ${await this.chunksUnion()} c WHERE job_id = ?${onlyIndex === undefined ? '' : ' AND chunk_index = ?'}`,
       onlyIndex === undefined ? [jobId] : [jobId, onlyIndex],
     );
     const out = new Map<number, DoneChunk>();
-    for (const r of rows as Array<Record<string, unknown>>) {
+    for (const r of rows) {
       out.set(Number(r['chunk_index']), {
         index: Number(r['chunk_index']),
         startByte: Number(r['start_byte']),
@@ -305,8 +310,11 @@ export class CheckpointStore {
    * tombstones older than 30 days are pruned.
    */
   async finish(jobId: string, keepHistory: boolean, tableFingerprint: string | null): Promise<void> {
-    const [r] = await this.conn.query(`SELECT COALESCE(SUM(rows_loaded), 0) AS loaded, COALESCE(SUM(rejected), 0) AS rejected FROM ${await this.chunksUnion()} c WHERE job_id = ?`, [jobId]);
-    const totals = (r as Array<{ loaded: unknown; rejected: unknown }>)[0]!;
+    const totals = (await selectOne<{ loaded: unknown; rejected: unknown }>(
+      this.conn,
+      `SELECT COALESCE(SUM(rows_loaded), 0) AS loaded, COALESCE(SUM(rejected), 0) AS rejected FROM ${await this.chunksUnion()} c WHERE job_id = ?`,
+      [jobId],
+    ))!;
     await this.update(jobId, { state: 'done', phase: 'finished', rowsLoaded: Number(totals.loaded), rowsRejected: Number(totals.rejected), finished: true, tableFingerprint });
     if (!keepHistory) await this.deleteChunks(jobId);
     await this.conn.query(`DELETE FROM ${this.t(JOBS)} WHERE state IN ('done', 'abandoned') AND finished_at < NOW(3) - INTERVAL 30 DAY AND job_id <> ?`, [jobId]);
@@ -324,7 +332,8 @@ export class CheckpointStore {
 
   async list(target?: string): Promise<JobSummary[]> {
     const where = target ? 'WHERE j.target = ?' : '';
-    const [rows] = await this.conn.query(
+    const rows = await selectRows<Record<string, unknown>>(
+      this.conn,
       `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message, j.owner,
               IS_USED_LOCK(CONCAT(?, j.job_id)) AS held_by,
               DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s') AS started_at,
@@ -338,7 +347,7 @@ export class CheckpointStore {
         GROUP BY j.job_id ORDER BY j.started_at`,
       target ? [JOB_LOCK_PREFIX, target] : [JOB_LOCK_PREFIX],
     );
-    return (rows as Array<Record<string, unknown>>).map((r) => ({
+    return rows.map((r) => ({
       schema: this.schema,
       jobId: String(r['job_id']),
       target: String(r['target']),
@@ -372,13 +381,19 @@ function toJob(r: Record<string, unknown>): StoredJob {
     rowsInInput: r['rows_in_input'] === null ? null : Number(r['rows_in_input']),
     rowsBefore: r['rows_before'] === null ? null : Number(r['rows_before']),
     resumeCommand: (r['resume_command'] as string | null) ?? null,
-    startedAt: String(r['started_at']),
-    updatedAt: String(r['updated_at']),
-    finishedAt: r['finished_at'] === null ? null : String(r['finished_at']),
+    startedAt: text(r['started_at']),
+    updatedAt: text(r['updated_at']),
+    finishedAt: r['finished_at'] === null ? null : text(r['finished_at']),
     message: (r['message'] as string | null) ?? null,
     rowsLoaded: r['rows_loaded'] === null || r['rows_loaded'] === undefined ? null : Number(r['rows_loaded']),
     rowsRejected: r['rows_rejected'] === null || r['rows_rejected'] === undefined ? null : Number(r['rows_rejected']),
     owner: (r['owner'] as string | null | undefined) ?? null,
     tableFingerprint: (r['table_fingerprint'] as string | null | undefined) ?? null,
   };
+}
+
+/** A DATETIME or text column as text (mysql2 returns DATETIME as a Date unless dateStrings is set). */
+function text(v: unknown): string {
+  if (v instanceof Date) return v.toISOString().replace('T', ' ').replace('Z', '');
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
 }

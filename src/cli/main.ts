@@ -37,7 +37,7 @@ function withLoadOptions<T>(y: Argv<T>) {
 }
 
 function wholeNumber(v: unknown, flag: string): number {
-  const last = Array.isArray(v) ? v[v.length - 1] : v;
+  const last: unknown = Array.isArray(v) ? (v as unknown[])[v.length - 1] : v;
   const text = String(last).trim();
   if (!/^-?\d+$/.test(text)) throw new FlatloadError('USAGE', `--${flag}: "${text}" is not a whole number`);
   return Number(text);
@@ -61,13 +61,13 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
       'load <file>',
       'load a file into a table',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand(fileArg(a) as never, io)),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand(fileArg(a), io)),
     )
     .command(
       'plan <file>',
       'show the plan for a load without changing anything (= load --dry-run)',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true } as never, io)),
+      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true }, io)),
     )
     .command(
       'bench <file>',
@@ -79,7 +79,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
           .option('rows', { type: 'string', describe: 'use only the first N records of the input', group: 'Bench:' })
           .option('engines', { type: 'string', describe: 'comma list: innodb, innodb-page-compressed, innodb-compressed, rocksdb[-algo], aria, myisam, tokudb', group: 'Bench:' })
           .option('strategies', { type: 'boolean', describe: 'also run the strategies the planner did not pick', group: 'Bench:' }),
-      (a) => run(async () => (await import('./commands/bench.js')).benchCommand(fileArg(a) as never, io)),
+      (a) => run(async () => (await import('./commands/bench.js')).benchCommand(fileArg(a), io)),
     )
     .command(
       'status',
@@ -89,7 +89,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
           .option('table', { alias: 't', type: 'string', describe: 'only loads into this [db.]table' })
           .option('bookkeeping-schema', { type: 'string', describe: 'database holding the bookkeeping (default: the table\'s, or all)' })
           .option('json', { type: 'boolean', describe: 'one JSON object on stdout' }),
-      (a) => run(async () => (await import('./commands/status.js')).statusCommand(fileArg(a) as never, io)),
+      (a) => run(async () => (await import('./commands/status.js')).statusCommand(fileArg(a), io)),
     )
     .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false, 'duplicate-arguments-array': false })
     .demandCommand(1, 'name a command: load, plan, status or bench')

@@ -1,5 +1,5 @@
 import { FlatloadError } from '../errors/index.js';
-import { splitQualifiedName } from '../db/quote.js';
+import { splitQualifiedName } from './names.js';
 import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';

@@ -1,3 +1,4 @@
+import { selectOne } from './rows.js';
 import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -127,7 +128,7 @@ function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings |
   if (c.password !== undefined) o.password = c.password;
   if (c.database !== undefined) o.database = c.database;
   if (!open.localInfile) o.flags = ['-LOCAL_FILES'];
-  if (ssl !== undefined) o.ssl = ssl as Mysql2Options['ssl'];
+  if (ssl !== undefined) o.ssl = ssl;
   return o;
 }
 
@@ -228,11 +229,10 @@ async function inspectTls(conn: Connection, c: ConnectionOptions, ssl: TlsSettin
       });
     }
   }
-  let serverCipher: string | null = null;
+  let serverCipher: string | null;
   try {
-    const [rows] = await conn.query("SHOW SESSION STATUS LIKE 'Ssl_cipher'");
-    const row = (rows as Array<Record<string, unknown>>)[0];
-    serverCipher = row ? String(row['Value'] ?? '') : null;
+    const value = (await selectOne<{ Value?: string | null }>(conn, "SHOW SESSION STATUS LIKE 'Ssl_cipher'"))?.Value;
+    serverCipher = value === undefined ? null : (value ?? '');
   } catch {
     serverCipher = null;
   }

@@ -1,6 +1,7 @@
 import type { Connection } from 'mysql2/promise';
 import { openConnection, type Session } from './connect.js';
-import { isConnectionLost } from './errors.js';
+import type { FlatloadError } from '../errors/index.js';
+import { isConnectionLost, toFlatloadError } from './errors.js';
 import { backoffMs } from './retry.js';
 
 /**
@@ -29,7 +30,7 @@ export class ControlConnection implements Queryable {
   private reconnecting: Promise<void> | undefined;
   /** Session state to restore on a new connection (a named lock); a hook that throws ends this connection's use. */
   private readonly restore: Array<(conn: Connection) => Promise<void>> = [];
-  private broken: unknown;
+  private broken: FlatloadError | undefined;
 
   /** Runs `fn` on every replacement connection, before any caller's statement. */
   onReconnect(fn: (conn: Connection) => Promise<void>): void {
@@ -69,7 +70,7 @@ export class ControlConnection implements Queryable {
       for (const fn of this.restore) await fn(fresh);
     } catch (err) {
       // A connection lost again is retried by the caller's next attempt; anything else (the lock taken by another process) is final.
-      if (!isConnectionLost(err)) this.broken = err;
+      if (!isConnectionLost(err)) this.broken = toFlatloadError(err, 'reconnecting');
     }
   }
 

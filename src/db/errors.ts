@@ -10,7 +10,7 @@ export interface ServerErrorLike {
 }
 
 export function asServerError(err: unknown): ServerErrorLike | undefined {
-  return typeof err === 'object' && err !== null ? (err as ServerErrorLike) : undefined;
+  return typeof err === 'object' && err !== null ? (err) : undefined;
 }
 
 /** Lost-connection family: the chunk's transaction is gone; retry on a new connection. */

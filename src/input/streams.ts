@@ -46,7 +46,7 @@ export async function openByteStream(source: InputSource, highWaterMark: number)
   }
   if (compression === 'gzip') {
     const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
-    return { stream: pipeInto(raw, gunzip as unknown as NodeJS.ReadWriteStream, source.path), compression };
+    return { stream: pipeInto(raw, gunzip, source.path), compression };
   }
   const native = nativeZstd();
   if (native) return { stream: pipeInto(raw, native(), source.path), compression };

@@ -1,7 +1,7 @@
 import type { CharsetInfo } from '../chunking/charsets.js';
 import { locateRecords } from '../chunking/records.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/scanner.js';
-import { parseRecord } from '../input/fields.js';
+import { parseRecord } from '../chunking/fields.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
 import type { ColumnTarget } from '../config/loadOptions.js';

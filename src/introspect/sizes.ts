@@ -77,11 +77,17 @@ export interface MeasureOptions {
 
 type Row = Record<string, unknown>;
 
+/** A value the server returned as text: strings, numbers, bigints and Buffers as they read; anything else as JSON. */
+function scalarText(v: unknown, encoding: BufferEncoding): string {
+  if (Buffer.isBuffer(v)) return v.toString(encoding);
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
+}
+
 function num(v: unknown): number | null {
   if (v === null || v === undefined) return null;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (typeof v === 'bigint') return Number(v);
-  const s = Buffer.isBuffer(v) ? v.toString('latin1') : String(v);
+  const s = scalarText(v, 'latin1');
   if (s.trim() === '') return null;
   const n = Number(s);
   return Number.isFinite(n) ? n : null;
@@ -89,7 +95,7 @@ function num(v: unknown): number | null {
 
 function str(v: unknown): string | null {
   if (v === null || v === undefined) return null;
-  return Buffer.isBuffer(v) ? v.toString('utf8') : String(v);
+  return scalarText(v, 'utf8');
 }
 
 function errText(err: unknown): string {
@@ -133,7 +139,7 @@ async function encodeFilename(conn: SizeConnection, name: string): Promise<strin
   try {
     const r = await rows(conn, 'SELECT CAST(CONVERT(? USING filename) AS BINARY) AS enc', [name]);
     const v = r[0]?.['enc'];
-    return v === undefined || v === null ? undefined : Buffer.isBuffer(v) ? v.toString('latin1') : String(v);
+    return v === undefined || v === null ? undefined : scalarText(v, 'latin1');
   } catch (err) {
     unavailable(err, 'encoding a table name');
     return undefined;

@@ -1,3 +1,4 @@
+import { selectOne } from '../db/rows.js';
 import type { Connection } from 'mysql2/promise';
 import { charsetInfo, WIDE_CHARSETS, type CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
@@ -75,8 +76,7 @@ export async function prepareLoad(o: LoadOptions, session: Session, control: Con
     }
   }
   // As the server does: without CHARACTER SET, LOAD DATA reads the file in character_set_database.
-  const [rows] = await control.query('SELECT @@character_set_database AS cs');
-  const characterSet = o.format.characterSet ?? String((rows as Array<{ cs: string }>)[0]?.cs ?? 'utf8mb4');
+  const characterSet = o.format.characterSet ?? (await selectOne<{ cs: string }>(control, 'SELECT @@character_set_database AS cs'))?.cs ?? 'utf8mb4';
   if (WIDE_CHARSETS.has(characterSet.toLowerCase())) {
     throw new FlatloadError('UNSUPPORTED', `the file's character set would be ${characterSet}: LOAD DATA accepts it but loads garbage`, {
       file: file.path,

@@ -5,6 +5,7 @@
  * runs comes from the plan's typed steps (plan/ops.ts) or its chunk
  * statement (plan/sql.ts).
  */
+import { selectNumber } from '../db/rows.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
 import { landedPrefix, skippingDone } from '../checkpoint/resume.js';
@@ -136,8 +137,7 @@ async function prepareTarget(r: LoadRun): Promise<void> {
   await runSteps(control, plan.before, 'preparing the table', {}, cp.resumed, events);
   if (plan.commitScope !== 'chunk') {
     // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
-    const [res] = await control.query(`SELECT COUNT(*) AS n FROM ${target}`);
-    cp.rowsBefore = Number((res as Array<{ n: number }>)[0]!.n);
+    cp.rowsBefore = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${target}`);
   }
   cp.tableFingerprint = await fingerprint();
   await cp.store.update(cp.jobId, { phase: 'prepared', tableFingerprint: cp.tableFingerprint, ...(cp.rowsBefore !== null ? { rowsBefore: cp.rowsBefore } : {}) });
@@ -180,6 +180,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
       key: key ? { column: key.column, first: firstKey } : undefined,
       duplicates: plan.duplicates,
+      maxWarnings: MAX_WARNINGS,
       batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(maxPacket / 2))),
     });
     return { executor, notBulk: steps.notBulk, beforeCommit };

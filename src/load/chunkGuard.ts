@@ -1,3 +1,4 @@
+import { selectNumber } from '../db/rows.js';
 import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
 import { locateRecords } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
@@ -84,8 +85,7 @@ export function guardChunks(g: GuardOptions): ChunkExecutor {
   };
 
   const underChunkLock: ChunkExecutor = async (chunk, ctx) => {
-    const [r] = await ctx.conn.query('SELECT GET_LOCK(?, 60) AS got', [lockName(chunk)]);
-    if (Number((r as Array<{ got: unknown }>)[0]!.got) !== 1) {
+    if ((await selectNumber(ctx.conn, 'SELECT GET_LOCK(?, 60) AS got', [lockName(chunk)])) !== 1) {
       throw new FlatloadError('CONNECTION_LOST', `chunk ${chunk.index}: an earlier session still holds it after 60 s; cannot tell whether it committed`, { chunk: chunk.index });
     }
     try {

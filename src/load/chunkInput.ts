@@ -93,7 +93,7 @@ export class ChunkInput {
     let line = chunk.firstLine;
     for (let i = 0; i < ends.length; i++) {
       lines[i] = line;
-      line += countNewlines(original, i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+      line += countNewlines(original, i === 0 ? 0 : ends[i - 1]!, ends[i]);
     }
     // Only the input's last record can lack a terminator; permuteRecords gave it one.
     const gained = sent.length - (ends.length ? ends[ends.length - 1]! : 0);

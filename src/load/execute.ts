@@ -301,7 +301,7 @@ export async function executeLoad(
     // Anything the server said that no step mapped is still a server error, not a crash.
     throw toFlatloadError(err, 'loading');
   } finally {
-    (local as LocalInput | undefined)?.dispose();
+    (local)?.dispose();
     await control.end();
   }
 }

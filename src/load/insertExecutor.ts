@@ -1,3 +1,4 @@
+import { showWarnings } from './loadData.js';
 import type { ResultSetHeader } from 'mysql2/promise';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
@@ -5,7 +6,7 @@ import type { CutChunk } from '../chunking/types.js';
 import { asServerError, isConnectionLost, isRetryableLock } from '../db/errors.js';
 import { ER } from '../db/errnos.js';
 import { FlatloadError } from '../errors/index.js';
-import { parseRecord, type FieldValue } from '../input/fields.js';
+import { parseRecord, type FieldValue } from '../chunking/fields.js';
 import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
@@ -36,6 +37,8 @@ export interface InsertExecutorOptions {
   isProblem: (w: ServerWarning) => boolean;
   /** Bytes per INSERT statement (under max_allowed_packet). */
   batchBytes: number;
+  /** Warnings kept per statement (max_error_count). */
+  maxWarnings: number;
   scope: CommitScope;
   chunkBefore: (chunk: CutChunk) => readonly string[];
   chunkAfter: (chunk: CutChunk) => readonly string[];
@@ -105,11 +108,11 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
     const attempt = async (a: number, b: number): Promise<RangeAttempt> => {
       const name = `flatload_i${sp++}`;
       if (rollbackable) await conn.query(`SAVEPOINT ${name}`);
-      let problems: RowProblem[] = [];
+      let problems: RowProblem[];
       try {
         const [res] = await conn.query<ResultSetHeader>(head + rows.slice(a, b).map((r) => r.sql).join(','));
-        const ws = res.warningStatus > 0 ? ((await conn.query('SHOW WARNINGS'))[0] as Array<{ Level: string; Code: number; Message: string }>) : [];
-        const bad = ws.map((w) => ({ level: w.Level, code: Number(w.Code), message: w.Message })).filter(o.isProblem);
+        const ws = res.warningStatus > 0 ? await showWarnings(conn, o.maxWarnings) : [];
+        const bad = ws.filter(o.isProblem);
         problems = bad.map((w) => ({ code: w.code, message: w.message }));
         if (bad.length === 0) {
           warnings += ws.length;

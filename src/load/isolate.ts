@@ -16,15 +16,15 @@ export interface IsolateOptions {
   /** In the order they are sent; `pos` is where each is in `bytes`. */
   records: SentRecord[];
   /** LOAD DATA for a sub-range, given its file token. */
-  sql(fileToken: string): string;
+  sql: (fileToken: string) => string;
   /** Statements before each sub-range (sets the surrogate key counter to the range's first record). */
-  pre(firstRecordInChunk: number): string[];
+  pre: (firstRecordInChunk: number) => string[];
   pieceBytes: number;
   maxWarnings: number;
-  isProblem(w: ServerWarning): boolean;
+  isProblem: (w: ServerWarning) => boolean;
   /** Duplicates count as problems (--on-duplicate error). */
   duplicatesAreProblems: boolean;
-  onBytes(bytes: number): void;
+  onBytes: (bytes: number) => void;
 }
 
 export interface Isolated {

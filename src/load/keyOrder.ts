@@ -1,6 +1,6 @@
 import type { CharsetInfo } from '../chunking/charsets.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/scanner.js';
-import { parseRecord } from '../input/fields.js';
+import { parseRecord } from '../chunking/fields.js';
 import type { TableFacts } from '../introspect/types.js';
 import type { ColumnTarget } from '../config/loadOptions.js';
 
@@ -146,7 +146,7 @@ export function permuteRecords(bytes: Buffer, ends: Uint32Array, perm: Uint32Arr
   for (let j = 0; j < perm.length; j++) {
     const i = perm[j]!;
     const start = i === 0 ? 0 : ends[i - 1]!;
-    pos += bytes.copy(out, pos, start, ends[i]!);
+    pos += bytes.copy(out, pos, start, ends[i]);
     if (needsTerm && i === ends.length - 1) pos += lineTerm.copy(out, pos);
   }
   return out.subarray(0, pos);

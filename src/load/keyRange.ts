@@ -1,6 +1,6 @@
 import type { CutChunk } from '../chunking/types.js';
 import { quoteString } from '../db/quote.js';
-import { parseRecord } from '../input/fields.js';
+import { parseRecord } from '../chunking/fields.js';
 import type { Prepared } from '../introspect/target.js';
 import { preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';

@@ -1,3 +1,4 @@
+import { selectRows } from '../db/rows.js';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import type { Readable } from 'node:stream';
 import { refuseInfileRequest } from '../db/connect.js';
@@ -9,8 +10,8 @@ export interface LoadDataRun {
   sql: string;
   /** The only file name this statement may ask for. */
   fileToken: string;
-  open(): Readable;
-  onBytes(bytes: number): void;
+  open: () => Readable;
+  onBytes: (bytes: number) => void;
   /** Warnings the session keeps (max_error_count). */
   maxWarnings: number;
 }
@@ -22,6 +23,12 @@ export interface LoadDataResult {
   /** More warnings were raised than the server kept. */
   warningsTruncated: boolean;
   bytesSent: number;
+}
+
+/** The warnings of the session's last statement (at most `limit`: the server keeps max_error_count). */
+export async function showWarnings(conn: PoolConnection, limit: number): Promise<ServerWarning[]> {
+  const rows = await selectRows<{ Level: string; Code: number; Message: string }>(conn, `SHOW WARNINGS LIMIT ${limit}`);
+  return rows.map((w) => ({ level: w.Level, code: Number(w.Code), message: w.Message }));
 }
 
 /**
@@ -48,15 +55,7 @@ export async function runLoadData(run: LoadDataRun): Promise<LoadDataResult> {
     },
   });
   const info = parseLoadInfo(res.info) ?? { records: res.affectedRows, deleted: 0, skipped: 0, warnings: res.warningStatus };
-  let warnings: ServerWarning[] = [];
-  if (info.warnings > 0 || res.warningStatus > 0) {
-    const [rows] = await run.conn.query(`SHOW WARNINGS LIMIT ${run.maxWarnings}`);
-    warnings = (rows as Array<{ Level: string; Code: number; Message: string }>).map((w) => ({
-      level: w.Level,
-      code: Number(w.Code),
-      message: w.Message,
-    }));
-  }
+  const warnings = info.warnings > 0 || res.warningStatus > 0 ? await showWarnings(run.conn, run.maxWarnings) : [];
   const raised = Math.max(info.warnings, res.warningStatus);
   return { info, affectedRows: res.affectedRows, warnings, warningsTruncated: raised > warnings.length, bytesSent };
 }

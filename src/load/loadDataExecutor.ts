@@ -18,9 +18,9 @@ export interface LoadDataExecutorOptions {
   input: ChunkInput;
   file: string;
   /** The LOAD DATA statement for a file token. */
-  sql(fileToken: string): string;
+  sql: (fileToken: string) => string;
   /** Statements before a LOAD of the chunk's records from `firstRecordInChunk` on (the surrogate key counter). */
-  pre(chunk: CutChunk, firstRecordInChunk: number): string[];
+  pre: (chunk: CutChunk, firstRecordInChunk: number) => string[];
   scope: CommitScope;
   /** The plan's statements right before and right after each chunk's load (checked). */
   chunkBefore: (chunk: CutChunk) => readonly string[];

@@ -28,6 +28,7 @@ const FONT = 'font-family="Helvetica, Arial, sans-serif"';
 /** Escapes text for element content and double-quoted attribute values. */
 export function escapeXml(text: string): string {
   // Control characters XML 1.0 forbids are dropped; lone surrogates become U+FFFD.
+  // eslint-disable-next-line no-control-regex -- matching those control characters is the point
   const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
   return clean.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }

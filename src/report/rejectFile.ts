@@ -22,10 +22,12 @@ export function defaultRejectPath(input: string, table: string): string {
  */
 export function checkRejectPath(path: string): void {
   for (const p of [path, `${path}.log`]) {
-    let existed = true;
+    let existed: boolean;
     try {
-      if (!statSync(p).isFile()) throw new Error(`${p} exists and is not a regular file`);
+      existed = statSync(p).isFile();
+      if (!existed) throw rejectPathError(path, `${p} exists and is not a regular file`);
     } catch (err) {
+      if (err instanceof FlatloadError) throw err;
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw rejectPathError(path, (err as Error).message);
       existed = false;
     }

@@ -61,6 +61,11 @@ async function count(name: string): Promise<number> {
   return Number((r as Array<{ n: unknown }>)[0]!.n);
 }
 
+/** The --json report (the fields these tests read). */
+function report(stdout: string): { status: string; rows: number; rejected: number; skippedDuplicates: number } {
+  return JSON.parse(stdout) as { status: string; rows: number; rejected: number; skippedDuplicates: number };
+}
+
 const env = (): Record<string, string> => ({ DATABASE_URL: db.url });
 const base = ['--progress', 'none', '--skip-size-report'];
 
@@ -76,13 +81,13 @@ describe('standard input is identified by its content', () => {
       assert.equal(r1.code, 0, r1.stderr);
       const r2 = await runCli(args, { env: env(), stdin: night2 });
       assert.equal(r2.code, 0, r2.stderr);
-      assert.equal(JSON.parse(r2.stdout).status, 'ok', 'a new stream is a new load');
+      assert.equal(report(r2.stdout).status, 'ok', 'a new stream is a new load');
       const expected = mode === 'append' ? night1 + night2 : night2;
       assert.deepEqual(await tableDigest(db.conn, t), await reference(t, expected));
       // The very same stream again (a rerun after a crash past the last commit): nothing is loaded twice.
       const r3 = await runCli(args, { env: env(), stdin: night2 });
       assert.equal(r3.code, 0, r3.stderr);
-      assert.equal(JSON.parse(r3.stdout).status, 'already-loaded');
+      assert.equal(report(r3.stdout).status, 'already-loaded');
       assert.deepEqual(await tableDigest(db.conn, t), await reference(t, expected));
     });
   }
@@ -104,9 +109,9 @@ describe('a finished load is trusted only while its rows are in the table', () =
       for (const s of sql(t)) await db.conn.query(s);
       const r = await runCli(args, { env: env() });
       assert.equal(r.code, 0, r.stderr);
-      const report = JSON.parse(r.stdout);
-      assert.equal(report.status, 'ok', r.stderr);
-      assert.equal(report.rows, 5000);
+      const rep = report(r.stdout);
+      assert.equal(rep.status, 'ok', r.stderr);
+      assert.equal(rep.rows, 5000);
       assert.deepEqual(await tableDigest(db.conn, t), await reference(t, content));
     });
   }
@@ -140,7 +145,7 @@ describe('the reject file', () => {
       assert.match(r.stderr, /cannot write the reject file/);
       assert.equal(await count(t), 0);
       const s = await runCli(['status', '--table', t, '--json'], { env: env() });
-      for (const j of JSON.parse(s.stdout).jobs as Array<{ state: string }>) assert.notEqual(j.state, 'running');
+      for (const j of (JSON.parse(s.stdout) as { jobs: Array<{ state: string }> }).jobs) assert.notEqual(j.state, 'running');
     });
   }
 
@@ -155,7 +160,7 @@ describe('the reject file', () => {
     assert.equal(readFileSync(rf, 'utf8'), 'x\tbad\t1\n\\N\tnull-id\t2\n');
     rmSync(rf);
     const again = await runCli(args, { env: env() });
-    assert.equal(JSON.parse(again.stdout).status, 'already-loaded');
+    assert.equal(report(again.stdout).status, 'already-loaded');
   });
 });
 
@@ -168,10 +173,10 @@ describe('--on-duplicate ignore', () => {
     const f = file(`${t}.tsv`, content);
     const r = await runCli(['load', f, '--table', t, '--on-duplicate', 'ignore', '--json', '--chunk-size', '256KiB', '--jobs', '2', ...base], { env: env() });
     assert.equal(r.code, 0, r.stderr);
-    const report = JSON.parse(r.stdout);
-    assert.equal(report.rows, 100_000);
-    assert.equal(report.skippedDuplicates, 20_000);
-    assert.equal(report.rows + report.skippedDuplicates + report.rejected, 120_000);
+    const rep = report(r.stdout);
+    assert.equal(rep.rows, 100_000);
+    assert.equal(rep.skippedDuplicates, 20_000);
+    assert.equal(rep.rows + rep.skippedDuplicates + rep.rejected, 120_000);
     assert.deepEqual(await tableDigest(db.conn, t), await reference(t, content, '', 'IGNORE'));
   });
 });
@@ -208,7 +213,7 @@ describe('one process per load', () => {
     const [ra, rb] = await Promise.all([a.done, b.done]);
     assert.equal(ra.code, 0, ra.stderr);
     assert.equal(rb.code, 0, rb.stderr);
-    const statuses = [JSON.parse(ra.stdout).status, JSON.parse(rb.stdout).status].sort();
+    const statuses = [report(ra.stdout).status, report(rb.stdout).status].sort();
     assert.deepEqual(statuses, ['already-loaded', 'ok']);
     assert.deepEqual(await tableDigest(db.conn, t), await reference(t, content));
   });
@@ -256,7 +261,7 @@ describe('a multi-byte field separator', () => {
     const f = file(`${t}.txt`, content);
     const r = await runCli(['load', f, '--table', t, '--fields-terminated-by', '€', '--character-set', 'utf8mb4', '--chunk-size', '16KiB', '--json', ...base], { env: env() });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).rejected, 0);
+    assert.equal(report(r.stdout).rejected, 0);
     assert.deepEqual(await tableDigest(db.conn, t), await reference(t, content, "CHARACTER SET utf8mb4 FIELDS TERMINATED BY '€'"));
   });
 });

@@ -7,7 +7,7 @@ import { parseColumnList, toLoadOptions } from '../../src/config/loadOptions.js'
 import { clientOptions, parseOptionText } from '../../src/config/optionFiles.js';
 import { parseByteSize } from '../../src/config/size.js';
 import { parseConnectionUrl, redactUrl } from '../../src/config/url.js';
-import { splitQualifiedName } from '../../src/db/quote.js';
+import { splitQualifiedName } from '../../src/config/names.js';
 import { isFlatloadError } from '../../src/errors/index.js';
 
 const throwsCode = (fn: () => unknown, code: string, re?: RegExp): void => {

@@ -29,7 +29,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { parseRecord, type FieldValue } from '../../src/input/fields.js';
+import { parseRecord, type FieldValue } from '../../src/chunking/fields.js';
 import { charsetOf, describe, formatOf, readCases, scanCase, targetsOf, type ScanCase } from './chunking-support.js';
 
 interface FieldCase extends ScanCase {

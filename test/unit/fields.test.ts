@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
 import type { ScanFormat } from '../../src/chunking/scanner.js';
-import { parseRecord, type FieldValue } from '../../src/input/fields.js';
+import { parseRecord, type FieldValue } from '../../src/chunking/fields.js';
 
 const fmt = (ft: string, lt: string, enc: string, esc: string): ScanFormat => ({
   fieldTerm: Buffer.from(ft, 'latin1'),

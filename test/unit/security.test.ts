@@ -11,7 +11,8 @@ import { after, describe, test } from 'node:test';
 import type { SslOptions } from '../../src/config/connection.js';
 import { applyPromptInput, maskPasswordArgs, newPromptState, normalizeMysqlStyleArgs } from '../../src/cli/prompt.js';
 import { refuseInfileRequest, tlsConfig } from '../../src/db/connect.js';
-import { quoteBytes, quoteId, quoteQualified, quoteString, splitQualifiedName } from '../../src/db/quote.js';
+import { splitQualifiedName } from '../../src/config/names.js';
+import { quoteBytes, quoteId, quoteQualified, quoteString } from '../../src/db/quote.js';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { makeTestPki, type TestPki } from '../support/tls.js';
 

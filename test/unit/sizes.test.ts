@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { isFlatloadError } from '../../src/errors/index.js';
-import { measureTableSizes, sizeRatio } from '../../src/report/sizes.js';
+import { measureTableSizes, sizeRatio } from '../../src/introspect/sizes.js';
 
 test('sizeRatio', () => {
   assert.equal(sizeRatio(100, 50), 2);

@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { ddl, FIXTURE_TABLES, type FixtureTable } from '../../../fixtures/generate.js';
 import { firstRecordsToFile } from '../../bench/sample.js';
+import type { BenchResult } from '../../bench/result.js';
 import { variantDdl, variantsFor } from '../../bench/variants.js';
 import { charsetInfo } from '../../chunking/charsets.js';
 import { resolveConnection, type ConnectionOptions } from '../../config/connection.js';
 import { toLoadOptions, type LoadArgs, type StrategyName } from '../../config/loadOptions.js';
 import { openSession } from '../../db/connect.js';
-import { quoteId, quoteQualified, splitQualifiedName } from '../../db/quote.js';
+import { splitQualifiedName } from '../../config/names.js';
+import { quoteId, quoteQualified } from '../../db/quote.js';
 import { startThrowawayServer, type ThrowawayServer } from '../../devserver/server.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { openInput } from '../../input/source.js';
@@ -30,22 +32,6 @@ export interface BenchArgs extends LoadArgs, ConnectionArgs {
   strategies?: boolean;
 }
 
-export interface BenchResult {
-  variant: string;
-  engine: string;
-  strategy: string;
-  planned: boolean;
-  rows: number;
-  seconds: number;
-  rowsPerSec: number;
-  mbPerSec: number;
-  onDiskBytes: number | null;
-  onDiskSource: string;
-  ratio: number | null;
-  ok: boolean;
-  error: string | null;
-  timeline: Array<[number, number]>;
-}
 
 function table(results: BenchResult[], inputBytes: number): string {
   const head = ['variant', 'strategy', 'rows', 'seconds', 'rows/s', 'MB/s', 'on-disk MB', 'input/on-disk'];

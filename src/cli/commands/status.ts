@@ -1,6 +1,6 @@
 import { CheckpointStore, type JobSummary } from '../../checkpoint/store.js';
 import { openSession } from '../../db/connect.js';
-import { splitQualifiedName } from '../../db/quote.js';
+import { splitQualifiedName } from '../../config/names.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';

@@ -1,5 +1,5 @@
-import { ILSEQ, type CharsetInfo } from '../chunking/charsets.js';
-import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
+import { ILSEQ, type CharsetInfo } from './charsets.js';
+import type { ScanFormat, ScanTargets } from './scanner.js';
 
 /**
  * A record's field values exactly as LOAD DATA reads them (READ_INFO
@@ -80,7 +80,6 @@ export function parseRecord(
         flush(end);
         // EOF: an unterminated quoted field keeps its opening quote (found_eof uses the whole buffer).
         if (quoted) parts.unshift(Buffer.of(enclosure));
-        quoted = false;
         lineEnded = true;
         break;
       }
