@@ -15,6 +15,7 @@
  *
  *   node dist/src/bench/scan.js [megabytes]
  */
+import { prng } from '../../fixtures/prng.js';
 import { pathToFileURL } from 'node:url';
 import { charsetInfo, type CharsetInfo } from '../chunking/charsets.js';
 import { cutChunks } from '../chunking/cut.js';
@@ -32,17 +33,6 @@ const BLOCK_BYTES = 4 << 20;
 /** Generated once, then repeated to the requested size (the scan cannot tell). */
 const PATTERN_BYTES = 4 << 20;
 
-/** Small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LEVELS = ['bronze', 'silver', 'gold', 'platinum', 'diamond', 'master', 'grandmaster', '\u9752\u94dc', '\u767d\u91d1'];
 

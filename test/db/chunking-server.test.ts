@@ -11,6 +11,7 @@
  * order and the number of warnings; and COUNT(*) must equal the records
  * cutChunks counted.
  */
+import { prng as rng } from '../../fixtures/prng.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,17 +24,6 @@ import type { ScanFormat } from '../../src/chunking/scanner.js';
 import type { CutChunk, InputSummary } from '../../src/chunking/types.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Column {
   name: string;

@@ -24,14 +24,5 @@ export function spawnCli(args: string[], env: Record<string, string>, stdin?: Bu
   return { child, done };
 }
 
-/** A seeded PRNG so a failing kill schedule can be replayed. */
-export function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG, so a failing kill schedule can be replayed. */
+export { prng } from '../../fixtures/prng.js';

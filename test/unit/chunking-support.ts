@@ -162,17 +162,7 @@ export function cutCase(c: ScanCase, chunkSizeBytes: number, blockSize: number, 
   );
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng as rng } from '../../fixtures/prng.js';
 
 export function countLf(data: Buffer, from: number, to: number): number {
   let n = 0;

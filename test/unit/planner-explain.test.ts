@@ -9,26 +9,10 @@ import { isFlatloadError } from '../../src/errors/index.js';
 import { chunkSqlContext, planJson, renderPlan } from '../../src/plan/explain.js';
 import { sessionVariable, sqlOf } from '../../src/plan/ops.js';
 import { defaultConcurrency, insertBatchBytes, planLoad } from '../../src/plan/planner.js';
-import type { PlanFacts, PlanOptions } from '../../src/plan/types.js';
+import type { PlanFacts } from '../../src/plan/types.js';
 import * as F from './facts/index.js';
 
-function opts(o: Partial<PlanOptions> = {}): PlanOptions {
-  return {
-    strategy: undefined,
-    mode: 'append',
-    jobs: undefined,
-    chunkSizeBytes: 64 << 20,
-    columns: undefined,
-    format: resolveFormat({}),
-    onDuplicate: 'error',
-    allowDdl: false,
-    keepOld: false,
-    sortChunks: 'auto',
-    maxErrors: 0,
-    clientCpus: 2,
-    ...o,
-  };
-}
+const opts = F.planOptions;
 
 const ctx = (facts: PlanFacts) => chunkSqlContext(facts, resolveFormat({}));
 

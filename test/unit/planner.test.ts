@@ -12,23 +12,7 @@ import { sessionVariable, sqlOf, type Step } from '../../src/plan/ops.js';
 import type { CommitScope, Guarantee, LoadPlan, PlanFacts, PlanOptions } from '../../src/plan/types.js';
 import * as F from './facts/index.js';
 
-function opts(o: Partial<PlanOptions> = {}): PlanOptions {
-  return {
-    strategy: undefined,
-    mode: 'append',
-    jobs: undefined,
-    chunkSizeBytes: 64 << 20,
-    columns: undefined,
-    format: resolveFormat({}),
-    onDuplicate: 'error',
-    allowDdl: false,
-    keepOld: false,
-    sortChunks: 'auto',
-    maxErrors: 0,
-    clientCpus: 2,
-    ...o,
-  };
-}
+const opts = F.planOptions;
 
 const sqlCtx = (facts: PlanFacts) => chunkSqlContext(facts, resolveFormat({}));
 

@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { resolveFormat } from '../../src/config/format.js';
 import { parseAccount, parseGrant, redactGrant } from '../../src/introspect/grants.js';
 import { needsOfOp, privilegesForPlan, type PrivilegeNeed } from '../../src/plan/needs.js';
 import type { Op } from '../../src/plan/ops.js';
@@ -320,23 +319,7 @@ describe('missingPrivileges', () => {
   });
 });
 
-function opts(o: Partial<PlanOptions> = {}): PlanOptions {
-  return {
-    strategy: undefined,
-    mode: 'append',
-    jobs: undefined,
-    chunkSizeBytes: 64 << 20,
-    columns: undefined,
-    format: resolveFormat({}),
-    onDuplicate: 'error',
-    allowDdl: false,
-    keepOld: false,
-    sortChunks: 'auto',
-    maxErrors: 0,
-    clientCpus: 2,
-    ...o,
-  };
-}
+const opts = F.planOptions;
 
 const facts = (table: string, engine = 'InnoDB', input = 'us.tsv'): PlanFacts => ({ server: F.mariadb1011(), table: F.table(table, engine), input: F.input(input) });
 

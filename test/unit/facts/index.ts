@@ -9,6 +9,8 @@
  *   because MySQL 8.0/8.4, Percona Server (TokuDB, MyRocks) and MariaDB
  *   10.5/10.6 cannot run here. Each builder names its sources.
  */
+import { resolveFormat } from '../../../src/config/format.js';
+import type { PlanOptions } from '../../../src/plan/types.js';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -254,4 +256,23 @@ export function tableOn(name: string, engine: 'InnoDB' | 'TokuDB' | 'RocksDB' | 
   }
   if (engine === 'TokuDB') base.rowFormat = 'tokudb_zlib';
   return base;
+}
+
+/** Plan options as a user gives none but these (the planner's own defaults otherwise). */
+export function planOptions(o: Partial<PlanOptions> = {}): PlanOptions {
+  return {
+    strategy: undefined,
+    mode: 'append',
+    jobs: undefined,
+    chunkSizeBytes: 64 << 20,
+    columns: undefined,
+    format: resolveFormat({}),
+    onDuplicate: 'error',
+    allowDdl: false,
+    keepOld: false,
+    sortChunks: 'auto',
+    maxErrors: 0,
+    clientCpus: 2,
+    ...o,
+  };
 }
