@@ -82,6 +82,7 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     },
     o.format,
     sortSpec ? { spec: sortSpec, fmt: prep.scan, cs: prep.charset, targets: prep.targets } : undefined,
+    plan.strategy !== 'insert',
   );
 }
 

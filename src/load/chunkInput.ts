@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
 import { locateRecords } from '../chunking/records.js';
+import { parseRecord } from '../chunking/fields.js';
 import { permuteRecords, recordEnds, sortPermutation, type KeyContext } from './keyOrder.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { readRange } from '../input/streams.js';
@@ -62,6 +63,8 @@ export class ChunkInput {
     private readonly fileFormat: FileFormat,
     /** Send each chunk's records in clustered-key order. */
     private readonly keyOrder?: KeyContext,
+    /** LOAD DATA reads the chunks: refuse a last record the server would shorten silently (see checkLastRecord). */
+    private readonly refuseSilentTruncation = false,
   ) {}
 
   private sortedChunk(chunk: CutChunk): Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }> {
@@ -152,8 +155,36 @@ export class ChunkInput {
     const list: CutChunk[] = [];
     const cut = this.withLines(cutChunks(this.tracked(this.sniffed(this.fileBlocks())), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
     for await (const c of cut) list.push(c);
+    const last = list[list.length - 1];
+    if (last && this.refuseSilentTruncation) await this.checkLastRecord(last);
     this.list = list;
     return list;
+  }
+
+  /**
+   * The server's LOAD DATA reads the input's last record differently when no
+   * line terminator follows it (none at all, or one an escape swallows): a
+   * field beyond the table's columns is then dropped without warning 1262,
+   * so the row would load changed and nothing would say so. Such an input
+   * stops here, before anything is loaded, naming the record.
+   */
+  private async checkLastRecord(chunk: CutChunk): Promise<void> {
+    const bytes = await this.readAll(chunk);
+    const { format, charset, targets } = this.cut;
+    if (!targets || bytes.length === 0) return;
+    const lt = format.lineTerm;
+    const ends = bytes.length >= lt.length && lt.length > 0 && bytes.subarray(bytes.length - lt.length).equals(lt);
+    const swallowed = ends && format.escape !== -1 && escapedAt(bytes, bytes.length - lt.length, format.escape);
+    if (ends && !swallowed) return;
+    const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, format, charset, targets);
+    const rec = recs[recs.length - 1]!;
+    const start = rec.offset - chunk.startByte;
+    if (!parseRecord(bytes, start, bytes.length, format, charset, targets).extraData) return;
+    throw new FlatloadError(
+      'INPUT_MALFORMED',
+      `the input's last record has more fields than the table's columns take and no line terminator after it: the server's LOAD DATA would drop the extra fields without a warning`,
+      { file: this.source.display, line: rec.line, byteOffset: rec.offset, hint: 'end the input with a line terminator (the row is then rejected as too long, error 1262) or fix the row' },
+    );
   }
 
   async *chunks(): AsyncGenerator<CutChunk> {
@@ -307,4 +338,11 @@ export class ChunkInput {
       await fh.close();
     }
   }
+}
+
+/** Whether the byte at `pos` is escaped: an odd run of escape bytes right before it. */
+function escapedAt(bytes: Buffer, pos: number, escape: number): boolean {
+  let n = 0;
+  for (let i = pos - 1; i >= 0 && bytes[i] === escape; i--) n++;
+  return n % 2 === 1;
 }

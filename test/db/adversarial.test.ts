@@ -306,3 +306,24 @@ describe('messages', () => {
     assert.match(r.stderr, /resume with: cd \S+ && flatload load/);
   });
 });
+
+describe('a last record the server would shorten silently', () => {
+  test('an extra field on the last line without a line terminator stops the load before anything is loaded; with the terminator the row is rejected', async () => {
+    const t = 'last_extra';
+    await table(t);
+    // The server's own LOAD DATA drops the extra field of such a last record without a warning.
+    const f = file(`${t}.tsv`, `${rows(0, 1000)}1000\tx\t1\textra`);
+    const r = await runCli(['load', f, '--table', t, ...base], { env: env() });
+    assert.equal(r.code, 5, r.stderr);
+    assert.match(r.stderr, /last record has more fields than the table's columns take/);
+    assert.match(r.stderr, /line 1001/);
+    assert.equal(await count(t), 0);
+    const g = file(`${t}2.tsv`, `${rows(0, 1000)}1000\tx\t1\textra\n`);
+    const rf = join(dir, `${t}.rejects.tsv`);
+    const ok = await runCli(['load', g, '--table', t, '--max-errors', '1', '--reject-file', rf, '--json', ...base], { env: env() });
+    assert.equal(ok.code, 3, ok.stderr);
+    assert.equal(report(ok.stdout).rejected, 1);
+    assert.equal(readFileSync(rf, 'utf8'), '1000\tx\t1\textra\n');
+    assert.equal(await count(t), 1000);
+  });
+});
