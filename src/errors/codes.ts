@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   CONNECTION_LOST: EXIT.stopped,
   ROWS_REJECTED: EXIT.stopped,
   INTERRUPTED: EXIT.stopped,
+  /** The spill directory of an out-of-core sort: no room, or a write failed. */
+  SPILL: EXIT.stopped,
   RESUME_MISMATCH: EXIT.usage,
   INTERNAL: EXIT.internal,
 } as const satisfies Record<string, ExitCode>;
