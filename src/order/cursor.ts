@@ -23,6 +23,26 @@ function corrupt(file: string): FlatloadError {
   return new FlatloadError('SPILL', `${file} is shorter than its manifest says (removed or truncated while sorting?)`);
 }
 
+export function viewOf(b: Buffer): DataView {
+  return new DataView(b.buffer, b.byteOffset, b.length);
+}
+
+/**
+ * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in
+ * JS (3x faster than a native call for a 40-byte record read sequentially),
+ * a long one by Buffer.copy.
+ */
+export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number, dst: Buffer, dstView: DataView, pos: number): void {
+  const len = e - s;
+  if (len > 128) {
+    src.copy(dst, pos, s, e);
+    return;
+  }
+  let k = 0;
+  for (; k + 4 <= len; k += 4) dstView.setUint32(pos + k, srcView.getUint32(s + k, true), true);
+  for (; k < len; k++) dst[pos + k] = src[s + k]!;
+}
+
 /** Where the last varintAt() stopped. */
 let varintEnd = 0;
 
@@ -43,6 +63,7 @@ function varintAt(buf: Buffer, p: number): number {
 /** One sequential reader section: a window of the file in a buffer. */
 class Window {
   buf: Buffer;
+  view: DataView;
   /** File offset of buf[0]. */
   filePos: number;
   /** Valid bytes in buf. */
@@ -57,6 +78,7 @@ class Window {
     readonly sectionEnd: number,
   ) {
     this.buf = Buffer.allocUnsafe(size);
+    this.view = viewOf(this.buf);
     this.filePos = start;
   }
 
@@ -97,8 +119,9 @@ class Window {
 export class RunCursor {
   /** Ordinal of the current record (before the first advance(): one before the start). */
   ordinal: number;
-  /** The current record: recBuf[recStart, recStart + recLen). */
+  /** The current record: recBuf[recStart, recStart + recLen) (recView: a DataView of recBuf). */
   recBuf: Buffer;
+  recView: DataView;
   recStart = 0;
   recLen = 0;
   /** Its offset in the input chunk and newlines before it there. */
@@ -139,6 +162,7 @@ export class RunCursor {
     this.metaMax = 20 + run.maxKeyBytes;
     this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes);
     this.recBuf = this.rec.buf;
+    this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;
     this.ownKey = run.intKeys && encodeInts ? new ByteSink(32) : undefined;
     if (run.intKeys && !intReader && !metaOnly) throw new FlatloadError('INTERNAL', 'a fast-path run needs the integer key reader');

@@ -4,8 +4,8 @@
  * ranges, and the one key comparator. See docs/ordering.md.
  */
 export { compareKeys, decodeKey, formatKey, integerKey, recordKey, keyReader, type KeyContext, type KeyPart, type KeySpec, type SortKey } from './key.js';
-export { sortChunk, type SortedChunk } from './sortChunk.js';
-export { generateRuns, openRuns, fileChunkReader, RunSet, DEFAULT_SPARSE_EVERY, type RunOptions } from './runs.js';
+export { inKeyOrder, sortChunk, type SortedChunk } from './sortChunk.js';
+export { generateRuns, openRuns, fileChunkReader, runChunkBytes, RunSet, DEFAULT_SPARSE_EVERY, type RunOptions } from './runs.js';
 export type { Manifest, RunInfo } from './manifest.js';
 export { mergeRuns, collect, seekRun, type ChunkSources, type MergeOptions, type OrderedChunk } from './merge.js';
 export { splitKeys, planRanges, type KeyRange } from './split.js';

@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
-import { RunCursor, REFILL, END } from './cursor.js';
+import { copyRecord, RunCursor, REFILL, END, viewOf } from './cursor.js';
 import { IndexHeap } from './heap.js';
 import { compareKeys, integerKey, type SortKey } from './key.js';
 import type { RunInfo } from './manifest.js';
@@ -99,6 +99,7 @@ class ChunkBuilder {
   private byteSlab: ArrayBuffer;
   private recSlab: ArrayBuffer;
   bytes: Buffer;
+  private view: DataView;
   used = 0;
   n = 0;
   private cap: number;
@@ -115,6 +116,7 @@ class ChunkBuilder {
   ) {
     this.byteSlab = set.pool.take(bytes);
     this.bytes = Buffer.from(this.byteSlab);
+    this.view = viewOf(this.bytes);
     this.cap = Math.max(16, records);
     this.recSlab = set.pool.take(recordSlabBytes(this.cap));
     ({ pos: this.pos, from: this.from } = recordArrays(this.recSlab, this.cap));
@@ -126,7 +128,7 @@ class ChunkBuilder {
     const len = c.recLen;
     if (this.used + len > this.bytes.length) this.growBytes(this.used + len);
     if (this.n === this.cap) this.growRecords();
-    c.recBuf.copy(this.bytes, this.used, c.recStart, c.recStart + len);
+    copyRecord(c.recBuf, c.recView, c.recStart, c.recStart + len, this.bytes, this.view, this.used);
     if (this.starts[run] === undefined) this.starts[run] = { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
     this.from[this.n] = run;
     this.used += len;
@@ -141,6 +143,7 @@ class ChunkBuilder {
     this.set.pool.give(this.byteSlab);
     this.byteSlab = slab;
     this.bytes = bytes;
+    this.view = viewOf(bytes);
   }
 
   private growRecords(): void {

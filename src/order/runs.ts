@@ -3,13 +3,30 @@ import { open, readdir, rm, stat } from 'node:fs/promises';
 import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
-import { hashFile, parseIndex, writeRun, type SparseEntry } from './runFile.js';
+import { hashFile, parseIndex, type SparseEntry } from './runFile.js';
 import { SlabPool, SortScratch } from './scratch.js';
-import { sortChunk } from './sortChunk.js';
+import { inProcessSorter, workerSorter } from './sorters.js';
+import type { SortJob } from './sortRun.js';
 import type { SpillDir } from './spillDir.js';
 
 /** Records between two sparse index entries of a run. */
 export const DEFAULT_SPARSE_EVERY = 1024;
+
+const MIB = 1 << 20;
+/** Runs aimed at when the input's size is known: few enough that the merge's windows stay small. */
+const TARGET_RUNS = 512;
+
+/**
+ * How many input bytes to sort into each run: 16 MiB (a chunk's records
+ * then sort within the CPU's caches: gathering them in key order costs half
+ * what it does at 64 MiB, measured), more for inputs over 8 GiB so the
+ * merge reads at most ~512 runs, never more than the load's chunk size (the
+ * memory bound), and 64 MiB (or the chunk size) for a stream of unknown size.
+ */
+export function runChunkBytes(inputBytes: number | undefined, loadChunkBytes: number): number {
+  const want = inputBytes === undefined ? 64 * MIB : Math.max(16 * MIB, Math.ceil(inputBytes / TARGET_RUNS));
+  return Math.max(MIB, Math.min(want, loadChunkBytes));
+}
 
 export interface RunOptions {
   key: KeyContext;
@@ -24,6 +41,8 @@ export interface RunOptions {
   /** The caller's job identity: runs are reused only by the same job with the same key and format. */
   identity: string;
   sparseEvery?: number | undefined;
+  /** Threads that sort chunks (default 1: this one). More use more cores and hold one more chunk each. */
+  workers?: number | undefined;
   /** Each run as it is written or reused (progress). */
   onRun?: ((run: RunInfo, reused: boolean) => void) | undefined;
 }
@@ -106,7 +125,7 @@ async function intact(spill: SpillDir, run: RunInfo): Promise<boolean> {
   const path = spill.file(run.file);
   const st = await stat(path).catch(() => undefined);
   if (!st || st.size !== run.recordBytes + run.metaBytes + run.indexBytes) return false;
-  return (await hashFile(path)) === run.sha256;
+  return (await hashFile(path).catch(() => undefined)) === run.sha256;
 }
 
 function sha256(buffers: Buffer[]): string {
@@ -117,18 +136,21 @@ function sha256(buffers: Buffer[]): string {
 
 interface Loaded {
   chunk: CutChunk;
-  bytes?: Buffer;
+  /** The chunk's bytes are slab[0, length). */
+  slab?: ArrayBuffer;
+  length?: number;
   inputSha256?: string;
   reuse?: RunInfo;
 }
 
 /**
- * Sorts each input chunk (in file order) into a run file in the spill
- * directory and returns the set. While one chunk is sorted and written, the
- * next is read: at most two chunks' bytes are held. A run a previous attempt
- * of the same job wrote for the same chunk is reused when its sha256 still
- * matches (and, for a stream, the chunk's bytes are the same); anything
- * else is sorted again, to byte-identical runs.
+ * Sorts each input chunk into a run file in the spill directory and returns
+ * the set. While chunks are sorted and written (in this thread, or in
+ * `workers` threads), the next one is read: at most workers + 1 chunks'
+ * bytes are held. A run a previous attempt of the same job wrote for the
+ * same chunk is reused when its sha256 still matches (and, for a stream,
+ * the chunk's bytes are the same); anything else is sorted again, to
+ * byte-identical runs.
  */
 export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOptions): Promise<RunSet> {
   const every = opts.sparseEvery ?? DEFAULT_SPARSE_EVERY;
@@ -138,14 +160,11 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
   if (before?.params === params) for (const r of before.runs) prior.set(r.chunk.index, r);
   else await opts.spill.clear();
   const manifest: Manifest = { version: RUN_FORMAT_VERSION, params, runs: [], complete: false };
-  const fmt = opts.key.fmt;
-  const terminator = fmt.lineTerm.length > 0 ? fmt.lineTerm : fmt.fieldTerm;
 
   const pool = new SlabPool();
   const scratch = new SortScratch(pool);
-  // Two chunk buffers, taken in turn: the chunk being sorted and the one being read.
-  let turn = 0;
-  const buffer = (n: number): Buffer => scratch.buffer(`chunk${turn++ & 1}`, n);
+  const workers = opts.workers ?? 1;
+  const sorter = workers > 1 ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
   const it = chunks[Symbol.asyncIterator]();
   const load = async (): Promise<Loaded | undefined> => {
     const r = await it.next();
@@ -154,54 +173,73 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
     const inputSha256 = chunk.buffers ? sha256(chunk.buffers) : undefined;
     const old = prior.get(chunk.index);
     if (old && sameChunk(old, chunk) && old.inputSha256 === inputSha256 && (await intact(opts.spill, old))) return { chunk, reuse: old };
-    const into = buffer(chunk.endByte - chunk.startByte);
-    if (!chunk.buffers) return { chunk, bytes: await opts.read(chunk, into), inputSha256 };
+    // With room to spare, so a slab fits the next chunk (a few bytes longer) too.
+    const slab = pool.take(chunk.endByte - chunk.startByte, 1.03);
+    const into = Buffer.from(slab);
+    if (!chunk.buffers) return { chunk, slab, length: (await opts.read(chunk, into)).length, inputSha256 };
     let n = 0;
     for (const b of chunk.buffers) n += b.copy(into, n);
-    return { chunk, bytes: into.subarray(0, n), inputSha256 };
+    return { chunk, slab, length: n, inputSha256 };
   };
 
+  // Runs finish in any order with workers; the manifest lists them in input order, written one at a time.
+  const done = new Map<number, RunInfo>();
+  let writing = Promise.resolve();
+  const finished = (run: RunInfo, reused: boolean): Promise<void> => {
+    done.set(run.chunk.index, run);
+    opts.onRun?.(run, reused);
+    writing = writing.then(() => writeManifest(opts.spill, { ...manifest, runs: [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index) }));
+    return writing;
+  };
+  let failure: { err: unknown } | undefined;
+  const inFlight = new Set<Promise<void>>();
   let next = load();
   try {
     for (;;) {
       const cur = await next;
       if (!cur) break;
       next = load(); // read the next chunk while this one is sorted and written
-      let run = cur.reuse;
-      if (!run) {
-        const { chunk, bytes } = cur;
-        if (!bytes || bytes.length === 0) continue;
-        const file = runFileName(chunk.index);
-        const sorted = sortChunk(bytes, opts.key, scratch, chunk.records);
-        const layout = await writeRun(opts.spill.file(file), bytes, sorted, every, terminator, scratch);
-        run = {
-          file,
-          chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
-          records: layout.records,
-          recordBytes: layout.recordBytes,
-          metaBytes: layout.metaBytes,
-          indexBytes: layout.indexBytes,
-          indexEntries: layout.indexEntries,
-          maxRecordBytes: layout.maxRecordBytes,
-          maxKeyBytes: layout.maxKeyBytes,
-          intKeys: layout.intKeys,
-          ordered: sorted.ordered,
-          firstKey: layout.firstKey.toString('hex'),
-          lastKey: layout.lastKey.toString('hex'),
-          sha256: layout.sha256,
-          ...(cur.inputSha256 === undefined ? {} : { inputSha256: cur.inputSha256 }),
-        };
+      if (cur.reuse) {
+        await finished(cur.reuse, true);
+        continue;
       }
-      manifest.runs.push(run);
-      await writeManifest(opts.spill, manifest);
-      opts.onRun?.(run, cur.reuse !== undefined);
+      const { chunk, slab, length } = cur;
+      if (!slab || !length) continue;
+      const file = runFileName(chunk.index);
+      const job: SortJob = {
+        chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
+        file,
+        path: opts.spill.file(file),
+        sparseEvery: every,
+        inputSha256: cur.inputSha256,
+      };
+      const task: Promise<void> = sorter.sort(slab, length, job).then(
+        (r) => {
+          pool.give(r.slab);
+          return finished(r.run, false);
+        },
+        (err: unknown) => {
+          failure ??= { err };
+        },
+      );
+      inFlight.add(task);
+      void task.finally(() => inFlight.delete(task));
+      if (inFlight.size >= sorter.capacity) await Promise.race(inFlight);
+      if (failure) throw failure.err;
     }
+    await Promise.all(inFlight);
+    if (failure) throw failure.err;
+    await writing;
   } catch (err) {
     next.catch(() => undefined);
+    await Promise.allSettled(inFlight);
     await it.return?.(undefined);
     throw err;
+  } finally {
+    await sorter.close();
   }
   scratch.release(); // the merge takes its buffers from the same pool
+  manifest.runs = [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index);
   manifest.complete = true;
   await writeManifest(opts.spill, manifest);
   // Runs of chunks this input no longer has (an earlier, different cut) are of no use.

@@ -12,15 +12,19 @@ export class SlabPool {
     private readonly keep = 8,
   ) {}
 
-  /** A slab of at least `bytes` (the smallest free one that fits, else a new one), uninitialised. */
-  take(bytes: number): ArrayBuffer {
+  /**
+   * A slab of at least `bytes`: the smallest free one that fits, else a new
+   * one `spare` times as large (so it fits a slightly larger request later),
+   * uninitialised.
+   */
+  take(bytes: number, spare = 1): ArrayBuffer {
     let best = -1;
     for (let i = 0; i < this.free.length; i++) {
       const len = this.free[i]!.byteLength;
       if (len >= bytes && (best < 0 || len < this.free[best]!.byteLength)) best = i;
     }
     if (best >= 0) return this.free.splice(best, 1)[0]!;
-    return Buffer.allocUnsafeSlow(Math.max(8, bytes)).buffer as ArrayBuffer;
+    return Buffer.allocUnsafeSlow(Math.max(8, Math.ceil(bytes * spare))).buffer as ArrayBuffer;
   }
 
   give(slab: ArrayBuffer): void {
@@ -46,7 +50,7 @@ export class SortScratch {
     let s = this.slabs.get(name);
     if (!s || s.byteLength < bytes) {
       if (s) this.pool.give(s);
-      s = this.pool.take(Math.ceil(bytes * 1.03) + 4096);
+      s = this.pool.take(bytes, 1.03);
       this.slabs.set(name, s);
     }
     return s;

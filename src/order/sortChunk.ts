@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { endianness } from 'node:os';
 import { recordTable, type RecordTable } from '../chunking/records.js';
-import { ByteSink, integerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type PlainIntegerReader, type SortKey } from './key.js';
+import { ByteSink, compareKeys, integerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type PlainIntegerReader, type SortKey } from './key.js';
 import { radixSort64 } from './radix.js';
 import { SortScratch } from './scratch.js';
 
@@ -44,6 +44,36 @@ export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScra
   const { keyBytes, keyEnds } = encodedKeys(bytes, table.ends, ctx);
   const perm = sortEncoded(keyBytes, keyEnds, scratch);
   return { bytes, table, perm: perm ?? identity(scratch, n), ordered: perm === undefined, intReader: undefined, keyBytes, keyEnds };
+}
+
+/**
+ * Whether bytes (whole records: a chunk, or a sample's complete records)
+ * are in key order, ties allowed: the planner's cheap check, with the same
+ * keys and comparator as the sort. Stops at the first record out of order.
+ */
+export function inKeyOrder(bytes: Buffer, ctx: KeyContext): boolean {
+  const { ends } = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets);
+  const ints = integerReader(bytes, ctx);
+  const general = keyReader(ctx);
+  const sink = new ByteSink();
+  let prevNum = Number.NEGATIVE_INFINITY;
+  let prev: Buffer | undefined;
+  for (let i = 0, start = 0; i < ends.length; start = ends[i++]!) {
+    const v = ints ? plainInteger(bytes, start, ends[i]!, ints) : Number.NaN;
+    if (!Number.isNaN(v) && prev === undefined) {
+      if (v < prevNum) return false;
+      prevNum = v;
+      continue;
+    }
+    // Off the fast path (from here on): encoded keys.
+    sink.length = 0;
+    putRecordKey(sink, bytes, start, ends[i]!, general);
+    const key = sink.copyFrom(0);
+    if (prev === undefined && prevNum !== Number.NEGATIVE_INFINITY) prev = integerKey(prevNum);
+    if (prev !== undefined && compareKeys(prev, key) > 0) return false;
+    prev = key;
+  }
+  return true;
 }
 
 /** Record i's key as a SortKey (for run bounds and the sparse index). */

@@ -7,23 +7,20 @@
  * range-restricted merges partition the whole; determinism; resume reuse.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { test } from 'node:test';
 import { generateLines } from '../../fixtures/generate.js';
+import { cutChunks } from '../../src/chunking/cut.js';
+import type { CutChunk } from '../../src/chunking/types.js';
+import { isFlatloadError } from '../../src/errors/index.js';
 import { compareKeys, keyReader, recordKey, type KeyContext } from '../../src/order/key.js';
-import type { OrderedChunk } from '../../src/order/merge.js';
+import { mergeRuns, type OrderedChunk } from '../../src/order/merge.js';
+import { generateRuns } from '../../src/order/runs.js';
 import { planRanges, splitKeys } from '../../src/order/split.js';
+import { SpillDir } from '../../src/order/spillDir.js';
 import { CSV, flatten, keyContext, merge, reference, sortInput, tempDir, TSV } from './order-support.js';
 
-const dirs: string[] = [];
-const dir = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const dir = tempDir;
 
 const userSummary = (rows: number, seed: number, format: 'tsv' | 'csv' = 'tsv'): Buffer =>
   Buffer.concat([...generateLines({ table: 'user_summary', rows, seed, format, awkward: format === 'csv' })]);
@@ -160,10 +157,10 @@ test('planRanges: one chunk per range, about the target each, numbered by range'
   assert.deepEqual((await flatten(chunks, s.ctx)).map((r) => r.offset), whole.map((r) => r.offset));
 });
 
-test('determinism: sorting again gives byte-identical runs and chunks', async () => {
-  for (const s of [SCENARIOS[1]!, SCENARIOS[2]!, SCENARIOS[3]!]) {
+test('determinism: sorting again, in this thread or in workers, gives byte-identical runs and chunks', async () => {
+  for (const s of [SCENARIOS[1]!, SCENARIOS[3]!, SCENARIOS[4]!]) {
     const one = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true });
-    const two = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true });
+    const two = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true, workers: 2 });
     assert.deepEqual(two.set.manifest, one.set.manifest);
     const a = await merge(one.set, { targetBytes: s.targetBytes });
     const b = await merge(two.set, { targetBytes: s.targetBytes });
@@ -225,7 +222,7 @@ test('released chunks lend their memory to the next; locate() after release is r
   const seen = new Set<ArrayBufferLike>();
   let reusedBuffers = 0;
   let records = 0;
-  for await (const c of (await import('../../src/order/merge.js')).mergeRuns(set, { targetBytes: 20 << 10 })) {
+  for await (const c of mergeRuns(set, { targetBytes: 20 << 10 })) {
     if (seen.has(c.bytes.buffer)) reusedBuffers++;
     seen.add(c.bytes.buffer);
     records += c.records;
@@ -253,4 +250,27 @@ test('empty input: no runs, no chunks', async () => {
   assert.equal(set.runs.length, 0);
   assert.deepEqual(await merge(set, { targetBytes: 1000 }), []);
   assert.deepEqual(await splitKeys(set, 4), []);
+});
+
+test('an input that changed since it was cut is an input error naming the chunk, from a worker too', async () => {
+  const s = SCENARIOS[0]!;
+  async function* blocks(): AsyncGenerator<Buffer> {
+    yield s.input;
+  }
+  // The bytes read back for chunk 1 have one record boundary less (a newline turned into a tab).
+  const read = async (c: CutChunk, into: Buffer): Promise<Buffer> => {
+    const got = into.subarray(0, s.input.copy(into, 0, c.startByte, c.endByte));
+    if (c.index === 1) got[got.indexOf(0x0a)] = 0x09;
+    return got;
+  };
+  for (const workers of [1, 2]) {
+    const spill = await SpillDir.open({ jobId: 'changed', tmpdir: dir() });
+    const { fmt, cs, targets } = s.ctx;
+    const chunks = cutChunks(blocks(), { format: fmt, charset: cs, targets, chunkSizeBytes: s.chunkBytes, maxRecordBytes: 1 << 20, ignoreLines: 0, stripBom: false, keepBytes: false, file: 'input' });
+    await assert.rejects(
+      generateRuns(chunks, { key: s.ctx, spill, read, identity: 't', workers }),
+      (err: unknown) => isFlatloadError(err) && err.code === 'INPUT_MALFORMED' && err.context.chunk === 1 && /changed while it was read/.test(err.message),
+      `${workers} sort threads`,
+    );
+  }
 });

@@ -11,7 +11,7 @@ import type { ScanFormat } from '../../src/chunking/scanner.js';
 import { compareKeys, keyReader, recordKey, type KeyContext, type KeySpec } from '../../src/order/key.js';
 import { radixSort64 } from '../../src/order/radix.js';
 import { SortScratch } from '../../src/order/scratch.js';
-import { sortChunk } from '../../src/order/sortChunk.js';
+import { inKeyOrder, sortChunk } from '../../src/order/sortChunk.js';
 import { charsetOf, countLf, formatOf, readCases, rng, scanWhole, targetsOf } from './chunking-support.js';
 
 test('recordTable: the scanner\'s record ends and each record\'s line, on every scanner case', () => {
@@ -144,4 +144,27 @@ test('sortChunk: input already in key order is recognised and kept as it is', ()
   }
   const reversed = b(Array.from({ length: 10 }, (_, i) => `${10 - i}\n`).join(''));
   assert.equal(sortChunk(reversed, context(TSV, { fields: [0], numeric: [true] }, 1)).ordered, false);
+});
+
+test('inKeyOrder: the same keys and comparator as the sort, on both paths', () => {
+  const ctx = context(TSV, { fields: [0], numeric: [true] }, 2);
+  const cases: Array<[string, string, boolean]> = [
+    ['empty', '', true],
+    ['one record', '5\tx\n', true],
+    ['ascending integers with ties', '1\ta\n2\tb\n2\tc\n10\td\n', true],
+    ['a drop', '1\ta\n3\tb\n2\tc\n', false],
+    ['10 after 9 (numbers, not text)', '9\ta\n10\tb\n', true],
+    ['NULL first, then numbers', '\\N\ta\n-5\tb\n7\tc\n', true],
+    ['a number after a NULL further on', '1\ta\n\\N\tb\n', false],
+    ['fast path, then a decimal in order', '1\ta\n2\tb\n2.5\tc\n3\td\n', true],
+    ['fast path, then a decimal out of order', '1\ta\n3\tb\n2.5\tc\n', false],
+    ['beyond 2^53', '9007199254740992\ta\n9007199254740993\tb\n', true],
+    ['beyond 2^53, down by one', '9007199254740993\ta\n9007199254740992\tb\n', false],
+    ['malformed last', '5\ta\nabc\tb\n', true],
+  ];
+  for (const [name, text, want] of cases) {
+    const bytes = b(text);
+    assert.equal(inKeyOrder(bytes, ctx), want, name);
+    if (bytes.length > 0) assert.equal(sortChunk(bytes, ctx).ordered, want, `${name}: sortChunk agrees`);
+  }
 });

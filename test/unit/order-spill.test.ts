@@ -4,23 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { cleanupOnExit, SpillDir, spillBytesEstimate } from '../../src/order/spillDir.js';
+import { runChunkBytes } from '../../src/order/runs.js';
 import { keyContext, sortInput, tempDir, TSV } from './order-support.js';
 import { generateLines } from '../../fixtures/generate.js';
 
-const dirs: string[] = [];
-const dir = (): string => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+const dir = tempDir;
 
 const spillError = (re: RegExp) => (err: unknown): boolean => isFlatloadError(err) && err.code === 'SPILL' && re.test(err.message);
 
@@ -113,4 +106,20 @@ test('spillBytesEstimate covers what a sort writes (fast-path keys)', async () =
   const estimate = spillBytesEstimate(input.length, 20_000);
   assert.ok(estimate >= set.spillBytes, `${estimate} < ${set.spillBytes}`);
   assert.ok(estimate - set.spillBytes < (1 << 20) + 20_000 * 4, `${estimate} vs ${set.spillBytes}`);
+});
+
+test('runChunkBytes: 16 MiB runs, larger for inputs over 8 GiB, never over the load chunk', () => {
+  const MiB = 2 ** 20;
+  const GiB = 2 ** 30;
+  const cases: Array<[number | undefined, number, number]> = [
+    [235e6, 64 * MiB, 16 * MiB],
+    [1e5, 64 * MiB, 16 * MiB],
+    [20 * GiB, 64 * MiB, 40 * MiB],
+    [100 * GiB, 64 * MiB, 64 * MiB],
+    [235e6, 8 * MiB, 8 * MiB],
+    [undefined, 64 * MiB, 64 * MiB],
+    [undefined, 32 * MiB, 32 * MiB],
+    [235e6, 100, MiB],
+  ];
+  for (const [input, chunk, want] of cases) assert.equal(runChunkBytes(input, chunk), want, `${input} / ${chunk}`);
 });

@@ -3,9 +3,10 @@
  * in-memory input through cutChunks, generateRuns and mergeRuns in a
  * temporary spill directory, and the reference order to check against.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
 import { cutChunks } from '../../src/chunking/cut.js';
 import { locateRecords } from '../../src/chunking/records.js';
@@ -27,9 +28,17 @@ export function keyContext(fmt: ScanFormat, spec: KeySpec, fields: number): KeyC
   return { spec, fmt, cs: utf8, targets: { fields, textField: Array.from({ length: fields }, () => true) } };
 }
 
+/** A temporary directory, removed with the others after the file's tests. */
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'flatload-order-test-'));
+  const d = mkdtempSync(join(tmpdir(), 'flatload-order-test-'));
+  made.push(d);
+  return d;
 }
+
+const made: string[] = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 
 export interface SortedInput {
   set: RunSet;
@@ -47,6 +56,7 @@ export interface SortOptions {
   identity?: string;
   sparseEvery?: number;
   jobId?: string;
+  workers?: number;
 }
 
 async function* asyncBlocks(data: Buffer, size: number): AsyncGenerator<Buffer> {
@@ -74,6 +84,7 @@ export async function sortInput(input: Buffer, ctx: KeyContext, dir: string, o: 
     spill,
     identity: o.identity ?? 'test',
     sparseEvery: o.sparseEvery ?? 16,
+    workers: o.workers,
     read: async (c, into) => {
       reads.push(c.index);
       return into.subarray(0, input.copy(into, 0, c.startByte, c.endByte));
