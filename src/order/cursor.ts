@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
-import type { RunPosition } from './runFile.js';
+import { readAt, type RunPosition } from './runFile.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
 export interface RunShape {
@@ -15,7 +15,7 @@ export interface RunShape {
 }
 
 /** advance(): a record is current / the cursor is past its last record / a buffer must be refilled first. */
-export const READY = 1;
+const READY = 1;
 export const END = 0;
 export const REFILL = -1;
 
@@ -76,6 +76,7 @@ class Window {
     start: number,
     /** One past the section's last byte in the file. */
     readonly sectionEnd: number,
+    readonly file: string,
   ) {
     this.buf = Buffer.allocUnsafe(size);
     this.view = viewOf(this.buf);
@@ -91,7 +92,7 @@ class Window {
     return this.fill - this.head >= n || this.filePos + this.fill >= this.sectionEnd;
   }
 
-  /** Keeps the unread bytes and reads more after them (the buffer holds the largest entry). */
+  /** Keeps the unread bytes and reads more after them (the buffer holds the largest entry). `file` names it in errors. */
   async refill(fh: FileHandle): Promise<void> {
     const keep = this.fill - this.head;
     if (this.head > 0) this.buf.copyWithin(0, this.head, this.fill);
@@ -99,12 +100,8 @@ class Window {
     this.head = 0;
     this.fill = keep;
     const want = Math.min(this.buf.length - keep, this.sectionEnd - (this.filePos + keep));
-    let got = 0;
-    while (got < want) {
-      const { bytesRead } = await fh.read(this.buf, keep + got, want - got, this.filePos + keep + got);
-      if (bytesRead === 0) throw corrupt('a spill file');
-      got += bytesRead;
-    }
+    const got = await readAt(fh, this.buf, keep, want, this.filePos + keep);
+    if (got < want) throw corrupt(this.file);
     this.fill = keep + got;
   }
 }
@@ -158,9 +155,9 @@ export class RunCursor {
     private readonly metaOnly = false,
   ) {
     this.ordinal = from.ordinal - 1;
-    this.rec = new Window(metaOnly ? 1 : Math.max(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes);
+    this.rec = new Window(metaOnly ? 1 : Math.max(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file);
     this.metaMax = 20 + run.maxKeyBytes;
-    this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes);
+    this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes, run.file);
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;

@@ -7,6 +7,6 @@ export { compareKeys, decodeKey, formatKey, integerKey, recordKey, keyReader, ty
 export { inKeyOrder, sortChunk, type SortedChunk } from './sortChunk.js';
 export { generateRuns, openRuns, fileChunkReader, runChunkBytes, RunSet, DEFAULT_SPARSE_EVERY, type RunOptions } from './runs.js';
 export type { Manifest, RunInfo } from './manifest.js';
-export { mergeRuns, collect, seekRun, type ChunkSources, type MergeOptions, type OrderedChunk } from './merge.js';
+export { mergeRuns, collect, type ChunkSources, type MergeOptions, type OrderedChunk } from './merge.js';
 export { splitKeys, planRanges, type KeyRange } from './split.js';
 export { SpillDir, cleanupOnExit, spillBytesEstimate, META_BYTES_PER_RECORD, type SpillOptions } from './spillDir.js';

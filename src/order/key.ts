@@ -71,11 +71,6 @@ export class ByteSink {
     this.bytes = next;
   }
 
-  byte(b: number): void {
-    this.reserve(1);
-    this.bytes[this.length++] = b;
-  }
-
   /** A copy of what was written since `from`. */
   copyFrom(from: number): Buffer {
     return Buffer.from(this.bytes.subarray(from, this.length));
@@ -113,7 +108,7 @@ type ShallowSink = Pick<ByteSink, 'bytes' | 'length' | 'reserve'>;
  * (or .digits), surrounding ASCII whitespace ignored as the server's
  * string-to-number conversion does. Anything else is MALFORMED.
  */
-export function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number): void {
+function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number): void {
   let s = start;
   let e = end;
   while (s < e && isSpace(v[s]!)) s++;
@@ -148,7 +143,7 @@ export function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: 
   let first = intStart;
   while (first < intEnd && v[first] === 0x30) first++;
   let lead = 0; // E when the first significant digit is in the fraction: minus its leading zeros
-  let inFraction = first === intEnd;
+  const inFraction = first === intEnd;
   if (inFraction) {
     first = fracStart;
     while (first < fracEnd && v[first] === 0x30) first++;
@@ -194,11 +189,6 @@ export function putInteger(sink: ShallowSink, v: number): void {
   putNumber(sink, text, 0, text.length);
 }
 
-export function putNull(sink: ShallowSink): void {
-  sink.reserve(1);
-  sink.bytes[sink.length++] = NULL_PART;
-}
-
 /** What the general key path needs beyond KeyContext, computed once. */
 export interface KeyReader {
   ctx: KeyContext;
@@ -221,7 +211,10 @@ export function putRecordKey(sink: ShallowSink, bytes: Buffer, start: number, en
   const values = parseRecord(bytes, start, end, fmt, cs, r.partial).values;
   for (let i = 0; i < spec.fields.length; i++) {
     const v = values[spec.fields[i]!];
-    if (v === undefined || v === null) putNull(sink);
+    if (v === undefined || v === null) {
+      sink.reserve(1);
+      sink.bytes[sink.length++] = NULL_PART;
+    }
     else if (spec.numeric[i]) putNumber(sink, v, 0, v.length);
     else putText(sink, TEXT, v, 0, v.length);
   }

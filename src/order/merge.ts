@@ -66,7 +66,7 @@ function endOf(run: RunInfo): RunPosition {
 const START: RunPosition = { ordinal: 0, recPos: 0, metaPos: 0 };
 
 /** Where the first record with key >= `key` is in run r (the run's end when there is none). */
-export async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Promise<RunPosition> {
+async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Promise<RunPosition> {
   const run = set.runs[r]!;
   const index = await set.index(r);
   // The first index entry whose key is >= key; the record sought is after the entry before it.
@@ -158,6 +158,12 @@ class ChunkBuilder {
     ({ pos: this.pos, from: this.from } = next);
   }
 
+  /** Gives the memory back without making a chunk. */
+  discard(): void {
+    this.set.pool.give(this.byteSlab);
+    this.set.pool.give(this.recSlab);
+  }
+
   finish(index: number, firstKey: SortKey, lastKey: SortKey): OrderedChunk {
     const { set, byteSlab, recSlab, starts } = this;
     const n = this.n;
@@ -236,6 +242,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
   const intMode = set.intKeys;
   const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(k);
   const files: FileHandle[] = [];
+  let builder: ChunkBuilder | undefined;
   try {
     for (let r = 0; r < k; r++) files.push(await open(set.path(r), 'r'));
     const from = await Promise.all(runs.map((_run, r) => (opts.lo ? seekRun(set, r, files[r]!, opts.lo) : START)));
@@ -268,14 +275,15 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     /** The current record of c has the key `key` (saved earlier from another record). */
     const sameKey = (c: RunCursor, key: SortKey, num: number): boolean =>
       intMode ? c.num === num : key.compare(c.keyBuf, c.keyStart, c.keyEnd) === 0;
+    const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
+    // Sized for the chunk (or what is left), with room for the records that end it past the target.
     const newBuilder = (): ChunkBuilder => {
       const bytes = Math.min(bytesLeft, target + 2 * maxRecord);
       return new ChunkBuilder(set, bytes, Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
     };
-    const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
 
     let index = opts.firstIndex ?? 0;
-    let builder = newBuilder();
+    builder = newBuilder();
     let firstKey: SortKey | undefined;
     /** Once the chunk reached its target: the key it ends with. */
     let cutKey: SortKey | undefined;
@@ -285,9 +293,11 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
       const r = heap.top;
       const c = cursors[r]!;
       if (cutKey !== undefined && !sameKey(c, cutKey, cutNum)) {
-        bytesLeft -= builder.used;
-        recordsLeft -= builder.n;
-        yield builder.finish(index++, firstKey!, cutKey);
+        const done = builder;
+        bytesLeft -= done.used;
+        recordsLeft -= done.n;
+        builder = undefined;
+        yield done.finish(index++, firstKey!, cutKey);
         builder = newBuilder();
         cutKey = undefined;
       }
@@ -305,8 +315,13 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
       if (s === END) heap.pop();
       else heap.siftDown();
     }
-    if (builder.n > 0) yield builder.finish(index, firstKey!, cutKey ?? lastKey!);
+    if (builder.n > 0) {
+      const last = builder;
+      builder = undefined;
+      yield last.finish(index, firstKey!, cutKey ?? lastKey!);
+    }
   } finally {
+    builder?.discard(); // a chunk never handed out (empty, or the merge was abandoned)
     for (const fh of files) await fh.close();
   }
 }

@@ -128,7 +128,7 @@ export function spillError(err: unknown, path: string): FlatloadError {
   }, { cause: err });
 }
 
-export function putVarint(buf: Buffer, pos: number, v: number): number {
+function putVarint(buf: Buffer, pos: number, v: number): number {
   while (v >= 0x80) {
     buf[pos++] = (v & 0x7f) | 0x80;
     v >>>= 7;
@@ -271,6 +271,17 @@ export function parseIndex(section: Buffer): SparseEntry[] {
     p += INDEX_ENTRY_FIXED + keyLen;
   }
   return out;
+}
+
+/** Reads buf[offset, offset + length) from the file at `position`, as much as there is: returns the bytes read. */
+export async function readAt(fh: FileHandle, buf: Buffer, offset: number, length: number, position: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, offset + got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
 }
 
 /** sha256 of a whole file, read in large pieces. */

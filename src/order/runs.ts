@@ -3,7 +3,8 @@ import { open, readdir, rm, stat } from 'node:fs/promises';
 import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
-import { hashFile, parseIndex, type SparseEntry } from './runFile.js';
+import { FlatloadError } from '../errors/index.js';
+import { hashFile, parseIndex, readAt, type SparseEntry } from './runFile.js';
 import { SlabPool, SortScratch } from './scratch.js';
 import { inProcessSorter, workerSorter } from './sorters.js';
 import type { SortJob } from './sortRun.js';
@@ -33,8 +34,8 @@ export interface RunOptions {
   spill: SpillDir;
   /**
    * Reads a chunk that does not carry its bytes (a plain file, by range) into
-   * `into` (at least the chunk's length) and returns the bytes read: the
-   * sort reuses two buffers, so a job holds at most two chunks' bytes.
+   * `into` (at least the chunk's length) and returns the bytes read. The
+   * sort reuses its buffers, so it holds at most workers + 1 chunks' bytes.
    * fileChunkReader() is one for a plain file.
    */
   read: (chunk: CutChunk, into: Buffer) => Promise<Buffer>;
@@ -104,7 +105,8 @@ export class RunSet {
         const fh = await open(this.path(run), 'r');
         try {
           const buf = Buffer.allocUnsafe(info.indexBytes);
-          await fh.read(buf, 0, buf.length, info.recordBytes + info.metaBytes);
+          const got = await readAt(fh, buf, 0, buf.length, info.recordBytes + info.metaBytes);
+          if (got < buf.length) throw new FlatloadError('SPILL', `${this.path(run)} is shorter than its manifest says`);
           return parseIndex(buf);
         } finally {
           await fh.close();
@@ -255,14 +257,7 @@ export async function fileChunkReader(path: string): Promise<{ read: RunOptions[
   const fh = await open(path, 'r');
   return {
     async read(chunk, into) {
-      const len = chunk.endByte - chunk.startByte;
-      let got = 0;
-      while (got < len) {
-        const { bytesRead } = await fh.read(into, got, len - got, chunk.startByte + got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
-      return into.subarray(0, got);
+      return into.subarray(0, await readAt(fh, into, 0, chunk.endByte - chunk.startByte, chunk.startByte));
     },
     close: () => fh.close(),
   };

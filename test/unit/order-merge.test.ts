@@ -15,7 +15,7 @@ import type { CutChunk } from '../../src/chunking/types.js';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { compareKeys, keyReader, recordKey, type KeyContext } from '../../src/order/key.js';
 import { mergeRuns, type OrderedChunk } from '../../src/order/merge.js';
-import { generateRuns } from '../../src/order/runs.js';
+import { generateRuns, openRuns } from '../../src/order/runs.js';
 import { planRanges, splitKeys } from '../../src/order/split.js';
 import { SpillDir } from '../../src/order/spillDir.js';
 import { CSV, flatten, keyContext, merge, reference, sortInput, tempDir, TSV } from './order-support.js';
@@ -76,6 +76,9 @@ for (const s of SCENARIOS) {
     // Every record exactly once, in key order with ties in input order: the same sequence of origins.
     assert.equal(got.length, want.length);
     assert.deepEqual(got.map((r) => r.offset), want.map((r) => r.offset));
+    // Windows smaller than a record (every record and meta entry read across a refill): the same stream.
+    const tiny = await merge(set, { targetBytes: s.targetBytes, readBufferBytes: 8 });
+    assert.ok(Buffer.concat(tiny.map((c) => c.bytes)).equals(Buffer.concat(chunks.map((c) => c.bytes))), 'tiny read windows');
     for (let i = 0; i < got.length; i++) {
       const g = got[i]!;
       const w = want[i]!;
@@ -185,11 +188,15 @@ test('resume: intact runs are reused without reading the input; a damaged one is
   assert.deepEqual(again.reads, []);
   assert.deepEqual(again.reused, [...Array(n).keys()]);
   assert.deepEqual(again.set.manifest, first.set.manifest);
+  // A process that only merges opens the finished runs, verified.
+  assert.deepEqual((await openRuns(first.spill, s.ctx, 'test', 16))?.manifest, first.set.manifest);
+  assert.equal(await openRuns(first.spill, s.ctx, 'another job', 16), undefined);
   // One byte of run 2 changed: its hash no longer matches, so it is sorted again to the same bytes.
   const path = first.set.path(2);
   const bytes = readFileSync(path);
   bytes[10] = bytes[10]! ^ 0xff;
   writeFileSync(path, bytes);
+  assert.equal(await openRuns(first.spill, s.ctx, 'test', 16), undefined);
   const repaired = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes });
   assert.deepEqual(repaired.reads, [2]);
   assert.deepEqual(repaired.set.manifest, first.set.manifest);
