@@ -126,8 +126,9 @@ export class RunCursor {
   relLine = 0;
   /** Its key as a number (fast-path runs). */
   num = 0;
-  /** Its encoded key: keyBuf[keyStart, keyEnd) (the meta window, or this cursor's own buffer for fast-path runs). */
+  /** Its encoded key: keyBuf[keyStart, keyEnd) (the meta window, or this cursor's own buffer for fast-path runs); keyView a DataView of keyBuf. */
   keyBuf: Buffer;
+  keyView: DataView;
   keyStart = 0;
   keyEnd = 0;
   /** Where the current record starts (valid after advance() returned READY). */
@@ -161,6 +162,7 @@ export class RunCursor {
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;
+    this.keyView = this.meta.view;
     this.ownKey = run.intKeys && encodeInts ? new ByteSink(32) : undefined;
     if (run.intKeys && !intReader && !metaOnly) throw new FlatloadError('INTERNAL', 'a fast-path run needs the integer key reader');
   }
@@ -186,6 +188,7 @@ export class RunCursor {
       const kLen = varintAt(mb, p);
       p = varintEnd;
       this.keyBuf = mb;
+      this.keyView = m.view;
       this.keyStart = p;
       this.keyEnd = p + kLen;
       p += kLen;
@@ -204,6 +207,7 @@ export class RunCursor {
       if (this.ownKey) {
         this.ownKey.length = 0;
         putInteger(this.ownKey, this.num);
+        if (this.keyBuf !== this.ownKey.bytes) this.keyView = viewOf(this.ownKey.bytes);
         this.keyBuf = this.ownKey.bytes;
         this.keyStart = 0;
         this.keyEnd = this.ownKey.length;

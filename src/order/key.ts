@@ -339,29 +339,37 @@ function readText(key: Buffer, i: number): { bytes: Buffer; next: number } {
 
 export function decodeKey(key: SortKey): KeyPart[] {
   const parts: KeyPart[] = [];
-  let i = 0;
-  while (i < key.length) {
-    const cls = key[i++];
-    if (cls === NULL_PART) parts.push({ kind: 'null' });
-    else if (cls === ZERO) parts.push({ kind: 'number', decimal: '0' });
-    else if (cls === POSITIVE || cls === NEGATIVE) {
-      const flip = cls === NEGATIVE ? 0xff : 0;
-      const E = (((key[i]! ^ flip) << 8) | (key[i + 1]! ^ flip)) - EXP_BIAS;
-      i += 2;
-      let digits = '';
-      for (;;) {
-        const c = key[i++]! ^ flip;
-        if (c === 0) break;
-        digits += String.fromCharCode(c);
-      }
-      parts.push({ kind: 'number', decimal: (flip ? '-' : '') + decimalText(digits, E) });
-    } else if (cls === TEXT || cls === MALFORMED) {
-      const t = readText(key, i);
-      i = t.next;
-      parts.push({ kind: cls === TEXT ? 'text' : 'malformed', bytes: t.bytes });
-    } else throw new Error(`not a key: class byte ${cls} at ${i - 1}`);
+  for (let i = 0; i < key.length; ) {
+    const d = decodePart(key, i);
+    parts.push(d.part);
+    i = d.next;
   }
   return parts;
+}
+
+/** The key part at key[i], and where the next one starts. */
+export function decodePart(key: Buffer, i: number): { part: KeyPart; next: number } {
+  const cls = key[i++];
+  if (cls === NULL_PART) return { part: { kind: 'null' }, next: i };
+  if (cls === ZERO) return { part: { kind: 'number', decimal: '0' }, next: i };
+  if (cls === POSITIVE || cls === NEGATIVE) {
+    const flip = cls === NEGATIVE ? 0xff : 0;
+    const E = (((key[i]! ^ flip) << 8) | (key[i + 1]! ^ flip)) - EXP_BIAS;
+    i += 2;
+    let digits = '';
+    for (;;) {
+      const c = key[i++];
+      if (c === undefined) throw new Error('truncated key');
+      if ((c ^ flip) === 0) break;
+      digits += String.fromCharCode(c ^ flip);
+    }
+    return { part: { kind: 'number', decimal: (flip ? '-' : '') + decimalText(digits, E) }, next: i };
+  }
+  if (cls === TEXT || cls === MALFORMED) {
+    const t = readText(key, i);
+    return { part: { kind: cls === TEXT ? 'text' : 'malformed', bytes: t.bytes }, next: t.next };
+  }
+  throw new Error(`not a key: class byte ${cls} at ${i - 1}`);
 }
 
 /** 0.digits × 10^E as plain decimal text. */

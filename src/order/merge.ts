@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { copyRecord, RunCursor, REFILL, END, viewOf } from './cursor.js';
 import { IndexHeap } from './heap.js';
-import { compareKeys, integerKey, type SortKey } from './key.js';
+import { compareKeys, decodePart, integerKey, type SortKey } from './key.js';
 import type { RunInfo } from './manifest.js';
 import type { RunPosition } from './runFile.js';
 import type { RunSet } from './runs.js';
@@ -49,6 +49,13 @@ export interface MergeOptions {
   hi?: SortKey | undefined;
   /** Index of the first chunk (default 0). */
   firstIndex?: number | undefined;
+  /**
+   * Cut at these keys (strictly increasing) instead of by size: chunk
+   * firstIndex + i holds the keys in [cuts[i - 1], cuts[i]) (the first from
+   * lo, the last to hi); a range with no record makes no chunk but keeps its
+   * number. With planRanges' bounds, one merge makes its ranges' chunks.
+   */
+  cuts?: SortKey[] | undefined;
   /** Records window per run (meta gets a quarter); default 64 MiB spread over the runs, 64 KiB to 1 MiB each. */
   readBufferBytes?: number | undefined;
 }
@@ -238,6 +245,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
   if (k === 0) return;
   if (!(opts.targetBytes > 0)) throw new FlatloadError('INTERNAL', 'a merge needs a positive target chunk size');
   if (k > 0xffff) throw new FlatloadError('UNSUPPORTED', `${k} runs are more than one merge takes (65535): raise --chunk-size`);
+  if (opts.cuts?.some((key, i) => i > 0 && compareKeys(opts.cuts![i - 1]!, key) >= 0)) throw new FlatloadError('INTERNAL', 'merge cut keys must be strictly increasing');
   const target = Math.min(opts.targetBytes, MAX_CHUNK_BYTES);
   const intMode = set.intKeys;
   const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(k);
@@ -272,9 +280,27 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     for (let r = 0; r < k; r++) if (await cursors[r]!.next()) heap.push(r);
 
     const keyOf = (c: RunCursor): SortKey => (intMode ? integerKey(c.num) : c.keyCopy());
-    /** The current record of c has the key `key` (saved earlier from another record). */
-    const sameKey = (c: RunCursor, key: SortKey, num: number): boolean =>
-      intMode ? c.num === num : key.compare(c.keyBuf, c.keyStart, c.keyEnd) === 0;
+    // The last record added: its key, kept for the chunk's lastKey and to see where the key changes.
+    const maxKey = runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32);
+    const last = Buffer.allocUnsafe(maxKey);
+    const lastView = viewOf(last);
+    let lastLen = 0;
+    let lastNum = 0;
+    const remember = (c: RunCursor): void => {
+      if (intMode) lastNum = c.num;
+      else {
+        copyRecord(c.keyBuf, c.keyView, c.keyStart, c.keyEnd, last, lastView, 0);
+        lastLen = c.keyEnd - c.keyStart;
+      }
+    };
+    const sameAsLast = (c: RunCursor): boolean => (intMode ? c.num === lastNum : last.compare(c.keyBuf, c.keyStart, c.keyEnd, 0, lastLen) === 0);
+    const lastKey = (): SortKey => (intMode ? integerKey(lastNum) : Buffer.from(last.subarray(0, lastLen)));
+    // Cut points: c's key has reached cuts[i] (numbers compare with the cut's integer threshold).
+    const cuts = opts.cuts ?? [];
+    const thresholds = intMode ? cuts.map(integerThreshold) : [];
+    const reached = (c: RunCursor, i: number): boolean =>
+      intMode ? c.num >= thresholds[i]! : cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
+    let cutPos = 0;
     const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
     // Sized for the chunk (or what is left), with room for the records that end it past the target.
     const newBuilder = (): ChunkBuilder => {
@@ -282,31 +308,30 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
       return new ChunkBuilder(set, bytes, Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
     };
 
-    let index = opts.firstIndex ?? 0;
+    const firstIndex = opts.firstIndex ?? 0;
+    let made = 0;
+    let index = firstIndex;
     builder = newBuilder();
     let firstKey: SortKey | undefined;
-    /** Once the chunk reached its target: the key it ends with. */
-    let cutKey: SortKey | undefined;
-    let cutNum = 0;
-    let lastKey: SortKey | undefined;
     while (heap.size > 0) {
       const r = heap.top;
       const c = cursors[r]!;
-      if (cutKey !== undefined && !sameKey(c, cutKey, cutNum)) {
+      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : builder.used >= target && !sameAsLast(c))) {
         const done = builder;
         bytesLeft -= done.used;
         recordsLeft -= done.n;
         builder = undefined;
-        yield done.finish(index++, firstKey!, cutKey);
+        yield done.finish(index, firstKey!, lastKey());
+        made++;
         builder = newBuilder();
-        cutKey = undefined;
       }
-      if (builder.n === 0) firstKey = keyOf(c);
+      if (builder.n === 0) {
+        while (cutPos < cuts.length && reached(c, cutPos)) cutPos++;
+        index = firstIndex + (opts.cuts ? cutPos : made);
+        firstKey = keyOf(c);
+      }
       builder.add(c, r);
-      if (cutKey === undefined && builder.used >= target) {
-        cutKey = keyOf(c);
-        cutNum = c.num;
-      } else if (heap.size === 1 && c.ordinal === c.limit - 1) lastKey = keyOf(c);
+      remember(c);
       let s = c.advance();
       while (s === REFILL) {
         await c.refill();
@@ -316,14 +341,35 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
       else heap.siftDown();
     }
     if (builder.n > 0) {
-      const last = builder;
+      const done = builder;
       builder = undefined;
-      yield last.finish(index, firstKey!, cutKey ?? lastKey!);
+      yield done.finish(index, firstKey!, lastKey());
     }
   } finally {
     builder?.discard(); // a chunk never handed out (empty, or the merge was abandoned)
     for (const fh of files) await fh.close();
   }
+}
+
+/**
+ * For a merge that compares plain integers: the smallest integer whose key
+ * is at or above the cut key (NULL is below every number, malformed text
+ * above; a number followed by more bytes is above that number). Integer
+ * keys are below 10^15 in magnitude, so larger cuts are infinite.
+ */
+function integerThreshold(cut: SortKey): number {
+  if (cut.length === 0) return Number.NEGATIVE_INFINITY;
+  const { part, next } = decodePart(cut, 0);
+  if (part.kind === 'null') return Number.NEGATIVE_INFINITY;
+  if (part.kind !== 'number') return Number.POSITIVE_INFINITY;
+  const neg = part.decimal.startsWith('-');
+  const [whole = '', fraction] = (neg ? part.decimal.slice(1) : part.decimal).split('.');
+  if (whole.length > 15) return neg ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const x = neg ? -Number(whole) : Number(whole); // the number truncated toward zero
+  const integral = fraction === undefined;
+  // ceil(number), or the next integer when the cut is past the number itself.
+  if (integral) return next < cut.length ? x + 1 : x;
+  return neg ? x : x + 1;
 }
 
 /** Every chunk of a merge, for callers that want them all at once (tests, small inputs). */

@@ -158,7 +158,48 @@ test('planRanges: one chunk per range, about the target each, numbered by range'
   assert.deepEqual(chunks.map((c) => c.index), ranges.map((r) => r.index));
   const whole = await flatten(await merge(set, { targetBytes: 1 << 30 }), s.ctx);
   assert.deepEqual((await flatten(chunks, s.ctx)).map((r) => r.offset), whole.map((r) => r.offset));
+  // One merge per group of consecutive ranges, cut at the ranges' bounds: the same chunks, the same numbers.
+  const half = Math.floor(ranges.length / 2);
+  const grouped: OrderedChunk[] = [];
+  for (const g of [ranges.slice(0, half), ranges.slice(half)]) {
+    grouped.push(...(await merge(set, { targetBytes: 1, lo: g[0]!.lo, hi: g.at(-1)!.hi, cuts: g.slice(1).map((r) => r.lo!), firstIndex: g[0]!.index })));
+  }
+  assert.deepEqual(grouped.map((c) => c.index), chunks.map((c) => c.index));
+  for (let i = 0; i < chunks.length; i++) assert.ok(grouped[i]!.bytes.equals(chunks[i]!.bytes) && grouped[i]!.lastKey.equals(chunks[i]!.lastKey), `chunk ${i}`);
 });
+
+test('cut keys of every kind, on the fast path and off it: chunks hold exactly their key ranges, empty ranges keep their numbers', async () => {
+  for (const s of [SCENARIOS[2]!, SCENARIOS[3]!]) {
+    const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+    const key = (field: string): Buffer => recordKey(Buffer.from(`${field}\tx\n`), 0, field.length + 3, keyReader(keyContext(TSV, { fields: [0], numeric: [true] }, 2)));
+    const all = await flatten(await merge(set, { targetBytes: 1 << 30 }), s.ctx);
+    const existing = all[Math.floor(all.length / 3)]!.key;
+    const cuts = [key('\\N'), key('-1'), key('3.5'), key('50'), existing, Buffer.concat([existing, Buffer.of(0)]), key('1e20'), key('abc')]
+      .sort(compareKeys)
+      .filter((k, i, a) => i === 0 || compareKeys(a[i - 1]!, k) < 0);
+    const chunks = await merge(set, { targetBytes: 1, cuts, firstIndex: 100 });
+    const flat = await flatten(chunks, s.ctx);
+    assert.deepEqual(flat.map((r) => r.offset), all.map((r) => r.offset));
+    let prev = -1;
+    for (const c of chunks) {
+      const i = c.index - 100;
+      assert.ok(i > prev, 'numbers increase');
+      prev = i;
+      for (const r of await flatten([c], s.ctx)) {
+        if (i > 0) assert.ok(compareKeys(r.key, cuts[i - 1]!) >= 0, `chunk ${c.index}: below its range`);
+        if (i < cuts.length) assert.ok(compareKeys(r.key, cuts[i]!) < 0, `chunk ${c.index}: above its range`);
+      }
+    }
+    assert.ok(chunks.length < cuts.length + 1, 'some ranges are empty');
+  }
+  await assert.rejects(collectAll(SCENARIOS[2]!), /strictly increasing/);
+});
+
+async function collectAll(s: Scenario): Promise<OrderedChunk[]> {
+  const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+  const k = (await splitKeys(set, 3))[0]!;
+  return merge(set, { targetBytes: 1, cuts: [k, k] });
+}
 
 test('determinism: sorting again, in this thread or in workers, gives byte-identical runs and chunks', async () => {
   for (const s of [SCENARIOS[1]!, SCENARIOS[3]!, SCENARIOS[4]!]) {
