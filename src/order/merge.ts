@@ -9,7 +9,7 @@ import type { RunSet } from './runs.js';
 
 /** One output chunk: records in key order, a key range disjoint from every other chunk's. */
 export interface OrderedChunk {
-  /** Deterministic: firstIndex + its place in this merge. */
+  /** Deterministic: firstIndex + its place in this merge (with cuts: + its range's place among the cuts). */
   index: number;
   /** The records' bytes, each with its terminator. */
   bytes: Buffer;
