@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   CONNECTION_LOST: EXIT.stopped,
   ROWS_REJECTED: EXIT.stopped,
   INTERRUPTED: EXIT.stopped,
+  /** The spill directory of an out-of-core sort: no room, or a write failed. */
+  SPILL: EXIT.stopped,
   RESUME_MISMATCH: EXIT.usage,
   /** Another flatload process holds this load's job lock. */
   JOB_RUNNING: EXIT.busy,

@@ -1,0 +1,244 @@
+import type { FileHandle } from 'node:fs/promises';
+import { FlatloadError } from '../errors/index.js';
+import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
+import { readAt, type RunPosition } from './runFile.js';
+
+/** The layout facts a cursor needs (a manifest run entry has them). */
+export interface RunShape {
+  file: string;
+  records: number;
+  recordBytes: number;
+  metaBytes: number;
+  maxRecordBytes: number;
+  maxKeyBytes: number;
+  intKeys: boolean;
+}
+
+/** advance(): a record is current / the cursor is past its last record / a buffer must be refilled first. */
+const READY = 1;
+export const END = 0;
+export const REFILL = -1;
+
+function corrupt(file: string): FlatloadError {
+  return new FlatloadError('SPILL', `${file} is shorter than its manifest says (removed or truncated while sorting?)`);
+}
+
+export function viewOf(b: Buffer): DataView {
+  return new DataView(b.buffer, b.byteOffset, b.length);
+}
+
+/**
+ * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in
+ * JS (3x faster than a native call for a 40-byte record read sequentially),
+ * a long one by Buffer.copy.
+ */
+export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number, dst: Buffer, dstView: DataView, pos: number): void {
+  const len = e - s;
+  if (len > 128) {
+    src.copy(dst, pos, s, e);
+    return;
+  }
+  let k = 0;
+  for (; k + 4 <= len; k += 4) dstView.setUint32(pos + k, srcView.getUint32(s + k, true), true);
+  for (; k < len; k++) dst[pos + k] = src[s + k]!;
+}
+
+/** Where the last varintAt() stopped. */
+let varintEnd = 0;
+
+/** An unsigned LEB128 varint (uint32) at buf[p]. */
+function varintAt(buf: Buffer, p: number): number {
+  let v = 0;
+  let shift = 0;
+  let b: number;
+  do {
+    b = buf[p++]!;
+    v |= (b & 0x7f) << shift;
+    shift += 7;
+  } while (b >= 0x80);
+  varintEnd = p;
+  return v >>> 0;
+}
+
+/** One sequential reader section: a window of the file in a buffer. */
+class Window {
+  buf: Buffer;
+  view: DataView;
+  /** File offset of buf[0]. */
+  filePos: number;
+  /** Valid bytes in buf. */
+  fill = 0;
+  /** Next unread byte in buf. */
+  head = 0;
+
+  constructor(
+    size: number,
+    start: number,
+    /** One past the section's last byte in the file. */
+    readonly sectionEnd: number,
+    readonly file: string,
+  ) {
+    this.buf = Buffer.allocUnsafe(size);
+    this.view = viewOf(this.buf);
+    this.filePos = start;
+  }
+
+  get atEnd(): boolean {
+    return this.filePos + this.head >= this.sectionEnd;
+  }
+
+  /** Whether n bytes from head are in the buffer (or the section ends before). */
+  has(n: number): boolean {
+    return this.fill - this.head >= n || this.filePos + this.fill >= this.sectionEnd;
+  }
+
+  /** Keeps the unread bytes and reads more after them (the buffer holds the largest entry). `file` names it in errors. */
+  async refill(fh: FileHandle): Promise<void> {
+    const keep = this.fill - this.head;
+    if (this.head > 0) this.buf.copyWithin(0, this.head, this.fill);
+    this.filePos += this.head;
+    this.head = 0;
+    this.fill = keep;
+    const want = Math.min(this.buf.length - keep, this.sectionEnd - (this.filePos + keep));
+    const got = await readAt(fh, this.buf, keep, want, this.filePos + keep);
+    if (got < want) throw corrupt(this.file);
+    this.fill = keep + got;
+  }
+}
+
+/**
+ * Reads a run's records in key order from a position up to a limit
+ * ordinal, through two small windows (records, meta). advance() is
+ * synchronous and says REFILL when a window must be read first; the
+ * current record (bytes, input position, key) stays valid until the next
+ * advance().
+ */
+export class RunCursor {
+  /** Ordinal of the current record (before the first advance(): one before the start). */
+  ordinal: number;
+  /** The current record: recBuf[recStart, recStart + recLen) (recView: a DataView of recBuf). */
+  recBuf: Buffer;
+  recView: DataView;
+  recStart = 0;
+  recLen = 0;
+  /** Its offset in the input chunk and newlines before it there. */
+  relOffset = 0;
+  relLine = 0;
+  /** Its key as a number (fast-path runs). */
+  num = 0;
+  /** Its encoded key: keyBuf[keyStart, keyEnd) (the meta window, or this cursor's own buffer for fast-path runs); keyView a DataView of keyBuf. */
+  keyBuf: Buffer;
+  keyView: DataView;
+  keyStart = 0;
+  keyEnd = 0;
+  /** Where the current record starts (valid after advance() returned READY). */
+  recFilePos = 0;
+  metaFilePos = 0;
+
+  private readonly rec: Window;
+  private readonly meta: Window;
+  private readonly ownKey: ByteSink | undefined;
+  private readonly metaMax: number;
+  /** Bytes the next record needs in the records window. */
+  private wantRec = 0;
+
+  constructor(
+    private readonly fh: FileHandle,
+    readonly run: RunShape,
+    from: RunPosition,
+    /** Ordinal the cursor stops before. */
+    readonly limit: number,
+    bufferBytes: number,
+    private readonly intReader: PlainIntegerReader | undefined,
+    /** Fast-path runs: also encode each key (a merge with runs off the fast path compares bytes). */
+    encodeInts: boolean,
+    /** Read only the meta entries (where records came from), not the records nor their keys. */
+    private readonly metaOnly = false,
+  ) {
+    this.ordinal = from.ordinal - 1;
+    this.rec = new Window(metaOnly ? 1 : Math.max(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file);
+    this.metaMax = 20 + run.maxKeyBytes;
+    this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes, run.file);
+    this.recBuf = this.rec.buf;
+    this.recView = this.rec.view;
+    this.keyBuf = this.meta.buf;
+    this.keyView = this.meta.view;
+    this.ownKey = run.intKeys && encodeInts ? new ByteSink(32) : undefined;
+    if (run.intKeys && !intReader && !metaOnly) throw new FlatloadError('INTERNAL', 'a fast-path run needs the integer key reader');
+  }
+
+  /** Moves to the next record. */
+  advance(): number {
+    if (this.ordinal + 1 >= this.limit) return END;
+    const m = this.meta;
+    if (!m.has(this.metaMax)) return REFILL;
+    const mb = m.buf;
+    const relOffset = varintAt(mb, m.head);
+    const len = varintAt(mb, varintEnd);
+    const r = this.rec;
+    if (r.fill - r.head < len && !this.metaOnly) {
+      this.wantRec = len;
+      return REFILL;
+    }
+    const relLine = varintAt(mb, varintEnd);
+    let p = varintEnd;
+    this.recFilePos = r.filePos + r.head;
+    this.metaFilePos = m.filePos + m.head - this.run.recordBytes;
+    if (!this.run.intKeys) {
+      const kLen = varintAt(mb, p);
+      p = varintEnd;
+      this.keyBuf = mb;
+      this.keyView = m.view;
+      this.keyStart = p;
+      this.keyEnd = p + kLen;
+      p += kLen;
+    }
+    m.head = p;
+    this.ordinal++;
+    this.relOffset = relOffset;
+    this.relLine = relLine;
+    this.recBuf = r.buf;
+    this.recStart = r.head;
+    this.recLen = len;
+    if (this.metaOnly) return READY;
+    r.head += len;
+    if (this.run.intKeys) {
+      this.num = plainInteger(r.buf, this.recStart, this.recStart + len, this.intReader!);
+      if (this.ownKey) {
+        this.ownKey.length = 0;
+        putInteger(this.ownKey, this.num);
+        if (this.keyBuf !== this.ownKey.bytes) this.keyView = viewOf(this.ownKey.bytes);
+        this.keyBuf = this.ownKey.bytes;
+        this.keyStart = 0;
+        this.keyEnd = this.ownKey.length;
+      }
+    }
+    return READY;
+  }
+
+  /** Reads what advance() found missing. */
+  async refill(): Promise<void> {
+    const m = this.meta;
+    if (!m.has(this.metaMax)) await m.refill(this.fh);
+    const r = this.rec;
+    if (r.fill - r.head < this.wantRec) {
+      if (r.filePos + r.fill >= r.sectionEnd) throw corrupt(this.run.file);
+      await r.refill(this.fh);
+    }
+    this.wantRec = 0;
+  }
+
+  /** advance(), refilling as needed. */
+  async next(): Promise<boolean> {
+    for (;;) {
+      const s = this.advance();
+      if (s !== REFILL) return s === READY;
+      await this.refill();
+    }
+  }
+
+  /** The current record's key as a new Buffer. */
+  keyCopy(): Buffer {
+    return Buffer.from(this.keyBuf.subarray(this.keyStart, this.keyEnd));
+  }
+}

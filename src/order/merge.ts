@@ -1,0 +1,380 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { FlatloadError } from '../errors/index.js';
+import { copyRecord, RunCursor, REFILL, END, viewOf } from './cursor.js';
+import { IndexHeap } from './heap.js';
+import { compareKeys, decodePart, integerKey, type SortKey } from './key.js';
+import type { RunInfo } from './manifest.js';
+import type { RunPosition } from './runFile.js';
+import type { RunSet } from './runs.js';
+
+/** One output chunk: records in key order, a key range disjoint from every other chunk's. */
+export interface OrderedChunk {
+  /** Deterministic: firstIndex + its place in this merge (with cuts: + its range's place among the cuts). */
+  index: number;
+  /** The records' bytes, each with its terminator. */
+  bytes: Buffer;
+  records: number;
+  /** Record i is bytes[pos[i], pos[i + 1]) (records + 1 entries). */
+  pos: Uint32Array;
+  /** The first and last record's keys (equal keys never straddle two chunks). */
+  firstKey: SortKey;
+  lastKey: SortKey;
+  /**
+   * Hands the chunk's memory back for the next chunks of the merge: call it
+   * when done with the chunk (committed or given up), and use nothing of it
+   * afterwards. Without it the memory is simply collected.
+   */
+  release(): void;
+  /**
+   * Where each record came from: read back from the runs' meta entries when
+   * asked (rejects, warnings), so a chunk in flight holds 6 bytes per record
+   * rather than 22. Needs the spill directory (until the load is done).
+   */
+  locate(): Promise<ChunkSources>;
+}
+
+export interface ChunkSources {
+  /** Record i's absolute byte offset in the input. */
+  offsets: Float64Array;
+  /** Record i's 1-based line in the input. */
+  lines: Float64Array;
+}
+
+export interface MergeOptions {
+  /** Record bytes per chunk: a chunk ends at the first key change at or after this many. */
+  targetBytes: number;
+  /** Only keys >= lo (default: from the first). */
+  lo?: SortKey | undefined;
+  /** Only keys < hi (default: to the last). */
+  hi?: SortKey | undefined;
+  /** Index of the first chunk (default 0). */
+  firstIndex?: number | undefined;
+  /**
+   * Cut at these keys (strictly increasing) instead of by size: chunk
+   * firstIndex + i holds the keys in [cuts[i - 1], cuts[i]) (the first from
+   * lo, the last to hi); a range with no record makes no chunk but keeps its
+   * number. With planRanges' bounds, one merge makes its ranges' chunks.
+   */
+  cuts?: SortKey[] | undefined;
+  /** Records window per run (meta gets a quarter); default 64 MiB spread over the runs, 64 KiB to 1 MiB each. */
+  readBufferBytes?: number | undefined;
+}
+
+const MAX_CHUNK_BYTES = 0xffffffff;
+
+function defaultReadBuffer(runs: number): number {
+  return Math.min(1 << 20, Math.max(64 << 10, Math.floor((64 << 20) / Math.max(1, runs))));
+}
+
+function endOf(run: RunInfo): RunPosition {
+  return { ordinal: run.records, recPos: run.recordBytes, metaPos: run.metaBytes };
+}
+
+const START: RunPosition = { ordinal: 0, recPos: 0, metaPos: 0 };
+
+/** Where the first record with key >= `key` is in run r (the run's end when there is none). */
+async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Promise<RunPosition> {
+  const run = set.runs[r]!;
+  const index = await set.index(r);
+  // The first index entry whose key is >= key; the record sought is after the entry before it.
+  let lo = 0;
+  let hi = index.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareKeys(index[mid]!.key, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo === 0) return START;
+  const from = index[lo - 1]!;
+  const upto = lo < index.length ? index[lo]! : endOf(run);
+  const c = new RunCursor(fh, run, from, upto.ordinal, 64 << 10, set.intReader, true);
+  while (await c.next()) {
+    if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
+  }
+  return upto;
+}
+
+/** A chunk's per-record arrays with room for `cap` records, in one slab: pos (u32, cap + 1), run (u16, cap). */
+function recordArrays(slab: ArrayBuffer, cap: number): { pos: Uint32Array; from: Uint16Array } {
+  return { pos: new Uint32Array(slab, 0, cap + 1), from: new Uint16Array(slab, 4 * (cap + 1), cap) };
+}
+
+const recordSlabBytes = (cap: number): number => 6 * cap + 4;
+
+/** Builds one output chunk: record bytes copied once into one buffer, per-record arrays; memory from the pool. */
+class ChunkBuilder {
+  private byteSlab: ArrayBuffer;
+  private recSlab: ArrayBuffer;
+  bytes: Buffer;
+  private view: DataView;
+  used = 0;
+  n = 0;
+  private cap: number;
+  private pos: Uint32Array;
+  /** The run each record came from. */
+  private from: Uint16Array;
+  /** Per run: where its first record in this chunk is. */
+  private readonly starts: Array<RunPosition | undefined>;
+
+  constructor(
+    private readonly set: RunSet,
+    bytes: number,
+    records: number,
+  ) {
+    this.byteSlab = set.pool.take(bytes);
+    this.bytes = Buffer.from(this.byteSlab);
+    this.view = viewOf(this.bytes);
+    this.cap = Math.max(16, records);
+    this.recSlab = set.pool.take(recordSlabBytes(this.cap));
+    ({ pos: this.pos, from: this.from } = recordArrays(this.recSlab, this.cap));
+    this.pos[0] = 0;
+    this.starts = new Array<RunPosition | undefined>(set.runs.length);
+  }
+
+  add(c: RunCursor, run: number): void {
+    const len = c.recLen;
+    if (this.used + len > this.bytes.length) this.growBytes(this.used + len);
+    if (this.n === this.cap) this.growRecords();
+    copyRecord(c.recBuf, c.recView, c.recStart, c.recStart + len, this.bytes, this.view, this.used);
+    if (this.starts[run] === undefined) this.starts[run] = { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
+    this.from[this.n] = run;
+    this.used += len;
+    this.pos[++this.n] = this.used;
+  }
+
+  private growBytes(min: number): void {
+    if (min > MAX_CHUNK_BYTES) throw new FlatloadError('INTERNAL', `an ordered chunk would pass ${MAX_CHUNK_BYTES} bytes (one key's records?)`);
+    const slab = this.set.pool.take(Math.min(MAX_CHUNK_BYTES, Math.max(min, Math.ceil(this.bytes.length * 1.5))));
+    const bytes = Buffer.from(slab);
+    this.bytes.copy(bytes, 0, 0, this.used);
+    this.set.pool.give(this.byteSlab);
+    this.byteSlab = slab;
+    this.bytes = bytes;
+    this.view = viewOf(bytes);
+  }
+
+  private growRecords(): void {
+    const cap = Math.ceil(this.cap * 1.5) + 16;
+    const slab = this.set.pool.take(recordSlabBytes(cap));
+    const next = recordArrays(slab, cap);
+    next.pos.set(this.pos.subarray(0, this.n + 1));
+    next.from.set(this.from.subarray(0, this.n));
+    this.set.pool.give(this.recSlab);
+    this.recSlab = slab;
+    this.cap = cap;
+    ({ pos: this.pos, from: this.from } = next);
+  }
+
+  /** Gives the memory back without making a chunk. */
+  discard(): void {
+    this.set.pool.give(this.byteSlab);
+    this.set.pool.give(this.recSlab);
+  }
+
+  finish(index: number, firstKey: SortKey, lastKey: SortKey): OrderedChunk {
+    const { set, byteSlab, recSlab, starts } = this;
+    const n = this.n;
+    const from = this.from.subarray(0, n);
+    let released = false;
+    return {
+      index,
+      bytes: this.bytes.subarray(0, this.used),
+      records: n,
+      pos: this.pos.subarray(0, n + 1),
+      firstKey,
+      lastKey,
+      release() {
+        if (released) return;
+        released = true;
+        set.pool.give(byteSlab);
+        set.pool.give(recSlab);
+      },
+      locate() {
+        if (released) throw new FlatloadError('INTERNAL', `chunk ${index} was released before its records were located`);
+        return locateRecords(set, starts, from);
+      },
+    };
+  }
+}
+
+/** Offsets and lines of a chunk's records: each run's meta entries, read from where the chunk's first record of that run is. */
+async function locateRecords(set: RunSet, starts: Array<RunPosition | undefined>, from: Uint16Array): Promise<ChunkSources> {
+  const n = from.length;
+  const offsets = new Float64Array(n);
+  const lines = new Float64Array(n);
+  const cursors: RunCursor[] = [];
+  const files: FileHandle[] = [];
+  try {
+    for (let r = 0; r < starts.length; r++) {
+      const at = starts[r];
+      if (!at) continue;
+      const fh = await open(set.path(r), 'r');
+      files.push(fh);
+      cursors[r] = new RunCursor(fh, set.runs[r]!, at, set.runs[r]!.records, 64 << 10, set.intReader, false, true);
+    }
+    for (let j = 0; j < n; j++) {
+      const r = from[j]!;
+      const c = cursors[r]!;
+      let s = c.advance();
+      while (s === REFILL) {
+        await c.refill();
+        s = c.advance();
+      }
+      if (s === END) throw new FlatloadError('INTERNAL', `run ${r} ended while locating a chunk's records`);
+      const chunk = set.runs[r]!.chunk;
+      offsets[j] = chunk.startByte + c.relOffset;
+      lines[j] = chunk.firstLine + c.relLine;
+    }
+  } finally {
+    for (const fh of files) await fh.close();
+  }
+  return { offsets, lines };
+}
+
+/**
+ * The k-way merge of the runs (a binary heap; ties go to the earlier run,
+ * so equal keys keep input order), cut into chunks of about targetBytes
+ * only where the key changes, so chunks have disjoint, adjacent key ranges.
+ * With lo/hi only keys in [lo, hi) are merged, each run entered by its
+ * sparse index: merges of adjacent ranges together give exactly the whole
+ * merge. Pull-based: the next chunk is built when it is asked for.
+ */
+export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerator<OrderedChunk> {
+  const runs = set.runs;
+  const k = runs.length;
+  if (k === 0) return;
+  if (!(opts.targetBytes > 0)) throw new FlatloadError('INTERNAL', 'a merge needs a positive target chunk size');
+  if (k > 0xffff) throw new FlatloadError('UNSUPPORTED', `${k} runs are more than one merge takes (65535): raise --chunk-size`);
+  if (opts.cuts?.some((key, i) => i > 0 && compareKeys(opts.cuts![i - 1]!, key) >= 0)) throw new FlatloadError('INTERNAL', 'merge cut keys must be strictly increasing');
+  const target = Math.min(opts.targetBytes, MAX_CHUNK_BYTES);
+  const intMode = set.intKeys;
+  const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(k);
+  const files: FileHandle[] = [];
+  let builder: ChunkBuilder | undefined;
+  try {
+    for (let r = 0; r < k; r++) files.push(await open(set.path(r), 'r'));
+    const from = await Promise.all(runs.map((_run, r) => (opts.lo ? seekRun(set, r, files[r]!, opts.lo) : START)));
+    const upto = await Promise.all(runs.map((run, r) => (opts.hi ? seekRun(set, r, files[r]!, opts.hi) : endOf(run))));
+    const cursors = runs.map((run, r) => new RunCursor(files[r]!, run, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !intMode));
+    let bytesLeft = 0;
+    let recordsLeft = 0;
+    for (let r = 0; r < k; r++) {
+      bytesLeft += Math.max(0, upto[r]!.recPos - from[r]!.recPos);
+      recordsLeft += Math.max(0, upto[r]!.ordinal - from[r]!.ordinal);
+    }
+    const avg = set.records > 0 ? set.recordBytes / set.records : 1;
+
+    const less = intMode
+      ? (a: number, b: number): boolean => {
+          const x = cursors[a]!.num;
+          const y = cursors[b]!.num;
+          return x < y || (x === y && a < b);
+        }
+      : (a: number, b: number): boolean => {
+          const x = cursors[a]!;
+          const y = cursors[b]!;
+          const c = x.keyBuf.compare(y.keyBuf, y.keyStart, y.keyEnd, x.keyStart, x.keyEnd);
+          return c < 0 || (c === 0 && a < b);
+        };
+    const heap = new IndexHeap(k, less);
+    for (let r = 0; r < k; r++) if (await cursors[r]!.next()) heap.push(r);
+
+    const keyOf = (c: RunCursor): SortKey => (intMode ? integerKey(c.num) : c.keyCopy());
+    // The last record added: its key, kept for the chunk's lastKey and to see where the key changes.
+    const maxKey = runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32);
+    const last = Buffer.allocUnsafe(maxKey);
+    const lastView = viewOf(last);
+    let lastLen = 0;
+    let lastNum = 0;
+    const remember = (c: RunCursor): void => {
+      if (intMode) lastNum = c.num;
+      else {
+        copyRecord(c.keyBuf, c.keyView, c.keyStart, c.keyEnd, last, lastView, 0);
+        lastLen = c.keyEnd - c.keyStart;
+      }
+    };
+    const sameAsLast = (c: RunCursor): boolean => (intMode ? c.num === lastNum : last.compare(c.keyBuf, c.keyStart, c.keyEnd, 0, lastLen) === 0);
+    const lastKey = (): SortKey => (intMode ? integerKey(lastNum) : Buffer.from(last.subarray(0, lastLen)));
+    // Cut points: c's key has reached cuts[i] (numbers compare with the cut's integer threshold).
+    const cuts = opts.cuts ?? [];
+    const thresholds = intMode ? cuts.map(integerThreshold) : [];
+    const reached = (c: RunCursor, i: number): boolean =>
+      intMode ? c.num >= thresholds[i]! : cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
+    let cutPos = 0;
+    const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
+    // Sized for the chunk (or what is left), with room for the records that end it past the target.
+    const newBuilder = (): ChunkBuilder => {
+      const bytes = Math.min(bytesLeft, target + 2 * maxRecord);
+      return new ChunkBuilder(set, bytes, Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
+    };
+
+    const firstIndex = opts.firstIndex ?? 0;
+    let made = 0;
+    let index = firstIndex;
+    builder = newBuilder();
+    let firstKey: SortKey | undefined;
+    while (heap.size > 0) {
+      const r = heap.top;
+      const c = cursors[r]!;
+      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : builder.used >= target && !sameAsLast(c))) {
+        const done = builder;
+        bytesLeft -= done.used;
+        recordsLeft -= done.n;
+        builder = undefined;
+        yield done.finish(index, firstKey!, lastKey());
+        made++;
+        builder = newBuilder();
+      }
+      if (builder.n === 0) {
+        while (cutPos < cuts.length && reached(c, cutPos)) cutPos++;
+        index = firstIndex + (opts.cuts ? cutPos : made);
+        firstKey = keyOf(c);
+      }
+      builder.add(c, r);
+      remember(c);
+      let s = c.advance();
+      while (s === REFILL) {
+        await c.refill();
+        s = c.advance();
+      }
+      if (s === END) heap.pop();
+      else heap.siftDown();
+    }
+    if (builder.n > 0) {
+      const done = builder;
+      builder = undefined;
+      yield done.finish(index, firstKey!, lastKey());
+    }
+  } finally {
+    builder?.discard(); // a chunk never handed out (empty, or the merge was abandoned)
+    for (const fh of files) await fh.close();
+  }
+}
+
+/**
+ * For a merge that compares plain integers: the smallest integer whose key
+ * is at or above the cut key (NULL is below every number, malformed text
+ * above; a number followed by more bytes is above that number). Integer
+ * keys are below 10^15 in magnitude, so larger cuts are infinite.
+ */
+function integerThreshold(cut: SortKey): number {
+  if (cut.length === 0) return Number.NEGATIVE_INFINITY;
+  const { part, next } = decodePart(cut, 0);
+  if (part.kind === 'null') return Number.NEGATIVE_INFINITY;
+  if (part.kind !== 'number') return Number.POSITIVE_INFINITY;
+  const neg = part.decimal.startsWith('-');
+  const [whole = '', fraction] = (neg ? part.decimal.slice(1) : part.decimal).split('.');
+  if (whole.length > 15) return neg ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY;
+  const x = neg ? -Number(whole) : Number(whole); // the number truncated toward zero
+  const integral = fraction === undefined;
+  // ceil(number), or the next integer when the cut is past the number itself.
+  if (integral) return next < cut.length ? x + 1 : x;
+  return neg ? x : x + 1;
+}
+
+/** Every chunk of a merge, for callers that want them all at once (tests, small inputs). */
+export async function collect(chunks: AsyncIterable<OrderedChunk>): Promise<OrderedChunk[]> {
+  const out: OrderedChunk[] = [];
+  for await (const c of chunks) out.push(c);
+  return out;
+}

@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import { open, readdir, rm, stat } from 'node:fs/promises';
+import type { CutChunk } from '../chunking/types.js';
+import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
+import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
+import { FlatloadError } from '../errors/index.js';
+import { hashFile, parseIndex, readAt, type SparseEntry } from './runFile.js';
+import { SlabPool, SortScratch } from './scratch.js';
+import { inProcessSorter, workerSorter } from './sorters.js';
+import type { SortJob } from './sortRun.js';
+import type { SpillDir } from './spillDir.js';
+
+/** Records between two sparse index entries of a run. */
+export const DEFAULT_SPARSE_EVERY = 1024;
+
+const MIB = 1 << 20;
+/** Runs aimed at when the input's size is known: few enough that the merge's windows stay small. */
+const TARGET_RUNS = 512;
+
+/**
+ * How many input bytes to sort into each run: 16 MiB (a chunk's records
+ * then sort within the CPU's caches: gathering them in key order costs half
+ * what it does at 64 MiB, measured), more for inputs over 8 GiB so the
+ * merge reads at most ~512 runs, never more than the load's chunk size (the
+ * memory bound), and 64 MiB (or the chunk size) for a stream of unknown size.
+ */
+export function runChunkBytes(inputBytes: number | undefined, loadChunkBytes: number): number {
+  const want = inputBytes === undefined ? 64 * MIB : Math.max(16 * MIB, Math.ceil(inputBytes / TARGET_RUNS));
+  return Math.max(MIB, Math.min(want, loadChunkBytes));
+}
+
+export interface RunOptions {
+  key: KeyContext;
+  spill: SpillDir;
+  /**
+   * Reads a chunk that does not carry its bytes (a plain file, by range) into
+   * `into` (at least the chunk's length) and returns the bytes read. The
+   * sort reuses its buffers, so it holds at most workers + 1 chunks' bytes.
+   * fileChunkReader() is one for a plain file.
+   */
+  read: (chunk: CutChunk, into: Buffer) => Promise<Buffer>;
+  /** The caller's job identity: runs are reused only by the same job with the same key and format. */
+  identity: string;
+  sparseEvery?: number | undefined;
+  /** Threads that sort chunks (default 1: this one). More use more cores and hold one more chunk each. */
+  workers?: number | undefined;
+  /** Each run as it is written or reused (progress). */
+  onRun?: ((run: RunInfo, reused: boolean) => void) | undefined;
+}
+
+/** The runs of a whole input, in input order, ready to merge. */
+export class RunSet {
+  private readonly indexes = new Map<number, Promise<SparseEntry[]>>();
+  /** Fast path: a reader for the single plain-integer key (set when any run uses it). */
+  readonly intReader: PlainIntegerReader | undefined;
+
+  constructor(
+    readonly spill: SpillDir,
+    readonly manifest: Manifest,
+    readonly key: KeyContext,
+    /** Where merged chunks take their memory (and give it back with release()). */
+    readonly pool = new SlabPool(),
+  ) {
+    this.intReader = manifest.runs.some((r) => r.intKeys) ? plainIntegerReader(key, true) : undefined;
+  }
+
+  get runs(): RunInfo[] {
+    return this.manifest.runs;
+  }
+
+  get records(): number {
+    return this.runs.reduce((a, r) => a + r.records, 0);
+  }
+
+  /** Record bytes over all runs (the input's records, plus a terminator its last record may have gained). */
+  get recordBytes(): number {
+    return this.runs.reduce((a, r) => a + r.recordBytes, 0);
+  }
+
+  /** Spill bytes over all runs. */
+  get spillBytes(): number {
+    return this.runs.reduce((a, r) => a + r.recordBytes + r.metaBytes + r.indexBytes, 0);
+  }
+
+  /** Every key is a plain integer: the merge compares numbers. */
+  get intKeys(): boolean {
+    return this.runs.every((r) => r.intKeys);
+  }
+
+  /** The input was in key order already (each chunk, and each chunk's first key >= the previous chunk's last). */
+  get inputOrdered(): boolean {
+    return this.runs.every((r, i) => r.ordered && (i === 0 || compareKeys(Buffer.from(r.firstKey, 'hex'), Buffer.from(this.runs[i - 1]!.lastKey, 'hex')) >= 0));
+  }
+
+  path(run: number): string {
+    return this.spill.file(this.runs[run]!.file);
+  }
+
+  /** A run's sparse index (read once). */
+  index(run: number): Promise<SparseEntry[]> {
+    let p = this.indexes.get(run);
+    if (!p) {
+      const info = this.runs[run]!;
+      p = (async () => {
+        const fh = await open(this.path(run), 'r');
+        try {
+          const buf = Buffer.allocUnsafe(info.indexBytes);
+          const got = await readAt(fh, buf, 0, buf.length, info.recordBytes + info.metaBytes);
+          if (got < buf.length) throw new FlatloadError('SPILL', `${this.path(run)} is shorter than its manifest says`);
+          return parseIndex(buf);
+        } finally {
+          await fh.close();
+        }
+      })();
+      this.indexes.set(run, p);
+    }
+    return p;
+  }
+}
+
+function sameChunk(run: RunInfo, c: CutChunk): boolean {
+  const r = run.chunk;
+  return r.index === c.index && r.startByte === c.startByte && r.endByte === c.endByte && r.firstLine === c.firstLine && r.firstRecord === c.firstRecord && r.records === c.records;
+}
+
+async function intact(spill: SpillDir, run: RunInfo): Promise<boolean> {
+  const path = spill.file(run.file);
+  const st = await stat(path).catch(() => undefined);
+  if (!st || st.size !== run.recordBytes + run.metaBytes + run.indexBytes) return false;
+  return (await hashFile(path).catch(() => undefined)) === run.sha256;
+}
+
+function sha256(buffers: Buffer[]): string {
+  const h = createHash('sha256');
+  for (const b of buffers) h.update(b);
+  return h.digest('hex');
+}
+
+interface Loaded {
+  chunk: CutChunk;
+  /** The chunk's bytes are slab[0, length). */
+  slab?: ArrayBuffer;
+  length?: number;
+  inputSha256?: string;
+  reuse?: RunInfo;
+}
+
+/**
+ * Sorts each input chunk into a run file in the spill directory and returns
+ * the set. While chunks are sorted and written (in this thread, or in
+ * `workers` threads), the next one is read: at most workers + 1 chunks'
+ * bytes are held. A run a previous attempt of the same job wrote for the
+ * same chunk is reused when its sha256 still matches (and, for a stream,
+ * the chunk's bytes are the same); anything else is sorted again, to
+ * byte-identical runs.
+ */
+export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOptions): Promise<RunSet> {
+  const every = opts.sparseEvery ?? DEFAULT_SPARSE_EVERY;
+  const params = runParams(opts.key, every, opts.identity);
+  const before = await readManifest(opts.spill);
+  const prior = new Map<number, RunInfo>();
+  if (before?.params === params) for (const r of before.runs) prior.set(r.chunk.index, r);
+  else await opts.spill.clear();
+  const manifest: Manifest = { version: RUN_FORMAT_VERSION, params, runs: [], complete: false };
+
+  const pool = new SlabPool();
+  const scratch = new SortScratch(pool);
+  const workers = opts.workers ?? 1;
+  const sorter = workers > 1 ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
+  const it = chunks[Symbol.asyncIterator]();
+  const load = async (): Promise<Loaded | undefined> => {
+    const r = await it.next();
+    if (r.done) return undefined;
+    const chunk = r.value;
+    const inputSha256 = chunk.buffers ? sha256(chunk.buffers) : undefined;
+    const old = prior.get(chunk.index);
+    if (old && sameChunk(old, chunk) && old.inputSha256 === inputSha256 && (await intact(opts.spill, old))) return { chunk, reuse: old };
+    // With room to spare, so a slab fits the next chunk (a few bytes longer) too.
+    const slab = pool.take(chunk.endByte - chunk.startByte, 1.03);
+    const into = Buffer.from(slab);
+    if (!chunk.buffers) return { chunk, slab, length: (await opts.read(chunk, into)).length, inputSha256 };
+    let n = 0;
+    for (const b of chunk.buffers) n += b.copy(into, n);
+    return { chunk, slab, length: n, inputSha256 };
+  };
+
+  // Runs finish in any order with workers; the manifest lists them in input order, written one at a time.
+  const done = new Map<number, RunInfo>();
+  let writing = Promise.resolve();
+  const finished = (run: RunInfo, reused: boolean): Promise<void> => {
+    done.set(run.chunk.index, run);
+    opts.onRun?.(run, reused);
+    writing = writing.then(() => writeManifest(opts.spill, { ...manifest, runs: [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index) }));
+    return writing;
+  };
+  let failure: { err: unknown } | undefined;
+  const inFlight = new Set<Promise<void>>();
+  let next = load();
+  try {
+    for (;;) {
+      const cur = await next;
+      if (!cur) break;
+      next = load(); // read the next chunk while this one is sorted and written
+      if (cur.reuse) {
+        await finished(cur.reuse, true);
+        continue;
+      }
+      const { chunk, slab, length } = cur;
+      if (!slab || !length) continue;
+      const file = runFileName(chunk.index);
+      const job: SortJob = {
+        chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
+        file,
+        path: opts.spill.file(file),
+        sparseEvery: every,
+        inputSha256: cur.inputSha256,
+      };
+      const task: Promise<void> = sorter.sort(slab, length, job).then(
+        (r) => {
+          pool.give(r.slab);
+          return finished(r.run, false);
+        },
+        (err: unknown) => {
+          failure ??= { err };
+        },
+      );
+      inFlight.add(task);
+      void task.finally(() => inFlight.delete(task));
+      if (inFlight.size >= sorter.capacity) await Promise.race(inFlight);
+      if (failure) throw failure.err;
+    }
+    await Promise.all(inFlight);
+    if (failure) throw failure.err;
+    await writing;
+  } catch (err) {
+    next.catch(() => undefined);
+    await Promise.allSettled(inFlight);
+    await it.return?.(undefined);
+    throw err;
+  } finally {
+    await sorter.close();
+  }
+  scratch.release(); // the merge takes its buffers from the same pool
+  manifest.runs = [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index);
+  manifest.complete = true;
+  await writeManifest(opts.spill, manifest);
+  // Runs of chunks this input no longer has (an earlier, different cut) are of no use.
+  const keep = new Set(manifest.runs.map((r) => r.file));
+  for (const name of await readdir(opts.spill.path)) {
+    if (/^run-\d+\.bin$/.test(name) && !keep.has(name)) await rm(opts.spill.file(name), { force: true });
+  }
+  return new RunSet(opts.spill, manifest, opts.key, pool);
+}
+
+/** Reads chunks of a plain file by byte range (RunOptions.read); close() when done. */
+export async function fileChunkReader(path: string): Promise<{ read: RunOptions['read']; close: () => Promise<void> }> {
+  const fh = await open(path, 'r');
+  return {
+    async read(chunk, into) {
+      return into.subarray(0, await readAt(fh, into, 0, chunk.endByte - chunk.startByte, chunk.startByte));
+    },
+    close: () => fh.close(),
+  };
+}
+
+/** The runs of a finished earlier sort of the same job, if they are all there and intact. */
+export async function openRuns(spill: SpillDir, key: KeyContext, identity: string, sparseEvery = DEFAULT_SPARSE_EVERY): Promise<RunSet | undefined> {
+  const m = await readManifest(spill);
+  if (!m?.complete || m.params !== runParams(key, sparseEvery, identity)) return undefined;
+  for (const r of m.runs) if (!(await intact(spill, r))) return undefined;
+  return new RunSet(spill, m, key);
+}

@@ -1,0 +1,76 @@
+/**
+ * Large ArrayBuffers passed around instead of left to the collector: the
+ * run sort's chunk buffers and working arrays, then the merge's output
+ * chunks (which a consumer hands back with release()). Memory then stays at
+ * what is in use at once, whatever the number of chunks.
+ */
+export class SlabPool {
+  private readonly free: ArrayBuffer[] = [];
+
+  constructor(
+    /** Free slabs kept at most (beyond that, handed-back slabs go to the collector). */
+    private readonly keep = 8,
+  ) {}
+
+  /**
+   * A slab of at least `bytes`: the smallest free one that fits, else a new
+   * one `spare` times as large (so it fits a slightly larger request later),
+   * uninitialised.
+   */
+  take(bytes: number, spare = 1): ArrayBuffer {
+    let best = -1;
+    for (let i = 0; i < this.free.length; i++) {
+      const len = this.free[i]!.byteLength;
+      if (len >= bytes && (best < 0 || len < this.free[best]!.byteLength)) best = i;
+    }
+    if (best >= 0) return this.free.splice(best, 1)[0]!;
+    return Buffer.allocUnsafeSlow(Math.max(8, Math.ceil(bytes * spare))).buffer as ArrayBuffer;
+  }
+
+  give(slab: ArrayBuffer): void {
+    if (this.free.length < this.keep) this.free.push(slab);
+  }
+
+  /** Bytes held by free slabs. */
+  get freeBytes(): number {
+    return this.free.reduce((a, s) => a + s.byteLength, 0);
+  }
+}
+
+/**
+ * Named working arrays reused from chunk to chunk (sized by the largest
+ * chunk, with 3% to spare), taken from a pool and given back by release().
+ */
+export class SortScratch {
+  private readonly slabs = new Map<string, ArrayBuffer>();
+
+  constructor(readonly pool = new SlabPool()) {}
+
+  private slab(name: string, bytes: number): ArrayBuffer {
+    let s = this.slabs.get(name);
+    if (!s || s.byteLength < bytes) {
+      if (s) this.pool.give(s);
+      s = this.pool.take(bytes, 1.03);
+      this.slabs.set(name, s);
+    }
+    return s;
+  }
+
+  uint32(name: string, n: number): Uint32Array {
+    return new Uint32Array(this.slab(name, 4 * n), 0, n);
+  }
+
+  float64(name: string, n: number): Float64Array {
+    return new Float64Array(this.slab(name, 8 * n), 0, n);
+  }
+
+  buffer(name: string, n: number): Buffer {
+    return Buffer.from(this.slab(name, n), 0, n);
+  }
+
+  /** Gives every array back to the pool. */
+  release(): void {
+    for (const s of this.slabs.values()) this.pool.give(s);
+    this.slabs.clear();
+  }
+}

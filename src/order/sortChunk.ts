@@ -1,0 +1,228 @@
+import { isUtf8 } from 'node:buffer';
+import { endianness } from 'node:os';
+import { recordTable, type RecordTable } from '../chunking/records.js';
+import { ByteSink, compareKeys, integerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type PlainIntegerReader, type SortKey } from './key.js';
+import { radixSort64 } from './radix.js';
+import { SortScratch } from './scratch.js';
+
+/** A chunk's records and the order their keys put them in. */
+export interface SortedChunk {
+  bytes: Buffer;
+  table: RecordTable;
+  /** perm[j] is the record (input order) that comes j-th in key order; ties in input order. */
+  perm: Uint32Array;
+  /** The records were already in key order (perm is the identity). */
+  ordered: boolean;
+  /** Fast path: every key is a plain integer, read again from the record when needed. */
+  intReader: PlainIntegerReader | undefined;
+  /** Otherwise: the encoded keys, record i's at keyBytes[keyEnds[i-1] (or 0), keyEnds[i]). */
+  keyBytes: Buffer | undefined;
+  keyEnds: Uint32Array | undefined;
+}
+
+/**
+ * Locates a chunk's records with the chunking scanner and sorts them by key.
+ * One plain integer key field (the common case) is read straight from the
+ * bytes and radix-sorted; anything else is encoded (see key.ts) and sorted
+ * by its first 8 bytes, ties of longer keys by the whole key. Both orders
+ * are the encoded keys' byte order, ties in input order. `records` (the
+ * cutter's count) sizes the arrays; scratch arrays are reused by the next call.
+ */
+export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScratch(), records = 0): SortedChunk {
+  const cap = Math.max(records, 16);
+  const table = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets, { ends: scratch.uint32('ends', cap), lineOffsets: scratch.uint32('lines', cap) });
+  const n = table.ends.length;
+  const intReader = integerReader(bytes, ctx);
+  if (intReader) {
+    const keys = scratch.float64('keys', n);
+    const range = integerKeys(bytes, table.ends, intReader, keys);
+    if (range) {
+      const perm = range.ordered ? identity(scratch, n) : sortIntegers(keys, range.min, range.max, scratch);
+      return { bytes, table, perm, ordered: range.ordered, intReader, keyBytes: undefined, keyEnds: undefined };
+    }
+  }
+  const { keyBytes, keyEnds } = encodedKeys(bytes, table.ends, ctx);
+  const perm = sortEncoded(keyBytes, keyEnds, scratch);
+  return { bytes, table, perm: perm ?? identity(scratch, n), ordered: perm === undefined, intReader: undefined, keyBytes, keyEnds };
+}
+
+/**
+ * Whether bytes (whole records: a chunk, or a sample's complete records)
+ * are in key order, ties allowed: the planner's cheap check, with the same
+ * keys and comparator as the sort. Stops at the first record out of order.
+ */
+export function inKeyOrder(bytes: Buffer, ctx: KeyContext): boolean {
+  const { ends } = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets);
+  const ints = integerReader(bytes, ctx);
+  const general = keyReader(ctx);
+  const sink = new ByteSink();
+  let prevNum = Number.NEGATIVE_INFINITY;
+  let prev: Buffer | undefined;
+  for (let i = 0, start = 0; i < ends.length; start = ends[i++]!) {
+    const v = ints ? plainInteger(bytes, start, ends[i]!, ints) : Number.NaN;
+    if (!Number.isNaN(v) && prev === undefined) {
+      if (v < prevNum) return false;
+      prevNum = v;
+      continue;
+    }
+    // Off the fast path (from here on): encoded keys.
+    sink.length = 0;
+    putRecordKey(sink, bytes, start, ends[i]!, general);
+    const key = sink.copyFrom(0);
+    if (prev === undefined && prevNum !== Number.NEGATIVE_INFINITY) prev = integerKey(prevNum);
+    if (prev !== undefined && compareKeys(prev, key) > 0) return false;
+    prev = key;
+  }
+  return true;
+}
+
+/** Record i's key as a SortKey (for run bounds and the sparse index). */
+export function keyOfRecord(s: SortedChunk, i: number): SortKey {
+  if (s.intReader) {
+    const ends = s.table.ends;
+    return integerKey(plainInteger(s.bytes, i === 0 ? 0 : ends[i - 1]!, ends[i]!, s.intReader));
+  }
+  const ends = s.keyEnds!;
+  return Buffer.from(s.keyBytes!.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!));
+}
+
+function identity(scratch: SortScratch, n: number): Uint32Array {
+  const p = scratch.uint32('perm', n);
+  for (let i = 0; i < n; i++) p[i] = i;
+  return p;
+}
+
+function integerReader(bytes: Buffer, ctx: KeyContext): PlainIntegerReader | undefined {
+  const needsUtf8Check = ctx.cs.utf8 && ctx.spec.fields[0] !== 0;
+  return plainIntegerReader(ctx, needsUtf8Check ? isUtf8(bytes) : true);
+}
+
+/**
+ * Every record's key as a plain integer into keys; their range, and whether
+ * they were in order already. Undefined as soon as one key is not a plain integer.
+ */
+function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReader, keys: Float64Array): { min: number; max: number; ordered: boolean } | undefined {
+  const n = ends.length;
+  let ordered = true;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let prev = Number.NEGATIVE_INFINITY;
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    const end = ends[i]!;
+    const v = plainInteger(bytes, start, end, reader);
+    if (Number.isNaN(v)) return undefined;
+    if (v < prev) ordered = false;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    keys[i] = prev = v;
+    start = end;
+  }
+  return { min, max, ordered };
+}
+
+const TWO_32 = 0x1_0000_0000;
+const LOW_WORD = endianness() === 'LE' ? 0 : 1;
+
+/**
+ * The order of integer keys, ties in input order. When (key - min) and the
+ * record number fit in 64 bits together (2 billion keys apart with two
+ * million records, say) each becomes one 64-bit number, (key - min) × 2^b +
+ * record, written in place over the keys and sorted by the engine's native
+ * BigUint64Array sort: distinct values, so the order is total and stable,
+ * and no other array is needed. Wider ranges go through the radix sort.
+ */
+function sortIntegers(keys: Float64Array, min: number, max: number, scratch: SortScratch): Uint32Array {
+  const n = keys.length;
+  const ib = n <= 1 ? 1 : 32 - Math.clz32(n - 1); // bits for a record number
+  let rb = 0; // bits for key - min
+  while (rb < 54 && 2 ** rb <= max - min) rb++;
+  if (rb + ib > 64) {
+    const perm = scratch.uint32('perm', n);
+    const hi = scratch.uint32('hi', n);
+    const lo = scratch.uint32('lo', n);
+    for (let i = 0; i < n; i++) {
+      const d = keys[i]! - min; // exact: both below 10^15 in magnitude
+      const h = Math.floor(d / TWO_32);
+      hi[i] = h;
+      lo[i] = d - h * TWO_32;
+    }
+    perm.set(radixSort64(hi, lo, scratch));
+    return perm;
+  }
+  const words = new Uint32Array(keys.buffer, keys.byteOffset, 2 * n);
+  const lowSpan = 2 ** (32 - ib); // the part of key - min that shares the low word with the record number
+  const recordSpan = 2 ** ib;
+  for (let i = 0; i < n; i++) {
+    const d = keys[i]! - min;
+    const dl = d % lowSpan;
+    words[2 * i + LOW_WORD] = dl * recordSpan + i;
+    words[2 * i + 1 - LOW_WORD] = (d - dl) / lowSpan;
+  }
+  new BigUint64Array(keys.buffer, keys.byteOffset, n).sort();
+  // The permutation overwrites the sorted values from the front: perm[j] is written at or before words[2j] is read.
+  const perm = new Uint32Array(keys.buffer, keys.byteOffset, n);
+  if (ib === 32) for (let j = 0; j < n; j++) perm[j] = words[2 * j + LOW_WORD]!;
+  else {
+    const mask = recordSpan - 1;
+    for (let j = 0; j < n; j++) perm[j] = words[2 * j + LOW_WORD]! & mask;
+  }
+  return perm;
+}
+
+function encodedKeys(bytes: Buffer, ends: Uint32Array, ctx: KeyContext): { keyBytes: Buffer; keyEnds: Uint32Array } {
+  const reader = keyReader(ctx);
+  const n = ends.length;
+  const sink = new ByteSink(Math.max(256, n * 16));
+  const keyEnds = new Uint32Array(n);
+  let start = 0;
+  for (let i = 0; i < n; i++) {
+    putRecordKey(sink, bytes, start, ends[i]!, reader);
+    keyEnds[i] = sink.length;
+    start = ends[i]!;
+  }
+  return { keyBytes: sink.bytes.subarray(0, sink.length), keyEnds };
+}
+
+function sortEncoded(keyBytes: Buffer, keyEnds: Uint32Array, scratch: SortScratch): Uint32Array | undefined {
+  const n = keyEnds.length;
+  const startOf = (i: number): number => (i === 0 ? 0 : keyEnds[i - 1]!);
+  let ordered = true;
+  for (let i = 1; i < n && ordered; i++) {
+    // buf.compare(target, …, source…) is the order of source against target: here key i-1 against key i.
+    if (keyBytes.compare(keyBytes, startOf(i), keyEnds[i], startOf(i - 1), keyEnds[i - 1]) > 0) ordered = false;
+  }
+  if (ordered) return undefined;
+  // The first 8 bytes, zero-padded, big-endian: no key is a prefix of another, so padding never misorders.
+  const hi = scratch.uint32('hi', n);
+  const lo = scratch.uint32('lo', n);
+  let long = false;
+  for (let i = 0; i < n; i++) {
+    const s = startOf(i);
+    const len = keyEnds[i]! - s;
+    if (len > 8) long = true;
+    let h = 0;
+    let l = 0;
+    for (let k = 0; k < 8; k++) {
+      const b = k < len ? keyBytes[s + k]! : 0;
+      if (k < 4) h = (h << 8) | b;
+      else l = (l << 8) | b;
+    }
+    hi[i] = h >>> 0;
+    lo[i] = l >>> 0;
+  }
+  if (!long) return radixSort64(hi, lo, scratch);
+  // The sort uses hi and lo as working space: keep the prefixes to find the keys that tie on them.
+  const prefixHi = Uint32Array.from(hi);
+  const prefixLo = Uint32Array.from(lo);
+  const perm = radixSort64(hi, lo, scratch);
+  // Keys that share their first 8 bytes: ordered by the whole key, ties by input order.
+  const byKey = (a: number, b: number): number => keyBytes.compare(keyBytes, startOf(b), keyEnds[b], startOf(a), keyEnds[a]) || a - b;
+  for (let j = 0; j < n; ) {
+    let k = j + 1;
+    while (k < n && prefixHi[perm[k]!] === prefixHi[perm[j]!] && prefixLo[perm[k]!] === prefixLo[perm[j]!]) k++;
+    if (k - j > 1) perm.subarray(j, k).sort(byKey);
+    j = k;
+  }
+  return perm;
+}

@@ -1,0 +1,143 @@
+import { lstatSync, rmSync } from 'node:fs';
+import { lstat, mkdir, readdir, rm, stat, statfs } from 'node:fs/promises';
+import { tmpdir as systemTmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FlatloadError } from '../errors/index.js';
+
+export interface SpillOptions {
+  /** Names the directory, so a rerun of the same job finds its runs: letters, digits, '.', '_', '-'. */
+  jobId: string;
+  /** Where to make it; default the system's temporary directory. */
+  tmpdir?: string | undefined;
+  /** Bytes the runs will take (spillBytesEstimate); checked against the free space before anything is written. */
+  needBytes?: number | undefined;
+}
+
+const PREFIX = 'flatload-order-';
+const JOB_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * The spill directory of one ordering job: <tmpdir>/flatload-order-<jobId>.
+ * Everything the sort writes goes in it, and dispose() removes it and
+ * nothing else: no path outside it is ever built from a name.
+ */
+export class SpillDir {
+  private disposed = false;
+
+  private constructor(readonly path: string) {}
+
+  static async open(opts: SpillOptions): Promise<SpillDir> {
+    if (!JOB_ID.test(opts.jobId)) throw new FlatloadError('INTERNAL', `not a usable spill job id: ${JSON.stringify(opts.jobId)}`);
+    const parent = opts.tmpdir ?? systemTmpdir();
+    const st = await stat(parent).catch(() => undefined);
+    if (!st?.isDirectory()) {
+      throw new FlatloadError('SPILL', `the spill directory's parent ${parent} is not a directory`, { hint: 'point --tmpdir at an existing directory' });
+    }
+    const dir = new SpillDir(join(parent, PREFIX + opts.jobId));
+    const existing = await lstat(dir.path).catch(() => undefined);
+    if (existing && !existing.isDirectory()) {
+      throw new FlatloadError('SPILL', `${dir.path} exists and is not a directory`, { hint: 'remove it, or point --tmpdir elsewhere' });
+    }
+    await mkdir(dir.path, { recursive: true, mode: 0o700 });
+    if (opts.needBytes !== undefined) await dir.checkSpace(opts.needBytes);
+    return dir;
+  }
+
+  /** A file in the directory; `name` is a plain file name. */
+  file(name: string): string {
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === '.' || name === '..') throw new FlatloadError('INTERNAL', `not a spill file name: ${name}`);
+    return join(this.path, name);
+  }
+
+  /** Bytes of the files already in the directory (runs a rerun may reuse). */
+  async usedBytes(): Promise<number> {
+    let n = 0;
+    for (const name of await readdir(this.path)) {
+      const st = await lstat(join(this.path, name)).catch(() => undefined);
+      if (st?.isFile()) n += st.size;
+    }
+    return n;
+  }
+
+  /** Throws SPILL unless the file system has room for `needBytes` more than the directory holds now. */
+  async checkSpace(needBytes: number): Promise<void> {
+    const fs = await statfs(this.path);
+    const free = fs.bavail * fs.bsize;
+    const more = needBytes - (await this.usedBytes());
+    if (more > free) {
+      throw new FlatloadError(
+        'SPILL',
+        `ordering needs about ${mib(more)} MiB of spill space in ${this.path}, and its file system has ${mib(free)} MiB free`,
+        { hint: 'free space there or point --tmpdir at a larger file system' },
+      );
+    }
+  }
+
+  /** Removes every file in the directory (a rerun whose runs cannot be reused). */
+  async clear(): Promise<void> {
+    for (const name of await readdir(this.path)) await rm(join(this.path, name), { force: true, recursive: true });
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await rm(this.path, { recursive: true, force: true });
+  }
+
+  /** For exit and signal handlers, which cannot wait. */
+  disposeSync(): void {
+    this.disposed = true;
+    const st = (() => {
+      try {
+        return lstatSync(this.path);
+      } catch {
+        return undefined;
+      }
+    })();
+    if (st?.isDirectory()) rmSync(this.path, { recursive: true, force: true });
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
+  }
+}
+
+function mib(n: number): string {
+  return (n / 2 ** 20).toFixed(0);
+}
+
+/**
+ * Removes the directory when the process exits or receives one of
+ * `signals`. A signal nobody else listens to then takes its default course
+ * (the process ends by it), so registering this never swallows Ctrl-C; when
+ * the caller has its own handler, that handler decides. Returns the function
+ * that unregisters it (after a clean dispose()).
+ */
+export function cleanupOnExit(dir: SpillDir, signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']): () => void {
+  const onExit = (): void => dir.disposeSync();
+  const handlers = new Map<NodeJS.Signals, () => void>();
+  for (const sig of signals) {
+    const h = (): void => {
+      dir.disposeSync();
+      if (process.listenerCount(sig) === 1) {
+        unregister();
+        process.kill(process.pid, sig);
+      }
+    };
+    handlers.set(sig, h);
+    process.on(sig, h);
+  }
+  process.on('exit', onExit);
+  function unregister(): void {
+    process.off('exit', onExit);
+    for (const [sig, h] of handlers) process.off(sig, h);
+  }
+  return unregister;
+}
+
+/** Spill bytes for an input: its bytes once, about 9 bytes of bookkeeping per record, and stored keys where the fast path does not apply. */
+export function spillBytesEstimate(inputBytes: number, records: number, storedKeyBytesPerRecord = 0): number {
+  return inputBytes + records * (META_BYTES_PER_RECORD + storedKeyBytesPerRecord) + (1 << 20);
+}
+
+/** A record's meta entry: varints of its offset in the chunk (~4 bytes), length (1–2) and line in the chunk (~3). */
+export const META_BYTES_PER_RECORD = 9;

@@ -1,0 +1,324 @@
+/**
+ * Run generation + merge round trips on generated inputs (user_summary tsv,
+ * awkward csv with quoted newlines, composite and text keys, duplicates,
+ * fast-path and general runs mixed, a last record without terminator):
+ * every record once, in key order, ties in input order, offsets and lines
+ * back to the original bytes; chunks cut only between different keys;
+ * range-restricted merges partition the whole; determinism; resume reuse.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { generateLines } from '../../fixtures/generate.js';
+import { cutChunks } from '../../src/chunking/cut.js';
+import type { CutChunk } from '../../src/chunking/types.js';
+import { isFlatloadError } from '../../src/errors/index.js';
+import { compareKeys, keyReader, recordKey, type KeyContext } from '../../src/order/key.js';
+import { mergeRuns, type OrderedChunk } from '../../src/order/merge.js';
+import { generateRuns, openRuns } from '../../src/order/runs.js';
+import { planRanges, splitKeys } from '../../src/order/split.js';
+import { SpillDir } from '../../src/order/spillDir.js';
+import { CSV, flatten, keyContext, merge, reference, sortInput, tempDir, TSV } from './order-support.js';
+
+const dir = tempDir;
+
+const userSummary = (rows: number, seed: number, format: 'tsv' | 'csv' = 'tsv'): Buffer =>
+  Buffer.concat([...generateLines({ table: 'user_summary', rows, seed, format, awkward: format === 'csv' })]);
+
+// user_summary: user_id, weight, level, beat_rate, level_num
+const BY_ID = { fields: [0], numeric: [true] };
+const BY_LEVEL_NUM = { fields: [4], numeric: [true] }; // 100 distinct values: many ties
+const BY_LEVEL_THEN_ID = { fields: [2, 0], numeric: [false, true] };
+
+interface Scenario {
+  name: string;
+  input: Buffer;
+  ctx: KeyContext;
+  chunkBytes: number;
+  targetBytes: number;
+  stream?: boolean;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'tsv by user_id (fast path)', input: userSummary(20_000, 1), ctx: keyContext(TSV, BY_ID, 5), chunkBytes: 64 << 10, targetBytes: 100 << 10 },
+  { name: 'tsv by level_num (ties)', input: userSummary(20_000, 2), ctx: keyContext(TSV, BY_LEVEL_NUM, 5), chunkBytes: 50 << 10, targetBytes: 30 << 10 },
+  {
+    name: 'tsv by a small integer (fast path, many ties)',
+    input: Buffer.from(Array.from({ length: 30_000 }, (_, i) => `${(i * 7919) % 101}\trow ${i}\n`).join('')),
+    ctx: keyContext(TSV, BY_ID, 2),
+    chunkBytes: 40 << 10,
+    targetBytes: 30 << 10,
+  },
+  { name: 'tsv by (level, user_id) (general path)', input: userSummary(10_000, 3), ctx: keyContext(TSV, BY_LEVEL_THEN_ID, 5), chunkBytes: 40 << 10, targetBytes: 64 << 10 },
+  { name: 'awkward csv by user_id, as a stream', input: userSummary(10_000, 4, 'csv'), ctx: keyContext(CSV, BY_ID, 5), chunkBytes: 48 << 10, targetBytes: 40 << 10, stream: true },
+  { name: 'awkward csv by level (text with quotes, newlines)', input: userSummary(8_000, 5, 'csv'), ctx: keyContext(CSV, { fields: [2], numeric: [false] }, 5), chunkBytes: 32 << 10, targetBytes: 20 << 10 },
+  {
+    name: 'fast and general runs mixed, last record unterminated',
+    input: Buffer.concat([userSummary(6_000, 6), Buffer.from('\\N\tx\ty\tz\t1\n+15000000000\ta\tb\tc\t2\n13000000001\tlast\tx\ty\t3')]),
+    ctx: keyContext(TSV, BY_ID, 5),
+    chunkBytes: 20 << 10,
+    targetBytes: 25 << 10,
+  },
+];
+
+/** The record's key, for boundary checks. */
+function keyAt(c: OrderedChunk, i: number, ctx: KeyContext): Buffer {
+  return recordKey(c.bytes, c.pos[i]!, c.pos[i + 1]!, keyReader(ctx));
+}
+
+for (const s of SCENARIOS) {
+  test(`round trip: ${s.name}`, async () => {
+    const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true });
+    assert.ok(set.runs.length > 2, `${set.runs.length} runs`);
+    const chunks = await merge(set, { targetBytes: s.targetBytes });
+    const got = await flatten(chunks, s.ctx);
+    const want = reference(s.input, s.ctx);
+    // Every record exactly once, in key order with ties in input order: the same sequence of origins.
+    assert.equal(got.length, want.length);
+    assert.deepEqual(got.map((r) => r.offset), want.map((r) => r.offset));
+    // Windows smaller than a record (every record and meta entry read across a refill): the same stream.
+    const tiny = await merge(set, { targetBytes: s.targetBytes, readBufferBytes: 8 });
+    assert.ok(Buffer.concat(tiny.map((c) => c.bytes)).equals(Buffer.concat(chunks.map((c) => c.bytes))), 'tiny read windows');
+    for (let i = 0; i < got.length; i++) {
+      const g = got[i]!;
+      const w = want[i]!;
+      assert.equal(g.line, w.line, `record at ${w.offset}: line`);
+      const original = s.input.subarray(w.offset, w.offset + w.length);
+      // The input's last record gains a terminator when it had none.
+      const expected = w.offset + w.length === s.input.length && !original.subarray(-s.ctx.fmt.lineTerm.length).equals(s.ctx.fmt.lineTerm) ? Buffer.concat([original, s.ctx.fmt.lineTerm]) : original;
+      assert.ok(g.bytes.equals(expected), `record at ${w.offset}: bytes`);
+    }
+    // Chunks: numbered 0.., each at least the target but the last, disjoint adjacent key ranges.
+    assert.deepEqual(chunks.map((c) => c.index), chunks.map((_, i) => i));
+    for (let k = 0; k < chunks.length; k++) {
+      const c = chunks[k]!;
+      assert.equal(compareKeys(c.firstKey, keyAt(c, 0, s.ctx)), 0, `chunk ${k} firstKey`);
+      assert.equal(compareKeys(c.lastKey, keyAt(c, c.records - 1, s.ctx)), 0, `chunk ${k} lastKey`);
+      assert.equal(c.pos[c.records], c.bytes.length);
+      if (k + 1 < chunks.length) {
+        assert.ok(c.bytes.length >= s.targetBytes, `chunk ${k} is ${c.bytes.length} bytes`);
+        assert.ok(compareKeys(c.lastKey, chunks[k + 1]!.firstKey) < 0, `chunk ${k} and ${k + 1} share a key`);
+        // It ends at the first key change after reaching the target.
+        let i = c.records - 1;
+        while (i > 0 && compareKeys(keyAt(c, i - 1, s.ctx), c.lastKey) === 0) i--;
+        assert.ok(c.pos[i]! < s.targetBytes, `chunk ${k} went on past a key change after its target`);
+      }
+    }
+  });
+}
+
+test('range-restricted merges partition the whole merge exactly', async () => {
+  for (const s of SCENARIOS.slice(0, 3)) {
+    const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+    const whole = await flatten(await merge(set, { targetBytes: s.targetBytes }), s.ctx);
+    // Bounds from the sparse indexes (P streams), and arbitrary keys: present, absent, below and above all.
+    const bounds = [
+      ...(await splitKeys(set, 2)).map((k) => [k]),
+      await splitKeys(set, 3),
+      await splitKeys(set, 7),
+      // (A key followed by a 00 byte sorts right after it and before every greater key: a bound no record has.)
+      [whole[0]!.key, whole[5]!.key, Buffer.concat([whole[9]!.key, Buffer.of(0)]), whole[Math.floor(whole.length / 2)]!.key, whole.at(-1)!.key, Buffer.concat([whole.at(-1)!.key, Buffer.of(0)])],
+    ];
+    for (const cut of bounds) {
+      const keys = [...cut].sort(compareKeys).filter((k, i, a) => i === 0 || compareKeys(a[i - 1]!, k) < 0);
+      const parts = [];
+      for (let p = 0; p <= keys.length; p++) {
+        const lo = p === 0 ? undefined : keys[p - 1];
+        const hi = keys[p];
+        const recs = await flatten(await merge(set, { targetBytes: s.targetBytes, lo, hi, firstIndex: p * 1000 }), s.ctx);
+        for (const r of recs) {
+          if (lo) assert.ok(compareKeys(r.key, lo) >= 0, 'below lo');
+          if (hi) assert.ok(compareKeys(r.key, hi) < 0, 'not below hi');
+        }
+        parts.push(...recs);
+      }
+      assert.deepEqual(parts.map((r) => r.offset), whole.map((r) => r.offset), `${s.name}: ${keys.length + 1} ranges`);
+    }
+    // P streams: split keys strictly increasing, ranges of roughly equal bytes.
+    const split = await splitKeys(set, 4);
+    assert.equal(split.length, 3);
+    for (let i = 1; i < split.length; i++) assert.ok(compareKeys(split[i - 1]!, split[i]!) < 0);
+  }
+});
+
+test('planRanges: one chunk per range, about the target each, numbered by range', async () => {
+  const s = SCENARIOS[0]!;
+  const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+  const target = 60 << 10;
+  const ranges = await planRanges(set, target);
+  assert.equal(ranges.length, Math.ceil(set.recordBytes / target));
+  const chunks: OrderedChunk[] = [];
+  for (const r of ranges) {
+    const got = await merge(set, { targetBytes: Number.MAX_SAFE_INTEGER, lo: r.lo, hi: r.hi, firstIndex: r.index });
+    assert.equal(got.length, 1, `range ${r.index}`);
+    assert.ok(Math.abs(got[0]!.bytes.length - target) < target * 0.25, `range ${r.index}: ${got[0]!.bytes.length} bytes`);
+    assert.ok(Math.abs(got[0]!.bytes.length - r.estimatedBytes) < target * 0.25);
+    chunks.push(...got);
+  }
+  assert.deepEqual(chunks.map((c) => c.index), ranges.map((r) => r.index));
+  const whole = await flatten(await merge(set, { targetBytes: 1 << 30 }), s.ctx);
+  assert.deepEqual((await flatten(chunks, s.ctx)).map((r) => r.offset), whole.map((r) => r.offset));
+  // One merge per group of consecutive ranges, cut at the ranges' bounds: the same chunks, the same numbers.
+  const half = Math.floor(ranges.length / 2);
+  const grouped: OrderedChunk[] = [];
+  for (const g of [ranges.slice(0, half), ranges.slice(half)]) {
+    grouped.push(...(await merge(set, { targetBytes: 1, lo: g[0]!.lo, hi: g.at(-1)!.hi, cuts: g.slice(1).map((r) => r.lo!), firstIndex: g[0]!.index })));
+  }
+  assert.deepEqual(grouped.map((c) => c.index), chunks.map((c) => c.index));
+  for (let i = 0; i < chunks.length; i++) assert.ok(grouped[i]!.bytes.equals(chunks[i]!.bytes) && grouped[i]!.lastKey.equals(chunks[i]!.lastKey), `chunk ${i}`);
+});
+
+test('cut keys of every kind, on the fast path and off it: chunks hold exactly their key ranges, empty ranges keep their numbers', async () => {
+  for (const s of [SCENARIOS[2]!, SCENARIOS[3]!]) {
+    const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+    const key = (field: string): Buffer => recordKey(Buffer.from(`${field}\tx\n`), 0, field.length + 3, keyReader(keyContext(TSV, { fields: [0], numeric: [true] }, 2)));
+    const all = await flatten(await merge(set, { targetBytes: 1 << 30 }), s.ctx);
+    const existing = all[Math.floor(all.length / 3)]!.key;
+    const cuts = [key('\\N'), key('-1'), key('3.5'), key('50'), existing, Buffer.concat([existing, Buffer.of(0)]), key('1e20'), key('abc')]
+      .sort(compareKeys)
+      .filter((k, i, a) => i === 0 || compareKeys(a[i - 1]!, k) < 0);
+    const chunks = await merge(set, { targetBytes: 1, cuts, firstIndex: 100 });
+    const flat = await flatten(chunks, s.ctx);
+    assert.deepEqual(flat.map((r) => r.offset), all.map((r) => r.offset));
+    let prev = -1;
+    for (const c of chunks) {
+      const i = c.index - 100;
+      assert.ok(i > prev, 'numbers increase');
+      prev = i;
+      for (const r of await flatten([c], s.ctx)) {
+        if (i > 0) assert.ok(compareKeys(r.key, cuts[i - 1]!) >= 0, `chunk ${c.index}: below its range`);
+        if (i < cuts.length) assert.ok(compareKeys(r.key, cuts[i]!) < 0, `chunk ${c.index}: above its range`);
+      }
+    }
+    assert.ok(chunks.length < cuts.length + 1, 'some ranges are empty');
+  }
+  await assert.rejects(collectAll(SCENARIOS[2]!), /strictly increasing/);
+});
+
+async function collectAll(s: Scenario): Promise<OrderedChunk[]> {
+  const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+  const k = (await splitKeys(set, 3))[0]!;
+  return merge(set, { targetBytes: 1, cuts: [k, k] });
+}
+
+test('determinism: sorting again, in this thread or in workers, gives byte-identical runs and chunks', async () => {
+  for (const s of [SCENARIOS[1]!, SCENARIOS[3]!, SCENARIOS[4]!]) {
+    const one = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true });
+    const two = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes, stream: s.stream === true, workers: 2 });
+    assert.deepEqual(two.set.manifest, one.set.manifest);
+    const a = await merge(one.set, { targetBytes: s.targetBytes });
+    const b = await merge(two.set, { targetBytes: s.targetBytes });
+    assert.equal(a.length, b.length);
+    for (let i = 0; i < a.length; i++) {
+      assert.equal(a[i]!.index, b[i]!.index);
+      assert.ok(a[i]!.bytes.equals(b[i]!.bytes));
+      assert.ok(a[i]!.firstKey.equals(b[i]!.firstKey) && a[i]!.lastKey.equals(b[i]!.lastKey));
+    }
+    // Run files are a function of the input alone.
+    for (let r = 0; r < one.set.runs.length; r++) assert.ok(readFileSync(one.set.path(r)).equals(readFileSync(two.set.path(r))));
+  }
+});
+
+test('resume: intact runs are reused without reading the input; a damaged one is sorted again, identically', async () => {
+  const s = SCENARIOS[0]!;
+  const d = dir();
+  const first = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes });
+  const n = first.set.runs.length;
+  assert.deepEqual(first.reads, [...Array(n).keys()]);
+  const again = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes });
+  assert.deepEqual(again.reads, []);
+  assert.deepEqual(again.reused, [...Array(n).keys()]);
+  assert.deepEqual(again.set.manifest, first.set.manifest);
+  // A process that only merges opens the finished runs, verified.
+  assert.deepEqual((await openRuns(first.spill, s.ctx, 'test', 16))?.manifest, first.set.manifest);
+  assert.equal(await openRuns(first.spill, s.ctx, 'another job', 16), undefined);
+  // One byte of run 2 changed: its hash no longer matches, so it is sorted again to the same bytes.
+  const path = first.set.path(2);
+  const bytes = readFileSync(path);
+  bytes[10] = bytes[10]! ^ 0xff;
+  writeFileSync(path, bytes);
+  assert.equal(await openRuns(first.spill, s.ctx, 'test', 16), undefined);
+  const repaired = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes });
+  assert.deepEqual(repaired.reads, [2]);
+  assert.deepEqual(repaired.set.manifest, first.set.manifest);
+  // Another job identity, or another chunk size: nothing is reused.
+  const other = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes, identity: 'another job' });
+  assert.equal(other.reused.length, 0);
+  const rechunked = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes + 1000, identity: 'another job' });
+  assert.ok(rechunked.reused.length <= 1, 'only a first chunk that happens to be identical');
+  assert.deepEqual((await flatten(await merge(rechunked.set, { targetBytes: 1 << 30 }), s.ctx)).map((r) => r.offset), reference(s.input, s.ctx).map((r) => r.offset));
+});
+
+test('resume from a stream: runs are reused only for the same bytes', async () => {
+  const s = SCENARIOS[0]!;
+  const d = dir();
+  await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes, stream: true });
+  const same = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes, stream: true });
+  assert.equal(same.reused.length, same.set.runs.length);
+  // Same length and record boundaries, one key changed: that chunk's run is not reused.
+  const changed = Buffer.from(s.input);
+  const at = changed.indexOf(0x0a, 100_000) + 1;
+  changed[at] = changed[at] === 0x31 ? 0x32 : 0x31;
+  const next = await sortInput(changed, s.ctx, d, { chunkBytes: s.chunkBytes, stream: true });
+  assert.equal(next.reused.length, next.set.runs.length - 1);
+  assert.deepEqual((await flatten(await merge(next.set, { targetBytes: 1 << 30 }), s.ctx)).map((r) => r.offset), reference(changed, s.ctx).map((r) => r.offset));
+});
+
+test('released chunks lend their memory to the next; locate() after release is refused', async () => {
+  const s = SCENARIOS[0]!;
+  const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
+  const seen = new Set<ArrayBufferLike>();
+  let reusedBuffers = 0;
+  let records = 0;
+  for await (const c of mergeRuns(set, { targetBytes: 20 << 10 })) {
+    if (seen.has(c.bytes.buffer)) reusedBuffers++;
+    seen.add(c.bytes.buffer);
+    records += c.records;
+    c.release();
+    assert.throws(() => c.locate(), /released/);
+  }
+  assert.equal(records, set.records);
+  assert.ok(reusedBuffers > 0);
+});
+
+test('already ordered input: runs written as read, and the set says so', async () => {
+  const input = Buffer.concat([...generateLines({ table: 'user_summary', rows: 5000, seed: 9, sorted: true })]);
+  const ctx = keyContext(TSV, BY_ID, 5);
+  const { set } = await sortInput(input, ctx, dir(), { chunkBytes: 30 << 10 });
+  assert.ok(set.runs.every((r) => r.ordered));
+  assert.equal(set.inputOrdered, true);
+  const shuffled = await sortInput(userSummary(5000, 9), ctx, dir(), { chunkBytes: 30 << 10 });
+  assert.equal(shuffled.set.inputOrdered, false);
+  const chunks = await merge(set, { targetBytes: 1 << 30 });
+  assert.ok(chunks[0]!.bytes.equals(input));
+});
+
+test('empty input: no runs, no chunks', async () => {
+  const { set } = await sortInput(Buffer.alloc(0), keyContext(TSV, BY_ID, 5), dir(), { chunkBytes: 1000 });
+  assert.equal(set.runs.length, 0);
+  assert.deepEqual(await merge(set, { targetBytes: 1000 }), []);
+  assert.deepEqual(await splitKeys(set, 4), []);
+});
+
+test('an input that changed since it was cut is an input error naming the chunk, from a worker too', async () => {
+  const s = SCENARIOS[0]!;
+  async function* blocks(): AsyncGenerator<Buffer> {
+    yield s.input;
+  }
+  // The bytes read back for chunk 1 have one record boundary less (a newline turned into a tab).
+  const read = async (c: CutChunk, into: Buffer): Promise<Buffer> => {
+    const got = into.subarray(0, s.input.copy(into, 0, c.startByte, c.endByte));
+    if (c.index === 1) got[got.indexOf(0x0a)] = 0x09;
+    return got;
+  };
+  for (const workers of [1, 2]) {
+    const spill = await SpillDir.open({ jobId: 'changed', tmpdir: dir() });
+    const { fmt, cs, targets } = s.ctx;
+    const chunks = cutChunks(blocks(), { format: fmt, charset: cs, targets, chunkSizeBytes: s.chunkBytes, maxRecordBytes: 1 << 20, ignoreLines: 0, stripBom: false, keepBytes: false, file: 'input' });
+    await assert.rejects(
+      generateRuns(chunks, { key: s.ctx, spill, read, identity: 't', workers }),
+      (err: unknown) => isFlatloadError(err) && err.code === 'INPUT_MALFORMED' && err.context.chunk === 1 && /changed while it was read/.test(err.message),
+      `${workers} sort threads`,
+    );
+  }
+});
