@@ -11,6 +11,7 @@
  * handed over and released, nothing else (a loader at 600k rows/s needs it
  * to run well above that).
  */
+import { FlatloadError } from '../errors/index.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -126,7 +127,7 @@ function timed(cmd: string, args: string[]): Promise<Timed> {
     p.on('error', reject);
     p.on('close', (code) => {
       const m = /@@([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
-      if (code !== 0 || !m) return reject(new Error(`${cmd} ${args.join(' ')} failed (${code}): ${stderr.slice(-500)}`));
+      if (code !== 0 || !m) return reject(new FlatloadError('INTERNAL', `${cmd} ${args.join(' ')} failed (${code}): ${stderr.slice(-500)}`));
       resolve({ wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), peakRssMiB: Number(m[4]) / 1024, stdout });
     });
   });
@@ -152,12 +153,12 @@ async function main(): Promise<void> {
   const chunkMiB = Number(values['chunk-mib']);
   const targetMiB = Number(values['target-mib']);
   if (values.child) return child(values.child, chunkMiB, targetMiB, Number(values.workers), values.spill ?? tmpdir());
-  const workerCounts = values.workers!.split(',').map(Number);
+  const workerCounts = values.workers.split(',').map(Number);
 
   const self = fileURLToPath(import.meta.url);
   const dir = mkdtempSync(join(tmpdir(), 'flatload-order-bench-'));
   try {
-    for (const rows of values.rows!.split(',').map(Number)) {
+    for (const rows of values.rows.split(',').map(Number)) {
       const file = join(dir, `user_summary_${rows}.tsv`);
       await generateToFile(file, { table: 'user_summary', rows, seed: 1 });
       const size = statSync(file).size;

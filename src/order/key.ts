@@ -1,6 +1,7 @@
+import { FlatloadError } from '../errors/index.js';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
-import { parseRecord } from '../input/fields.js';
+import { parseRecord } from '../chunking/fields.js';
 
 /**
  * Keys are encoded into bytes whose unsigned byte order is the key order
@@ -326,7 +327,7 @@ function readText(key: Buffer, i: number): { bytes: Buffer; next: number } {
   const out: number[] = [];
   for (;;) {
     const c = key[i++];
-    if (c === undefined) throw new Error('truncated key');
+    if (c === undefined) throw new FlatloadError('INTERNAL', 'a sort key ends in the middle of a part (a corrupt run file?)');
     if (c !== 0) {
       out.push(c);
       continue;
@@ -359,7 +360,7 @@ export function decodePart(key: Buffer, i: number): { part: KeyPart; next: numbe
     let digits = '';
     for (;;) {
       const c = key[i++];
-      if (c === undefined) throw new Error('truncated key');
+      if (c === undefined) throw new FlatloadError('INTERNAL', 'a sort key ends in the middle of a part (a corrupt run file?)');
       if ((c ^ flip) === 0) break;
       digits += String.fromCharCode(c ^ flip);
     }
@@ -369,7 +370,7 @@ export function decodePart(key: Buffer, i: number): { part: KeyPart; next: numbe
     const t = readText(key, i);
     return { part: { kind: cls === TEXT ? 'text' : 'malformed', bytes: t.bytes }, next: t.next };
   }
-  throw new Error(`not a key: class byte ${cls} at ${i - 1}`);
+  throw new FlatloadError('INTERNAL', `not a sort key: class byte ${cls} at ${i - 1} (a corrupt run file?)`);
 }
 
 /** 0.digits × 10^E as plain decimal text. */

@@ -253,8 +253,10 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
   let builder: ChunkBuilder | undefined;
   try {
     for (let r = 0; r < k; r++) files.push(await open(set.path(r), 'r'));
-    const from = await Promise.all(runs.map((_run, r) => (opts.lo ? seekRun(set, r, files[r]!, opts.lo) : START)));
-    const upto = await Promise.all(runs.map((run, r) => (opts.hi ? seekRun(set, r, files[r]!, opts.hi) : endOf(run))));
+    const lo = opts.lo;
+    const hi = opts.hi;
+    const from = lo ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, lo))) : runs.map(() => START);
+    const upto = hi ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, hi))) : runs.map(endOf);
     const cursors = runs.map((run, r) => new RunCursor(files[r]!, run, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !intMode));
     let bytesLeft = 0;
     let recordsLeft = 0;

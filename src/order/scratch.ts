@@ -24,7 +24,7 @@ export class SlabPool {
       if (len >= bytes && (best < 0 || len < this.free[best]!.byteLength)) best = i;
     }
     if (best >= 0) return this.free.splice(best, 1)[0]!;
-    return Buffer.allocUnsafeSlow(Math.max(8, Math.ceil(bytes * spare))).buffer as ArrayBuffer;
+    return Buffer.allocUnsafeSlow(Math.max(8, Math.ceil(bytes * spare))).buffer;
   }
 
   give(slab: ArrayBuffer): void {

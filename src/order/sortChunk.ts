@@ -83,7 +83,7 @@ export function keyOfRecord(s: SortedChunk, i: number): SortKey {
     return integerKey(plainInteger(s.bytes, i === 0 ? 0 : ends[i - 1]!, ends[i]!, s.intReader));
   }
   const ends = s.keyEnds!;
-  return Buffer.from(s.keyBytes!.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]!));
+  return Buffer.from(s.keyBytes!.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]));
 }
 
 function identity(scratch: SortScratch, n: number): Uint32Array {

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { FlatloadError, type ErrorCode, type ErrorContext } from '../errors/index.js';
+import { FlatloadError, type ErrorCode } from '../errors/index.js';
 import type { KeyContext } from './key.js';
 import type { RunInfo } from './manifest.js';
 import type { WorkerReply, WorkerRequest } from './runWorker.js';
@@ -86,6 +86,6 @@ export function workerSorter(key: KeyContext, n: number): Sorter {
 }
 
 function rebuild(e: WorkerReply['error']): Error {
-  if (e?.code) return new FlatloadError(e.code as ErrorCode, e.message, (e.context ?? {}) as ErrorContext);
+  if (e?.code) return new FlatloadError(e.code as ErrorCode, e.message, (e.context ?? {}));
   return new FlatloadError('INTERNAL', `a sort worker failed: ${e?.message ?? 'no reason given'}`);
 }

@@ -68,7 +68,7 @@ function child(tmp: string, mode: string): { kill: (s: NodeJS.Signals) => void; 
   const p = spawn(process.execPath, ['--import', 'tsx', new URL('./order-spill-child.ts', import.meta.url).pathname, tmp, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const ready = new Promise<void>((resolve) =>
-    p.stdout!.on('data', (d: Buffer) => {
+    p.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('ready')) resolve();
     }),

@@ -115,7 +115,7 @@ export async function flatten(chunks: OrderedChunk[], ctx: KeyContext): Promise<
   for (const c of chunks) {
     const { offsets, lines } = await c.locate();
     for (let i = 0; i < c.records; i++) {
-      const bytes = c.bytes.subarray(c.pos[i]!, c.pos[i + 1]!);
+      const bytes = c.bytes.subarray(c.pos[i], c.pos[i + 1]);
       out.push({ offset: offsets[i]!, line: lines[i]!, bytes, key: recordKey(bytes, 0, bytes.length, r) });
     }
   }
