@@ -302,9 +302,9 @@ export async function startGaleraCluster(opts: GaleraOptions = {}): Promise<Gale
   try {
     let t = Date.now();
     const first = runtimes[0]!;
-    mkdirSync(first.paths.dataDir, { recursive: true });
+    for (const d of [first.paths.dataDir, first.paths.tmpDir]) mkdirSync(d, { recursive: true });
     chownTree(first.paths.baseDir, user.uid, user.gid);
-    installDataDir(installDb, first.paths.dataDir, user.args);
+    installDataDir(installDb, first.paths, user.args);
     timings['install'] = Date.now() - t;
 
     // Seed a cluster history on node1 alone, then give every joiner a copy of
@@ -320,6 +320,7 @@ export async function startGaleraCluster(opts: GaleraOptions = {}): Promise<Gale
     for (const rt of runtimes.slice(1)) {
       const cp = spawnSync('cp', ['-a', '--sparse=always', first.paths.dataDir, rt.paths.dataDir], { encoding: 'utf8' });
       if (cp.status !== 0) throw new FlatloadError('CONFIG', `copying the Galera data dir failed: ${cp.stderr.trim()}`);
+      mkdirSync(rt.paths.tmpDir, { recursive: true });
       // Each node its own gcache and its own view of the primary component.
       for (const f of ['galera.cache', 'gvwstate.dat']) rmSync(join(rt.paths.dataDir, f), { force: true });
       chownTree(rt.paths.baseDir, user.uid, user.gid);

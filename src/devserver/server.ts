@@ -85,10 +85,11 @@ export interface ServerPaths {
   baseDir: string;
   dataDir: string;
   socketPath: string;
+  tmpDir: string;
 }
 
 export function serverPaths(baseDir: string): ServerPaths {
-  return { baseDir, dataDir: join(baseDir, 'data'), socketPath: join(baseDir, 'mysqld.sock') };
+  return { baseDir, dataDir: join(baseDir, 'data'), socketPath: join(baseDir, 'mysqld.sock'), tmpDir: join(baseDir, 'tmp') };
 }
 
 export function serverBinaries(): { mariadbd: string; installDb: string } {
@@ -98,12 +99,18 @@ export function serverBinaries(): { mariadbd: string; installDb: string } {
   return { mariadbd, installDb };
 }
 
-/** Runs mariadb-install-db into dataDir. Never run two at once: parallel runs can fail. */
-export function installDataDir(installDb: string, dataDir: string, userArgs: string[]): void {
+/**
+ * Runs mariadb-install-db into paths.dataDir. Never run two at once: parallel
+ * runs can fail. Its temporary tables go to the server's own tmp dir: in a
+ * shared /tmp, an install failed with "Error on delete of
+ * '/tmp/#sql-temptable-….MAI'" while other servers were working there.
+ */
+export function installDataDir(installDb: string, paths: ServerPaths, userArgs: string[]): void {
+  mkdirSync(paths.tmpDir, { recursive: true });
   const install = spawnSync(
     installDb,
-    ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...userArgs],
-    { encoding: 'utf8' },
+    ['--no-defaults', `--datadir=${paths.dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...userArgs],
+    { encoding: 'utf8', env: { ...process.env, TMPDIR: paths.tmpDir } },
   );
   if (install.status !== 0) {
     throw new FlatloadError('CONFIG', `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().split('\n').slice(-3).join(' ')}`);
@@ -124,6 +131,7 @@ export function baseServerArgs(
     '--bind-address=127.0.0.1',
     `--pid-file=${join(paths.baseDir, 'mysqld.pid')}`,
     `--log-error=${join(paths.baseDir, 'mysqld.err')}`,
+    `--tmpdir=${paths.tmpDir}`,
     '--local-infile=1',
     // Server-side LOAD DATA INFILE is the reference the tests and the bench compare against.
     '--secure-file-priv=',
@@ -151,7 +159,7 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
   const isRoot = userInfo().uid === 0;
   const userArgs = isRoot ? ['--user=root'] : [];
   try {
-    installDataDir(installDb, paths.dataDir, userArgs);
+    installDataDir(installDb, paths, userArgs);
   } catch (err) {
     rmSync(baseDir, { recursive: true, force: true });
     throw err;
@@ -163,6 +171,13 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
   writeFileSync(join(baseDir, 'args.json'), JSON.stringify({ mariadbd, args }));
 
   let child = launch(mariadbd, args, opts.detached ?? false);
+  // A process that dies without stop() (an uncaught error) must not leave a server behind on a shared machine.
+  const removeExitHook = opts.detached
+    ? () => true
+    : onProcessExit(() => {
+        child.kill('SIGKILL');
+        rmSync(baseDir, { recursive: true, force: true });
+      });
   const url = `mysql://root@127.0.0.1:${port}/`;
   const kill = async (): Promise<void> => {
     child.kill('SIGKILL');
@@ -185,6 +200,7 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
     stop: async () => {
       await stopProcess(child, socketPath);
       rmSync(baseDir, { recursive: true, force: true });
+      removeExitHook();
     },
     crashAndRestart: async () => {
       await kill();

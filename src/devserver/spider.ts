@@ -1,8 +1,7 @@
 import mysql, { type Connection } from 'mysql2/promise';
 import { quoteId, quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
-import { rmSync } from 'node:fs';
-import { hasPlugin, onProcessExit, serverBinaries, sleep, startThrowawayServer, type ThrowawayServer } from './server.js';
+import { hasPlugin, serverBinaries, sleep, startThrowawayServer, type ThrowawayServer } from './server.js';
 
 /**
  * A throwaway Spider setup on loopback: one front server with ha_spider
@@ -155,19 +154,6 @@ export async function startSpiderCluster(opts: SpiderOptions = {}): Promise<Spid
     throw err;
   }
 
-  const servers = [front, ...backends.map((b) => b.server)];
-  const removeExitHook = opts.detached
-    ? () => true
-    : onProcessExit(() => {
-        for (const s of servers) {
-          try {
-            process.kill(s.pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-          rmSync(s.baseDir, { recursive: true, force: true });
-        }
-      });
   let stopped = false;
   const backend = (i: number): SpiderBackend => {
     const b = backends[i];
@@ -224,7 +210,6 @@ export async function startSpiderCluster(opts: SpiderOptions = {}): Promise<Spid
       stopped = true;
       for (const b of backends) await b.server.stop().catch(() => undefined);
       await front.stop().catch(() => undefined);
-      removeExitHook();
     },
   };
 }
