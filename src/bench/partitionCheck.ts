@@ -15,24 +15,13 @@ import mysql, { type Connection, type ResultSetHeader } from 'mysql2/promise';
 import { Readable } from 'node:stream';
 import { startThrowawayServer, type ThrowawayServer } from '../devserver/server.js';
 import { LATIN1_SWEDISH_CI_WEIGHTS, type KeyColumn } from '../shard/keyHash.js';
+import { prng } from './scan.js';
 import { partitionIndex, type PartitionColumn, type PartitionRule, type RangeValue, type ListValue } from '../shard/partition.js';
 
 interface ColumnSpec {
   sql: string;
   type: KeyColumn;
   values: (n: number) => Array<string | null>;
-}
-
-/** Deterministic PRNG (mulberry32), so a rerun checks the same keys. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function intValues(bytes: 1 | 2 | 3 | 4 | 8, unsigned: boolean, seed: number): (n: number) => Array<string | null> {

@@ -33,7 +33,7 @@ const BLOCK_BYTES = 4 << 20;
 const PATTERN_BYTES = 4 << 20;
 
 /** Small deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

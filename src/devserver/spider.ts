@@ -33,8 +33,10 @@ export interface SpiderTableSpec {
   /** Column and key definitions, as between the parentheses of CREATE TABLE. */
   definition: string;
   method: SpiderMethod;
-  /** The partitioning expression or column list, e.g. `id` or `a, b`. */
+  /** The partitioning expression or column list, e.g. `id` or `a, b` (empty for KEY over the primary key). */
   expression: string;
+  /** KEY only: ALGORITHM=1 (MySQL 5.1 hash for numbers); the server default is 2. */
+  keyAlgorithm?: 1 | 2;
   partitions: SpiderPartitionSpec[];
   /** Backend table engine (default InnoDB). */
   backendEngine?: string;
@@ -107,7 +109,8 @@ export function spiderPartitionClause(spec: SpiderTableSpec, backendNames: strin
         : ` REMOTE_SERVER = ${textLiteral(server)} REMOTE_DATABASE = ${textLiteral(spec.db)} REMOTE_TABLE = ${textLiteral(spec.table)}`;
     return `PARTITION ${quoteId(p.name)}${values}${where}`;
   });
-  return `PARTITION BY ${spec.method} (${spec.expression}) (${parts.join(', ')})`;
+  const algorithm = spec.keyAlgorithm !== undefined && spec.method.endsWith('KEY') ? ` ALGORITHM=${spec.keyAlgorithm}` : '';
+  return `PARTITION BY ${spec.method}${algorithm} (${spec.expression}) (${parts.join(', ')})`;
 }
 
 export async function startSpiderCluster(opts: SpiderOptions = {}): Promise<SpiderCluster> {
