@@ -25,7 +25,6 @@ interface Placement {
 const PLACEMENTS: Placement[] = [
   { name: '2 conns on node1', nodes: [0, 0] },
   { name: '2 conns on node1+node2', nodes: [0, 1] },
-  { name: '3 conns on node1', nodes: [0, 0, 0] },
   { name: '3 conns on node1+2+3', nodes: [0, 1, 2] },
 ];
 

@@ -12,7 +12,8 @@
 import { writeFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateLines } from '../../fixtures/generate.js';
-import { startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../devserver/spider.js';
+import { quoteBytes } from '../db/quote.js';
+import { roundRobinPartitions, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../devserver/spider.js';
 import { partitionIndex, type PartitionRule } from '../shard/partition.js';
 import { globalStatus, loadLocal, median, outcome, scalar } from './clusterSupport.js';
 
@@ -40,6 +41,17 @@ function splitByRule(buf: Buffer, rule: PartitionRule, backendOf: number[]): Buf
     if (p === undefined) throw new Error(`cannot route line at byte ${start}`);
     out[backendOf[p]!]!.push(buf.subarray(start, end));
     start = end;
+  }
+  return out;
+}
+
+/** Multi-row INSERT statements of `per` rows each for a user_summary TSV buffer (\\N is NULL). */
+function insertBatches(buf: Buffer, table: string, per: number): string[] {
+  const lines = buf.toString('latin1').split('\n').filter((l) => l.length > 0);
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i += per) {
+    const rows = lines.slice(i, i + per).map((l) => `(${l.split('\t').map((f) => (f === '\\N' ? 'NULL' : quoteBytes(Buffer.from(f, 'latin1')))).join(', ')})`);
+    out.push(`INSERT INTO ${table} VALUES ${rows.join(', ')}`);
   }
   return out;
 }
@@ -73,7 +85,7 @@ async function comInsert(s: SpiderCluster): Promise<number[]> {
 }
 
 const TABLES: SpiderTableSpec[] = [
-  { db: 'f', table: 'us_hash', definition: USER_SUMMARY_COLUMNS, method: 'HASH', expression: 'user_id', partitions: [{ name: 'p0', backend: 0 }, { name: 'p1', backend: 1 }] },
+  { db: 'f', table: 'us_hash', definition: USER_SUMMARY_COLUMNS, method: 'HASH', expression: 'user_id', partitions: roundRobinPartitions(2, 2) },
   {
     db: 'f',
     table: 'us_range',
@@ -92,11 +104,7 @@ const TABLES: SpiderTableSpec[] = [
     definition: USER_SUMMARY_COLUMNS,
     method: 'KEY',
     expression: 'user_id',
-    partitions: [
-      { name: 'k0', backend: 0 },
-      { name: 'k1', backend: 1 },
-      { name: 'k2', backend: 0 },
-    ],
+    partitions: roundRobinPartitions(3, 2, 'k'),
   },
   {
     db: 'f',
@@ -127,11 +135,7 @@ const TABLES: SpiderTableSpec[] = [
     definition: 'id BIGINT UNSIGNED NOT NULL PRIMARY KEY, v INT',
     method: 'LINEAR HASH',
     expression: 'id',
-    partitions: [
-      { name: 'p0', backend: 0 },
-      { name: 'p1', backend: 1 },
-      { name: 'p2', backend: 0 },
-    ],
+    partitions: roundRobinPartitions(3, 2),
   },
   {
     db: 'f',
@@ -140,10 +144,7 @@ const TABLES: SpiderTableSpec[] = [
     method: 'LINEAR KEY',
     keyAlgorithm: 1,
     expression: 'id',
-    partitions: [
-      { name: 'p0', backend: 0 },
-      { name: 'p1', backend: 1 },
-    ],
+    partitions: roundRobinPartitions(2, 2),
   },
   {
     db: 'f',
@@ -151,10 +152,7 @@ const TABLES: SpiderTableSpec[] = [
     definition: 'a INT NOT NULL, b VARCHAR(10) NOT NULL, c INT, PRIMARY KEY (a, b)',
     method: 'KEY',
     expression: '',
-    partitions: [
-      { name: 'p0', backend: 0 },
-      { name: 'p1', backend: 1 },
-    ],
+    partitions: roundRobinPartitions(2, 2),
   },
   {
     db: 'f',
@@ -163,10 +161,7 @@ const TABLES: SpiderTableSpec[] = [
     method: 'HASH',
     expression: 'id DIV 10',
     style: 'options',
-    partitions: [
-      { name: 'p0', backend: 0 },
-      { name: 'p1', backend: 1 },
-    ],
+    partitions: roundRobinPartitions(2, 2),
   },
 ];
 
@@ -264,37 +259,46 @@ async function main(): Promise<void> {
     note('backend_Com_insert_for_a_1000_row_multi_row_INSERT_on_the_front', afterIns.map((a, i) => a - beforeIns[i]!));
     await truncateBackends(s, 'us_hash');
 
-    // --- speed: front LOAD DATA vs each backend's share loaded straight into it, in parallel
+    // --- speed: front LOAD DATA, front multi-row INSERTs, and each backend's share loaded straight into it
     const rule: PartitionRule = { method: 'HASH', expression: '`user_id`', columns: [{ name: 'user_id', type: { kind: 'int', bytes: 8, unsigned: true } }], partitionCount: 2 };
     for (const rows of args.includes('--skip-speed') ? [] : [100_000, 300_000]) {
       const data = tsv(rows, 11);
       const shares = splitByRule(data, rule, [0, 1]).map((parts) => Buffer.concat(parts));
-      const frontMs: number[] = [];
-      const directMs: number[] = [];
-      const order = ['front', 'direct', 'front', 'direct', 'direct', 'front'];
-      for (const what of order) {
-        await truncateBackends(s, 'us_hash');
-        if (what === 'front') frontMs.push((await loadLocal(front, data, 'us_hash')).ms);
-        else {
-          const conns = await Promise.all(s.backends.map((b) => s.connectBackend(b.index, { database: 'f' })));
-          const t = process.hrtime.bigint();
-          await Promise.all(conns.map((c, i) => loadLocal(c, shares[i]!, 'us_hash')));
-          directMs.push(Number(process.hrtime.bigint() - t) / 1e6);
+      const inserts = insertBatches(data, 'us_hash', 1000);
+      const methods: Record<string, () => Promise<void>> = {
+        'front LOAD DATA': async () => void (await loadLocal(front, data, 'us_hash')),
+        'front INSERT x1000, 2 conns': async () => {
+          const conns = await Promise.all([0, 1].map(() => s.connectFront({ database: 'f' })));
+          let next = 0;
+          await Promise.all(conns.map(async (c) => { for (let i = next++; i < inserts.length; i = next++) await c.query(inserts[i]!); }));
           await Promise.all(conns.map((c) => c.end()));
+        },
+        'backends direct LOAD DATA, in parallel': async () => {
+          const conns = await Promise.all(s.backends.map((b) => s.connectBackend(b.index, { database: 'f' })));
+          await Promise.all(conns.map((c, i) => loadLocal(c, shares[i]!, 'us_hash')));
+          await Promise.all(conns.map((c) => c.end()));
+        },
+      };
+      const names = Object.keys(methods);
+      const ms: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+      for (let rep = 0; rep < 3; rep++) {
+        for (let k = 0; k < names.length; k++) {
+          const name = names[(k + rep) % names.length]!;
+          await truncateBackends(s, 'us_hash');
+          const t = process.hrtime.bigint();
+          await methods[name]!();
+          ms[name]!.push(Number(process.hrtime.bigint() - t) / 1e6);
+          const counts = await backendCounts(s, 'us_hash');
+          if (counts.reduce((a, b) => a + Number(b), 0) !== rows) throw new Error(`${name}: ${counts.join('+')} rows, expected ${rows}`);
         }
-        const counts = await backendCounts(s, 'us_hash');
-        if (counts.reduce((a, b) => a + Number(b), 0) !== rows) throw new Error(`${what}: ${counts.join('+')} rows, expected ${rows}`);
       }
+      const direct = median(ms['backends direct LOAD DATA, in parallel']!);
       note(`load_${rows}_rows`, {
         tsvBytes: data.length,
         shareRows: shares.map((x) => x.toString('latin1').split('\n').length - 1),
-        frontMs: frontMs.map(Math.round),
-        directParallelMs: directMs.map(Math.round),
-        frontMedianMs: Math.round(median(frontMs)),
-        directMedianMs: Math.round(median(directMs)),
-        ratio: Number((median(frontMs) / median(directMs)).toFixed(1)),
-        frontRowsPerS: Math.round(rows / (median(frontMs) / 1000)),
-        directRowsPerS: Math.round(rows / (median(directMs) / 1000)),
+        ...Object.fromEntries(
+          names.map((n) => [n, { runsMs: ms[n]!.map(Math.round), medianMs: Math.round(median(ms[n]!)), rowsPerS: Math.round(rows / (median(ms[n]!) / 1000)), vsDirect: Number((median(ms[n]!) / direct).toFixed(1)) }]),
+        ),
       });
     }
 

@@ -282,9 +282,26 @@ export function onProcessExit(fn: () => void): () => void {
   exitHandlers.add(fn);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
-    process.once('exit', () => {
-      for (const h of exitHandlers) h();
-    });
+    const runAll = (): void => {
+      for (const h of [...exitHandlers]) {
+        exitHandlers.delete(h);
+        try {
+          h();
+        } catch {
+          // best effort: the process is going away
+        }
+      }
+    };
+    process.once('exit', runAll);
+    // A signal ends the process without 'exit' handlers: clean up, then let the signal do what it would have done.
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      const onSignal = (): void => {
+        runAll();
+        process.removeListener(sig, onSignal);
+        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      };
+      process.on(sig, onSignal);
+    }
   }
   return () => exitHandlers.delete(fn);
 }

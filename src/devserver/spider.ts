@@ -1,6 +1,7 @@
 import mysql, { type Connection } from 'mysql2/promise';
 import { quoteId, quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
+import type { PartitionMethod } from '../shard/partition.js';
 import { hasPlugin, serverBinaries, sleep, startThrowawayServer, type ThrowawayServer } from './server.js';
 
 /**
@@ -17,7 +18,6 @@ export interface SpiderBackend {
   running: boolean;
 }
 
-export type SpiderMethod = 'HASH' | 'LINEAR HASH' | 'KEY' | 'LINEAR KEY' | 'RANGE' | 'RANGE COLUMNS' | 'LIST' | 'LIST COLUMNS';
 
 export interface SpiderPartitionSpec {
   name: string;
@@ -27,12 +27,17 @@ export interface SpiderPartitionSpec {
   values?: string;
 }
 
+/** `count` partitions named prefix0… spread over the backends in turn (p0 on backend 0, p1 on backend 1, …). */
+export function roundRobinPartitions(count: number, backends: number, prefix = 'p'): SpiderPartitionSpec[] {
+  return Array.from({ length: count }, (_, i) => ({ name: `${prefix}${i}`, backend: i % backends }));
+}
+
 export interface SpiderTableSpec {
   db: string;
   table: string;
   /** Column and key definitions, as between the parentheses of CREATE TABLE. */
   definition: string;
-  method: SpiderMethod;
+  method: PartitionMethod;
   /** The partitioning expression or column list, e.g. `id` or `a, b` (empty for KEY over the primary key). */
   expression: string;
   /** KEY only: ALGORITHM=1 (MySQL 5.1 hash for numbers); the server default is 2. */

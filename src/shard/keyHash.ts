@@ -74,18 +74,34 @@ const MIN: Record<number, bigint> = { 1: -(1n << 7n), 2: -(1n << 15n), 3: -(1n <
  * The integer LOAD DATA would store for a field, or undefined when the text
  * is not a plain decimal integer in the column's range (the server would
  * convert it with a warning or an error; flatload does not guess how).
+ * A Number when it is a safe integer (the common case, and the fast one:
+ * routing evaluates this per record), else a BigInt.
  */
-export function parseIntField(value: Buffer, bytes: 1 | 2 | 3 | 4 | 8, unsigned: boolean): bigint | undefined {
-  if (value.length === 0 || value.length > 21) return undefined;
+export function parseIntText(value: Buffer, bytes: 1 | 2 | 3 | 4 | 8, unsigned: boolean): number | bigint | undefined {
+  const len = value.length;
+  if (len === 0 || len > 21) return undefined;
   let i = 0;
   let negative = false;
   if (value[0] === 0x2d || value[0] === 0x2b) {
     negative = value[0] === 0x2d;
     i = 1;
   }
-  if (i === value.length) return undefined;
+  if (i === len) return undefined;
+  if (len - i <= 15) {
+    let n = 0;
+    for (; i < len; i++) {
+      const d = value[i]! - 0x30;
+      if (d < 0 || d > 9) return undefined;
+      n = n * 10 + d;
+    }
+    if (negative) n = n === 0 ? 0 : -n;
+    if (bytes === 8) return unsigned && n < 0 ? undefined : n;
+    const bits = bytes * 8;
+    const [lo, hi] = unsigned ? [0, 2 ** bits - 1] : [-(2 ** (bits - 1)), 2 ** (bits - 1) - 1];
+    return n < lo || n > hi ? undefined : n;
+  }
   let n = 0n;
-  for (; i < value.length; i++) {
+  for (; i < len; i++) {
     const d = value[i]! - 0x30;
     if (d < 0 || d > 9) return undefined;
     n = n * 10n + BigInt(d);
@@ -93,18 +109,34 @@ export function parseIntField(value: Buffer, bytes: 1 | 2 | 3 | 4 | 8, unsigned:
   if (negative) n = -n;
   const bits = BigInt(bytes * 8);
   const [lo, hi] = unsigned ? [0n, (1n << bits) - 1n] : [MIN[bytes]!, -MIN[bytes]! - 1n];
-  return n < lo || n > hi ? undefined : n;
+  if (n < lo || n > hi) return undefined;
+  return Number.isSafeInteger(Number(n)) ? Number(n) : n;
 }
 
-/** The column's record bytes for an integer: little-endian two's complement. */
-function intBytes(n: bigint, bytes: number): number[] {
-  const out: number[] = [];
+/** parseIntText as a BigInt, for callers that compare with BigInt bounds. */
+export function parseIntField(value: Buffer, bytes: 1 | 2 | 3 | 4 | 8, unsigned: boolean): bigint | undefined {
+  const n = parseIntText(value, bytes, unsigned);
+  return n === undefined ? undefined : BigInt(n);
+}
+
+/** Scratch for an integer's record bytes (hashing is synchronous, so one buffer serves every call). */
+const intScratch = new Uint8Array(8);
+
+/** Writes an integer's record bytes (little-endian two's complement) to intScratch. */
+function intBytes(n: number | bigint, bytes: number): Uint8Array {
+  if (typeof n === 'number') {
+    // ToUint32 keeps the low 32 bits of any safe integer, negative ones as two's complement.
+    const lo = n >>> 0;
+    const hi = Math.floor(n / 4294967296) >>> 0;
+    for (let k = 0; k < bytes; k++) intScratch[k] = k < 4 ? (lo >>> (8 * k)) & 0xff : (hi >>> (8 * (k - 4))) & 0xff;
+    return intScratch;
+  }
   let v = BigInt.asUintN(bytes * 8, n);
   for (let k = 0; k < bytes; k++) {
-    out.push(Number(v & 0xffn));
+    intScratch[k] = Number(v & 0xffn);
     v >>= 8n;
   }
-  return out;
+  return intScratch;
 }
 
 function isAscii(b: Buffer): boolean {
@@ -135,14 +167,14 @@ function addColumn(h: KeyHasher, col: KeyColumn, value: Buffer | null, algorithm
   }
   switch (col.kind) {
     case 'int': {
-      const n = parseIntField(value, col.bytes, col.unsigned);
+      const n = parseIntText(value, col.bytes, col.unsigned);
       if (n === undefined) return false;
       const raw = intBytes(n, col.bytes);
       if (algorithm === 1) {
-        for (const b of raw) h.add(b);
+        for (let k = 0; k < col.bytes; k++) h.add(raw[k]!);
         return true;
       }
-      let end = raw.length;
+      let end = col.bytes;
       while (end > 0 && LATIN1_SWEDISH_CI_WEIGHTS[raw[end - 1]!] === LATIN1_SWEDISH_CI_WEIGHTS[0x20]) end--;
       for (let k = 0; k < end; k++) h.add(LATIN1_SWEDISH_CI_WEIGHTS[raw[k]!]!);
       return true;

@@ -178,20 +178,29 @@ interface CreateTableParts {
   partitionRows: PartitionRow[];
 }
 
+/** The index of the last character of the quoted string or identifier starting at text[i], or i itself. */
+function skipQuoted(text: string, i: number): number {
+  const ch = text[i];
+  if (ch === "'" || ch === '"') {
+    const s = readSqlString(text, i);
+    return s ? s.end - 1 : i;
+  }
+  if (ch === '`') {
+    const e = text.indexOf('`', i + 1);
+    return e > i ? e : i;
+  }
+  return i;
+}
+
 /** Splits `(a, b), (c)`-style text at top-level commas, respecting quotes and parentheses. */
 function splitTopLevel(text: string): string[] {
   const parts: string[] = [];
   let depth = 0;
   let start = 0;
   for (let i = 0; i < text.length; i++) {
+    i = skipQuoted(text, i);
     const ch = text[i]!;
-    if (ch === "'" || ch === '"') {
-      const s = readSqlString(text, i);
-      if (s) i = s.end - 1;
-    } else if (ch === '`') {
-      const e = text.indexOf('`', i + 1);
-      if (e > i) i = e;
-    } else if (ch === '(') depth++;
+    if (ch === '(') depth++;
     else if (ch === ')') depth--;
     else if (ch === ',' && depth === 0) {
       parts.push(text.slice(start, i).trim());
@@ -211,14 +220,9 @@ function unquoteIdentifier(s: string): string {
 function closeParen(text: string, open: number): number {
   let depth = 0;
   for (let i = open; i < text.length; i++) {
+    i = skipQuoted(text, i);
     const ch = text[i]!;
-    if (ch === "'" || ch === '"') {
-      const s = readSqlString(text, i);
-      if (s) i = s.end - 1;
-    } else if (ch === '`') {
-      const e = text.indexOf('`', i + 1);
-      if (e > i) i = e;
-    } else if (ch === '(') depth++;
+    if (ch === '(') depth++;
     else if (ch === ')' && --depth === 0) return i + 1;
   }
   return text.length;

@@ -1,4 +1,4 @@
-import { keyHash, parseIntField, type KeyAlgorithm, type KeyColumn } from './keyHash.js';
+import { keyHash, parseIntField, parseIntText, type KeyAlgorithm, type KeyColumn } from './keyHash.js';
 
 /**
  * Which partition the server puts a record in, for the partition rules
@@ -82,6 +82,17 @@ function intValue(col: PartitionColumn, value: Buffer | null | undefined): bigin
   return parseIntField(value, col.type.bytes, col.type.unsigned);
 }
 
+/** Every column's integer (or NULL), or undefined when any one cannot be read exactly. */
+function intTuple(cols: PartitionColumn[], values: ReadonlyArray<Buffer | null | undefined>): ListValue[] | undefined {
+  const out: ListValue[] = [];
+  for (let i = 0; i < cols.length; i++) {
+    const v = intValue(cols[i]!, values[i]);
+    if (v === undefined) return undefined;
+    out.push(v);
+  }
+  return out;
+}
+
 /** part_val_int: what HASH and RANGE compute with (an unsigned BIGINT above 2^63 - 1 wraps negative). */
 function partValInt(col: PartitionColumn, v: bigint | null): bigint {
   if (v === null) return LONGLONG_MIN;
@@ -96,10 +107,12 @@ export function linearHashMask(partitions: number): number {
 }
 
 /** get_part_id_from_linear_hash, for a hash value's two's-complement bits. */
-export function linearHashPartition(hash: bigint, partitions: number): number {
-  const mask = BigInt(linearHashMask(partitions));
-  let part = Number(BigInt.asUintN(64, hash) & mask);
-  if (part >= partitions) part = Number(BigInt.asUintN(64, hash) & (((mask + 1n) >> 1n) - 1n));
+export function linearHashPartition(hash: bigint | number, partitions: number): number {
+  const mask = linearHashMask(partitions);
+  // The mask is below 2^31, so only the low 32 bits matter: ToInt32 / asUintN(32) keep them for any integer.
+  const low = typeof hash === 'number' ? hash >>> 0 : Number(BigInt.asUintN(32, hash));
+  let part = low & mask;
+  if (part >= partitions) part = low & (((mask + 1) >> 1) - 1);
   return part;
 }
 
@@ -136,13 +149,18 @@ export function partitionIndex(rule: PartitionRule, values: ReadonlyArray<Buffer
         rule.keyAlgorithm ?? 2,
       );
       if (h === undefined) return undefined;
-      return rule.method === 'KEY' ? h % n : linearHashPartition(BigInt(h), n);
+      return rule.method === 'KEY' ? h % n : linearHashPartition(h, n);
     }
     case 'HASH':
     case 'LINEAR HASH': {
-      const v = intValue(cols[0]!, values[0]);
+      const col = cols[0]!;
+      const raw = values[0];
+      if (raw === undefined || col.type.kind !== 'int') return undefined;
+      const v = raw === null ? null : parseIntText(raw, col.type.bytes, col.type.unsigned);
       if (v === undefined) return undefined;
-      const x = partValInt(cols[0]!, v);
+      // The fast path: a safe integer needs no BigInt (routing evaluates this per record).
+      if (typeof v === 'number') return rule.method === 'LINEAR HASH' ? linearHashPartition(v, n) : Math.abs(v % n);
+      const x = partValInt(col, v);
       if (rule.method === 'LINEAR HASH') return linearHashPartition(x, n);
       const r = x % BigInt(n);
       return Number(r < 0n ? -r : r);
@@ -150,29 +168,20 @@ export function partitionIndex(rule: PartitionRule, values: ReadonlyArray<Buffer
     case 'RANGE':
     case 'RANGE COLUMNS': {
       const bounds = rule.rangeBounds;
-      if (!bounds || bounds.length !== n) return undefined;
-      const ints: bigint[] = [];
-      for (let i = 0; i < cols.length; i++) {
-        const v = intValue(cols[i]!, values[i]);
-        if (v === undefined) return undefined;
-        // RANGE: NULL sorts below every value. RANGE COLUMNS: not verified, so not evaluated.
-        if (v === null && rule.method === 'RANGE COLUMNS') return undefined;
-        // Bounds are compared as written (an unsigned BIGINT bound stays unsigned).
-        ints.push(v === null ? LONGLONG_MIN : v);
-      }
+      const tuple = intTuple(cols, values);
+      if (!bounds || bounds.length !== n || !tuple) return undefined;
+      // RANGE: NULL sorts below every value. RANGE COLUMNS: not verified, so not evaluated.
+      if (rule.method === 'RANGE COLUMNS' && tuple.includes(null)) return undefined;
+      // Bounds are compared as written (an unsigned BIGINT bound stays unsigned).
+      const ints = tuple.map((v) => (v === null ? LONGLONG_MIN : v));
       const p = bounds.findIndex((b) => b.length === ints.length && compareTuple(ints, b) < 0);
       return p === -1 ? undefined : p;
     }
     case 'LIST':
     case 'LIST COLUMNS': {
       const lists = rule.listValues;
-      if (!lists || lists.length !== n) return undefined;
-      const tuple: ListValue[] = [];
-      for (let i = 0; i < cols.length; i++) {
-        const v = intValue(cols[i]!, values[i]);
-        if (v === undefined) return undefined;
-        tuple.push(v);
-      }
+      const tuple = intTuple(cols, values);
+      if (!lists || lists.length !== n || !tuple) return undefined;
       const p = lists.findIndex((l) => l !== 'default' && l.some((t) => t.length === tuple.length && t.every((x, i) => x === tuple[i])));
       if (p !== -1) return p;
       const d = lists.indexOf('default');

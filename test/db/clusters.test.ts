@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
-import { spiderUnavailable, startSpiderCluster, type SpiderCluster } from '../../src/devserver/spider.js';
+import { roundRobinPartitions, spiderUnavailable, startSpiderCluster, type SpiderCluster } from '../../src/devserver/spider.js';
 import { readGaleraFacts, readShardMap } from '../../src/introspect/cluster.js';
 import { distinctBackends } from '../../src/shard/map.js';
 import { partitionIndex } from '../../src/shard/partition.js';
@@ -116,11 +116,7 @@ describe('Spider: a front and 2 backends', { skip: noSpider ? `mariadb-plugin-sp
       definition: 'id BIGINT UNSIGNED NOT NULL PRIMARY KEY, v VARCHAR(10)',
       method: 'HASH',
       expression: 'id',
-      partitions: [
-        { name: 'p0', backend: 0 },
-        { name: 'p1', backend: 1 },
-        { name: 'p2', backend: 0 },
-      ],
+      partitions: roundRobinPartitions(3, 2),
     });
     const ids = [0, 1, 2, 3, 4, 5, 17, 1000, 4294967296, 9223372036854775807n, 18446744073709551615n].map(String);
     await front.query(`INSERT INTO s.h VALUES ${ids.map((id) => `(${id}, 'x')`).join(', ')}`);
