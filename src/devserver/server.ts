@@ -23,6 +23,10 @@ export interface ThrowawayServer {
   stop(): Promise<void>;
   /** Kills mariadbd with SIGKILL and starts it again on the same data directory (crash tests). */
   crashAndRestart(): Promise<void>;
+  /** Kills mariadbd with SIGKILL and leaves it down (a dead backend). */
+  kill(): Promise<void>;
+  /** Starts a killed or stopped mariadbd again on the same data directory and port; no-op while it runs. */
+  restart(): Promise<void>;
 }
 
 export interface ThrowawayOptions {
@@ -49,13 +53,17 @@ export function findBinary(name: string): string | undefined {
   return found || undefined;
 }
 
-function pluginDir(mariadbd: string): string | undefined {
+const pluginDirs = new Map<string, string | undefined>();
+
+export function pluginDir(mariadbd: string): string | undefined {
+  if (pluginDirs.has(mariadbd)) return pluginDirs.get(mariadbd);
   const out = spawnSync(mariadbd, ['--no-defaults', '--verbose', '--help'], { encoding: 'utf8', maxBuffer: 1 << 24 });
-  const m = /^plugin-dir\s+(\S+)/m.exec(out.stdout);
-  return m?.[1];
+  const dir = /^plugin-dir\s+(\S+)/m.exec(out.stdout)?.[1];
+  pluginDirs.set(mariadbd, dir);
+  return dir;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -68,41 +76,62 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function sleep(ms: number): Promise<void> {
+export async function sleep(ms: number): Promise<void> {
   await new Promise((r) => setTimeout(r, ms));
 }
 
-export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise<ThrowawayServer> {
+/** Where a throwaway server keeps its files: everything under one temp dir, so deleting it cleans up. */
+export interface ServerPaths {
+  baseDir: string;
+  dataDir: string;
+  socketPath: string;
+  tmpDir: string;
+}
+
+export function serverPaths(baseDir: string): ServerPaths {
+  return { baseDir, dataDir: join(baseDir, 'data'), socketPath: join(baseDir, 'mysqld.sock'), tmpDir: join(baseDir, 'tmp') };
+}
+
+export function serverBinaries(): { mariadbd: string; installDb: string } {
   const mariadbd = findBinary('mariadbd') ?? findBinary('mysqld');
   const installDb = findBinary('mariadb-install-db') ?? findBinary('mysql_install_db');
   if (!mariadbd || !installDb) throw new FlatloadError('CONFIG', INSTALL_HINT);
+  return { mariadbd, installDb };
+}
 
-  const baseDir = mkdtempSync(join(tmpdir(), 'flatload-db-'));
-  const dataDir = join(baseDir, 'data');
-  const socketPath = join(baseDir, 'mysqld.sock');
-  const isRoot = userInfo().uid === 0;
-  const userArgs = isRoot ? ['--user=root'] : [];
+/**
+ * Runs mariadb-install-db into paths.dataDir. Never run two at once: parallel
+ * runs can fail. Its temporary tables go to the server's own tmp dir: in a
+ * shared /tmp, an install failed with "Error on delete of
+ * '/tmp/#sql-temptable-….MAI'" while other servers were working there.
+ */
+export function installDataDir(installDb: string, paths: ServerPaths, userArgs: string[]): void {
+  mkdirSync(paths.tmpDir, { recursive: true });
   const install = spawnSync(
     installDb,
-    ['--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...userArgs],
-    { encoding: 'utf8' },
+    ['--no-defaults', `--datadir=${paths.dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db', ...userArgs],
+    { encoding: 'utf8', env: { ...process.env, TMPDIR: paths.tmpDir } },
   );
   if (install.status !== 0) {
-    rmSync(baseDir, { recursive: true, force: true });
     throw new FlatloadError('CONFIG', `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().split('\n').slice(-3).join(' ')}`);
   }
+}
 
-  const dir = pluginDir(mariadbd);
-  const rocksdb = dir !== undefined && existsSync(join(dir, 'ha_rocksdb.so'));
-  const port = await freePort();
-  const args = [
+/** The flags every throwaway server runs with; callers append their own (later flags win). */
+export function baseServerArgs(
+  paths: ServerPaths,
+  port: number,
+  opts: Pick<ThrowawayOptions, 'innodbBufferPoolSize' | 'innodbLogFileSize'> & { rocksdb: boolean; userArgs: string[] },
+): string[] {
+  return [
     '--no-defaults',
-    `--datadir=${dataDir}`,
-    `--socket=${socketPath}`,
+    `--datadir=${paths.dataDir}`,
+    `--socket=${paths.socketPath}`,
     `--port=${port}`,
     '--bind-address=127.0.0.1',
-    `--pid-file=${join(baseDir, 'mysqld.pid')}`,
-    `--log-error=${join(baseDir, 'mysqld.err')}`,
+    `--pid-file=${join(paths.baseDir, 'mysqld.pid')}`,
+    `--log-error=${join(paths.baseDir, 'mysqld.err')}`,
+    `--tmpdir=${paths.tmpDir}`,
     '--local-infile=1',
     // Server-side LOAD DATA INFILE is the reference the tests and the bench compare against.
     '--secure-file-priv=',
@@ -113,14 +142,53 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
     `--innodb-log-file-size=${opts.innodbLogFileSize ?? '256M'}`,
     '--max-allowed-packet=256M',
     '--max-connections=300',
-    ...(rocksdb ? ['--plugin-load-add=ha_rocksdb'] : []),
-    ...userArgs,
-    ...(opts.extraArgs ?? []),
+    ...(opts.rocksdb ? ['--plugin-load-add=ha_rocksdb'] : []),
+    ...opts.userArgs,
   ];
+}
+
+export function hasPlugin(mariadbd: string, soName: string): boolean {
+  const dir = pluginDir(mariadbd);
+  return dir !== undefined && existsSync(join(dir, soName));
+}
+
+export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise<ThrowawayServer> {
+  const { mariadbd, installDb } = serverBinaries();
+  const paths = serverPaths(mkdtempSync(join(tmpdir(), 'flatload-db-')));
+  const { baseDir, socketPath } = paths;
+  const isRoot = userInfo().uid === 0;
+  const userArgs = isRoot ? ['--user=root'] : [];
+  try {
+    installDataDir(installDb, paths, userArgs);
+  } catch (err) {
+    rmSync(baseDir, { recursive: true, force: true });
+    throw err;
+  }
+
+  const rocksdb = hasPlugin(mariadbd, 'ha_rocksdb.so');
+  const port = await freePort();
+  const args = [...baseServerArgs(paths, port, { ...opts, rocksdb, userArgs }), ...(opts.extraArgs ?? [])];
   writeFileSync(join(baseDir, 'args.json'), JSON.stringify({ mariadbd, args }));
 
   let child = launch(mariadbd, args, opts.detached ?? false);
+  // A process that dies without stop() (an uncaught error) must not leave a server behind on a shared machine.
+  const removeExitHook = opts.detached
+    ? () => true
+    : onProcessExit(() => {
+        child.kill('SIGKILL');
+        rmSync(baseDir, { recursive: true, force: true });
+      });
   const url = `mysql://root@127.0.0.1:${port}/`;
+  const kill = async (): Promise<void> => {
+    child.kill('SIGKILL');
+    await waitExit(child, 10_000);
+  };
+  const restart = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) return;
+    child = launch(mariadbd, args, opts.detached ?? false);
+    server.pid = child.pid ?? -1;
+    await waitReady(child, socketPath, baseDir);
+  };
   const server: ThrowawayServer = {
     url,
     host: '127.0.0.1',
@@ -132,14 +200,14 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
     stop: async () => {
       await stopProcess(child, socketPath);
       rmSync(baseDir, { recursive: true, force: true });
+      removeExitHook();
     },
     crashAndRestart: async () => {
-      child.kill('SIGKILL');
-      await waitExit(child, 10_000);
-      child = launch(mariadbd, args, opts.detached ?? false);
-      server.pid = child.pid ?? -1;
-      await waitReady(child, socketPath, baseDir);
+      await kill();
+      await restart();
     },
+    kill,
+    restart,
   };
   try {
     await waitReady(child, socketPath, baseDir);
@@ -150,13 +218,13 @@ export async function startThrowawayServer(opts: ThrowawayOptions = {}): Promise
   return server;
 }
 
-function launch(mariadbd: string, args: string[], detached: boolean): ChildProcess {
+export function launch(mariadbd: string, args: string[], detached: boolean): ChildProcess {
   const child = spawn(mariadbd, args, { stdio: 'ignore', detached });
   if (detached) child.unref();
   return child;
 }
 
-async function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+export async function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return true;
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), timeoutMs);
@@ -167,7 +235,7 @@ async function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean
   });
 }
 
-async function waitReady(child: ChildProcess, socketPath: string, baseDir: string): Promise<void> {
+export async function waitReady(child: ChildProcess, socketPath: string, baseDir: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   let exited = false;
   child.once('exit', () => (exited = true));
@@ -186,7 +254,7 @@ async function waitReady(child: ChildProcess, socketPath: string, baseDir: strin
   throw new FlatloadError('CONFIG', `the throwaway MariaDB did not start${exited ? ' (it exited)' : ''}:\n${tail}`);
 }
 
-async function stopProcess(child: ChildProcess, socketPath: string): Promise<void> {
+export async function stopProcess(child: ChildProcess, socketPath: string): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   try {
     const conn = await mysql.createConnection({ socketPath, user: 'root', connectTimeout: 2000 });
@@ -199,6 +267,43 @@ async function stopProcess(child: ChildProcess, socketPath: string): Promise<voi
     child.kill('SIGKILL');
     await waitExit(child, 5_000);
   }
+}
+
+const exitHandlers = new Set<() => void>();
+let exitHookInstalled = false;
+
+/**
+ * Runs fn when this process exits without having stopped its throwaway
+ * servers (a failed test, an uncaught error): only synchronous work is
+ * possible then, so fn kills and deletes rather than shutting down. Returns
+ * the function that unregisters it, for a normal stop.
+ */
+export function onProcessExit(fn: () => void): () => void {
+  exitHandlers.add(fn);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    const runAll = (): void => {
+      for (const h of [...exitHandlers]) {
+        exitHandlers.delete(h);
+        try {
+          h();
+        } catch {
+          // best effort: the process is going away
+        }
+      }
+    };
+    process.once('exit', runAll);
+    // A signal ends the process without 'exit' handlers: clean up, then let the signal do what it would have done.
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      const onSignal = (): void => {
+        runAll();
+        process.removeListener(sig, onSignal);
+        if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+      };
+      process.on(sig, onSignal);
+    }
+  }
+  return () => exitHandlers.delete(fn);
 }
 
 /** State of a detached server started by `npm run db:start`, so `db:stop` can find it. */
