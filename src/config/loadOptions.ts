@@ -44,8 +44,8 @@ export interface LoadOptions {
   keepHistory: boolean;
   allowDdl: boolean;
   keepOld: boolean;
-  /** Sort each chunk by the clustered key before sending (key-order loads). */
-  sortChunks: 'auto' | 'on' | 'off';
+  /** The order rows are sent in: sorted by the clustered key, as the file has them, or the planner's choice. */
+  order: 'auto' | 'key' | 'file';
   stripBom: boolean;
   /** Schema for resume bookkeeping. */
   bookkeepingSchema: string | undefined;
@@ -80,7 +80,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   keepHistory?: boolean;
   allowDdl?: boolean;
   keepOld?: boolean;
-  sortChunks?: string;
+  order?: string;
   keepBom?: boolean;
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
@@ -179,7 +179,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     keepHistory: a.keepHistory ?? false,
     allowDdl: a.allowDdl ?? false,
     keepOld: a.keepOld ?? false,
-    sortChunks: oneOf(a.sortChunks, ['auto', 'on', 'off'] as const, 'sort-chunks', 'auto'),
+    order: oneOf(a.order, ['auto', 'key', 'file'] as const, 'order', 'auto'),
     stripBom: !(a.keepBom ?? false),
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),

@@ -2,6 +2,8 @@ import type { CharsetInfo } from '../chunking/charsets.js';
 import { locateRecords } from '../chunking/records.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/scanner.js';
 import { parseRecord } from '../chunking/fields.js';
+import { inKeyOrder } from '../order/sortChunk.js';
+import { clusteredKeyInFile } from './keySpec.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
 import type { ColumnTarget } from '../config/loadOptions.js';
@@ -9,8 +11,6 @@ import type { InputFacts, TableFacts } from './types.js';
 
 const SAMPLE_BYTES = 1 << 20;
 const SAMPLE_RECORDS = 2000;
-const NUMERIC = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint', 'decimal', 'float', 'double', 'year']);
-const TEMPORAL = new Set(['date', 'datetime', 'timestamp', 'time']);
 
 async function readHead(source: InputSource): Promise<Buffer> {
   const { stream } = await openByteStream(source, 1 << 20);
@@ -56,6 +56,7 @@ export async function sampleInput(source: InputSource, ctx: SampleContext): Prom
     avgRecordBytes: undefined,
     estimatedRecords: undefined,
     keyOrder: 'unknown',
+    spillFreeBytes: undefined,
     headerColumns: undefined,
   };
   if (source.kind === 'stdin') return facts;
@@ -96,44 +97,11 @@ export function describeSample(head: Buffer, complete: boolean, facts: InputFact
 }
 
 function keyOrder(head: Buffer, records: Array<{ offset: number; length: number }>, ctx: SampleContext): InputFacts['keyOrder'] {
-  const key = ctx.table.clusteredKey;
+  const key = clusteredKeyInFile(ctx.table, ctx.columns);
   if (!key || records.length < 2) return 'unknown';
-  const names = ctx.columns ? ctx.columns.map((c) => (c.isVariable ? undefined : c.name.toLowerCase())) : ctx.table.columns.map((c) => c.name.toLowerCase());
-  const positions = key.columns.map((k) => names.indexOf(k.toLowerCase()));
-  if (positions.some((p) => p < 0)) return 'unknown';
-  const types = key.columns.map((k) => ctx.table.columns.find((c) => c.name.toLowerCase() === k.toLowerCase())?.dataType ?? '');
-  if (!types.every((t) => NUMERIC.has(t) || TEMPORAL.has(t))) return 'unknown';
-  let prev: Array<string | null> | undefined;
-  for (const r of records) {
-    const values = parseRecord(head, r.offset, r.offset + r.length, ctx.format, ctx.charset, ctx.targets).values;
-    const tuple = positions.map((p) => {
-      const v = values[p];
-      return v === undefined || v === null ? null : v.toString('latin1');
-    });
-    if (prev && compareTuples(prev, tuple, types) > 0) return 'unsorted';
-    prev = tuple;
-  }
-  return 'sorted';
-}
-
-function compareTuples(a: Array<string | null>, b: Array<string | null>, types: string[]): number {
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] ?? null;
-    const y = b[i] ?? null;
-    if (x === y) continue;
-    if (x === null) return -1;
-    if (y === null) return 1;
-    const c = NUMERIC.has(types[i]!) ? compareNumbers(x, y) : x < y ? -1 : 1;
-    if (c !== 0) return c;
-  }
-  return 0;
-}
-
-function compareNumbers(x: string, y: string): number {
-  if (/^-?\d+$/.test(x) && /^-?\d+$/.test(y)) {
-    const a = BigInt(x);
-    const b = BigInt(y);
-    return a < b ? -1 : a > b ? 1 : 0;
-  }
-  return Number(x) - Number(y);
+  const first = records[0]!;
+  const last = records[records.length - 1]!;
+  // The sort's own comparator on the sampled records (numbers exactly; text byte-wise).
+  const sorted = inKeyOrder(head.subarray(first.offset, last.offset + last.length), { spec: key, fmt: ctx.format, cs: ctx.charset, targets: ctx.targets });
+  return sorted ? 'sorted' : 'unsorted';
 }

@@ -117,4 +117,6 @@ export interface InputFacts {
   keyOrder: 'sorted' | 'unsorted' | 'unknown';
   /** Column names read from a header line (--ignore-lines 1 with names), if any. */
   headerColumns: string[] | undefined;
+  /** Free bytes where sort runs would be written (--tmpdir), when known: ordering by key needs about the input's size. */
+  spillFreeBytes: number | undefined;
 }

@@ -25,10 +25,13 @@ import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { encodeRejects, type RejectedRow } from '../report/rejectFile.js';
 import { ErrorBudget } from './budget.js';
+import { tmpdir } from 'node:os';
+import { runChunkBytes } from '../order/runs.js';
 import { ChunkInput } from './chunkInput.js';
+import type { ChunkSource } from './chunkSource.js';
+import { OrderedInput } from './orderedInput.js';
 import { guardChunks } from './chunkGuard.js';
 import { insertExecutor } from './insertExecutor.js';
-import { keySpecOf } from './keyOrder.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
 import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult } from './runner.js';
@@ -43,7 +46,7 @@ export interface LoadRun {
   plan: LoadPlan;
   prep: Prepared;
   o: LoadOptions;
-  input: ChunkInput;
+  input: ChunkSource;
   session: Session;
   control: Queryable;
   events: EventHub;
@@ -54,7 +57,7 @@ export interface LoadRun {
 
 export interface Applied {
   run: RunResult;
-  input: ChunkInput;
+  input: ChunkSource;
   /** Records in the input, when the whole input was read. */
   totalRecords: number | undefined;
   /** Rows and chunks committed by an earlier, interrupted run of this job. */
@@ -62,18 +65,22 @@ export interface Applied {
   rejectFile: { path: string; log: string; rows: number } | undefined;
 }
 
-/** The chunks the plan loads, over the input's plain file (scan() finds them all before anything is loaded). */
-export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput): ChunkInput {
+/**
+ * The chunks the plan loads, over the input's plain file: in file order, or
+ * sorted by the clustered key (runs in --tmpdir named after the job). scan()
+ * reads the whole input before anything is loaded.
+ */
+export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
-  const byRowCount = plan.guarantee.kind === 'exactly-once-by-row-count';
-  const sortSpec = plan.sortChunks && !byRowCount && !unchunkable ? keySpecOf(prep.table, plan.columns) : undefined;
-  return new ChunkInput(
+  const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
+  const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
+  const file = new ChunkInput(
     local,
     {
       format: prep.scan,
       charset: prep.charset,
       targets: prep.targets,
-      chunkSizeBytes: unchunkable ? Number.MAX_SAFE_INTEGER : plan.chunkSizeBytes,
+      chunkSizeBytes,
       maxRecordsPerChunk: unchunkable ? undefined : plan.chunkMaxRecords,
       maxRecordBytes: unchunkable ? Number.MAX_SAFE_INTEGER : Math.max(plan.chunkSizeBytes, 1 << 20),
       ignoreLines: unchunkable ? 0 : o.format.ignoreLines,
@@ -81,9 +88,23 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
       file: o.file,
     },
     o.format,
-    sortSpec ? { spec: sortSpec, fmt: prep.scan, cs: prep.charset, targets: prep.targets } : undefined,
     plan.strategy !== 'insert',
   );
+  if (!ordered) return file;
+  const t0 = Date.now();
+  let runs = 0;
+  return new OrderedInput(file, { spec: ordered.key, fmt: prep.scan, cs: prep.charset, targets: prep.targets }, {
+    key: ordered.key,
+    chunkSizeBytes: plan.chunkSizeBytes,
+    tmpdir: o.tmpdir ?? tmpdir(),
+    jobId,
+    needBytes: ordered.spillBytes,
+    onRun: (n) => {
+      if (n === 1) events.emit({ type: 'note', message: `sorting the input by ${ordered.key.name} (runs in ${o.tmpdir ?? tmpdir()})` });
+      runs = n;
+    },
+    onSorted: (records) => events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} into ${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s` }),
+  });
 }
 
 function checkPreconditions({ plan, prep, o }: LoadRun): void {
@@ -222,7 +243,6 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
     resumedRows: resumed.rows,
   });
   if (unchunkable) events.emit({ type: 'note', message: `loading as one chunk: ${prep.unchunkableReason}` });
-  if (plan.sortChunks && !input.sortsChunks) events.emit({ type: 'note', message: 'rows are sent in file order: the clustered key is not among the file\'s fields, or the engine cannot roll a chunk back' });
   const partial = await landedPrefix(control, plan, cp);
   if (partial) events.emit({ type: 'note', message: `the interrupted run left the first ${partial.skip} record(s) of chunk ${partial.index} in the table: loading the rest of that chunk` });
   const resuming = cp.done.size > 0 || cp.phase !== 'created';
@@ -237,6 +257,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       jobs,
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
+      onFinished: (c) => input.release(c),
       execute,
       // Every warning of a chunk must be readable to account for its rows: the server keeps only 64 by default.
       sessionSql: [`SET SESSION max_error_count = ${MAX_WARNINGS}`, ...plan.session.map((s) => sqlOf(s.op))],

@@ -8,7 +8,7 @@ import { sqlOf } from '../plan/ops.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { decodeRejects, type RejectedRow } from '../report/rejectFile.js';
-import type { ChunkInput } from './chunkInput.js';
+import type { ChunkSource } from './chunkSource.js';
 import { chunkKeyRange } from './keyRange.js';
 import type { RejectKeeper } from './rejects.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
@@ -16,7 +16,7 @@ import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 export interface GuardOptions {
   plan: LoadPlan;
   prep: Prepared;
-  input: ChunkInput;
+  input: ChunkSource;
   cp: CheckpointContext;
   events: EventHub;
   executor: ChunkExecutor;

@@ -5,7 +5,7 @@ import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
 import { locateRecords } from '../chunking/records.js';
 import { parseRecord } from '../chunking/fields.js';
-import { permuteRecords, recordEnds, sortPermutation, type KeyContext } from './keyOrder.js';
+import type { ChunkRecords, ChunkSource } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { readRange } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
@@ -13,25 +13,6 @@ import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
 import { inputError } from '../input/source.js';
 import type { LocalInput } from '../input/spool.js';
-
-/** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
-export interface SentRecord {
-  /** Position in the chunk's sent bytes. */
-  pos: number;
-  /** Bytes, terminator included. */
-  length: number;
-  /** Absolute byte offset in the input. */
-  offset: number;
-  /** 1-based physical line in the input. */
-  line: number;
-}
-
-/** The chunk's bytes as sent and its records in sent order. */
-export interface ChunkRecords {
-  bytes: Buffer;
-  records: SentRecord[];
-}
-
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
 const SCAN_BLOCK_BYTES = 4 << 20;
@@ -44,7 +25,7 @@ const SNIFF_BYTES = 64 * 1024;
  * the input stops the load before the first commit — and each chunk is then
  * re-read by byte range (in parallel, and again on retry or resume).
  */
-export class ChunkInput {
+export class ChunkInput implements ChunkSource {
   summary: InputSummary | undefined;
   bytesScanned = 0;
   /** The first 64 KiB of the input, once read: the header lines for the reject file. */
@@ -54,68 +35,26 @@ export class ChunkInput {
   /** The file's size and modification time when it was scanned. */
   private scannedAs: { size: number; mtimeMs: number } | undefined;
 
-  /** In-flight sorted chunks: the bytes as sent and how they map back (held until release()). */
-  private readonly sorted = new Map<number, Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }>>();
-
   constructor(
     readonly source: LocalInput,
     private readonly cut: Omit<CutOptions, 'keepBytes'>,
     private readonly fileFormat: FileFormat,
-    /** Send each chunk's records in clustered-key order. */
-    private readonly keyOrder?: KeyContext,
     /** LOAD DATA reads the chunks: refuse a last record the server would shorten silently (see checkLastRecord). */
     private readonly refuseSilentTruncation = false,
   ) {}
-
-  private sortedChunk(chunk: CutChunk): Promise<{ original: Buffer; ends: Uint32Array; perm: Uint32Array; sent: Buffer }> {
-    let p = this.sorted.get(chunk.index);
-    if (!p) {
-      const k = this.keyOrder!;
-      p = this.readAll(chunk).then((original) => {
-        const ends = recordEnds(original, k.fmt, k.cs, k.targets);
-        const perm = sortPermutation(original, ends, k);
-        return { original, ends, perm, sent: permuteRecords(original, ends, perm, k.fmt.lineTerm) };
-      });
-      this.sorted.set(chunk.index, p);
-    }
-    return p;
-  }
 
   /**
    * The chunk's records in the order they are sent, with their input lines
    * and offsets: for mapping the server's "row N" and isolating bad rows.
    */
   async records(chunk: CutChunk): Promise<ChunkRecords> {
-    if (!this.keyOrder) {
-      const bytes = await this.readAll(chunk);
-      const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, this.cut.format, this.cut.charset, this.cut.targets);
-      return { bytes, records: recs.map((r) => ({ pos: r.offset - chunk.startByte, length: r.length, offset: r.offset, line: r.line })) };
-    }
-    const { original, ends, perm, sent } = await this.sortedChunk(chunk);
-    const lines = new Uint32Array(ends.length);
-    let line = chunk.firstLine;
-    for (let i = 0; i < ends.length; i++) {
-      lines[i] = line;
-      line += countNewlines(original, i === 0 ? 0 : ends[i - 1]!, ends[i]);
-    }
-    // Only the input's last record can lack a terminator; permuteRecords gave it one.
-    const gained = sent.length - (ends.length ? ends[ends.length - 1]! : 0);
-    const records: SentRecord[] = [];
-    let pos = 0;
-    for (let j = 0; j < perm.length; j++) {
-      const i = perm[j]!;
-      const start = i === 0 ? 0 : ends[i - 1]!;
-      const length = ends[i]! - start + (i === ends.length - 1 ? gained : 0);
-      records.push({ pos, length, offset: chunk.startByte + start, line: lines[i]! });
-      pos += length;
-    }
-    return { bytes: sent, records };
+    const bytes = await this.readAll(chunk);
+    const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, this.cut.format, this.cut.charset, this.cut.targets);
+    return { bytes, records: recs.map((r) => ({ pos: r.offset - chunk.startByte, length: r.length, offset: r.offset, line: r.line })) };
   }
 
-  /** Forgets a chunk's bytes once it is committed or given up. */
-  release(chunk: CutChunk): void {
-    this.sorted.delete(chunk.index);
-  }
+  /** Chunks are re-read by range: nothing is held between uses. */
+  release(): void {}
 
   private stat(): { size: number; mtimeMs: number } | undefined {
     try {
@@ -140,16 +79,16 @@ export class ChunkInput {
     return undefined;
   }
 
-  /** Whether chunks go in clustered-key order (the key is among the file's fields). */
-  get sortsChunks(): boolean {
-    return this.keyOrder !== undefined;
-  }
-
   /**
    * Finds every chunk boundary, reading the whole input once; throws the
    * input's first error (with its line) before any chunk has been loaded.
    */
-  async scan(): Promise<CutChunk[]> {
+  async scan(): Promise<void> {
+    await this.chunkList();
+  }
+
+  /** Every chunk of the input, found once (scan). */
+  async chunkList(): Promise<CutChunk[]> {
     if (this.list) return this.list;
     this.scannedAs = this.stat();
     const list: CutChunk[] = [];
@@ -188,7 +127,7 @@ export class ChunkInput {
   }
 
   async *chunks(): AsyncGenerator<CutChunk> {
-    yield* await this.scan();
+    yield* await this.chunkList();
   }
 
   /** Recent blocks and the newline count before each, so an input error can name its line. */
@@ -303,15 +242,6 @@ export class ChunkInput {
 
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each becomes one LOCAL INFILE packet). */
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    if (this.keyOrder) {
-      return Readable.from(
-        (async function* (self: ChunkInput) {
-          const { sent } = await self.sortedChunk(chunk);
-          for (let i = 0; i < sent.length; i += pieceBytes) yield sent.subarray(i, i + pieceBytes);
-        })(this),
-        { objectMode: false },
-      );
-    }
     return readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
   }
 

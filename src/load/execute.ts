@@ -10,7 +10,7 @@ import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import type { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
-import { materializeInput, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
 import { sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
 import { prepareLoad, type Prepared } from '../introspect/target.js';
@@ -54,7 +54,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     onDuplicate: o.onDuplicate,
     allowDdl: o.allowDdl,
     keepOld: o.keepOld,
-    sortChunks: o.sortChunks,
+    order: o.order,
     maxErrors: o.maxErrors,
     clientCpus: availableParallelism(),
   };
@@ -123,23 +123,35 @@ async function readFacts(o: LoadOptions, session: Session, control: ControlConne
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression };
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const identity = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
+type ChunkInputOf = ReturnType<typeof openChunkInput>;
+
 /** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
-async function startJob(f: Facts, job: Job, store: CheckpointStore, o: LoadOptions, resumeCommand: string): Promise<{ jobId: string; chunkInput: ReturnType<typeof openChunkInput> }> {
-  // Every record boundary is found before anything changes: a broken record late in the input stops the load here.
-  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local);
+async function startJob(
+  f: Facts,
+  job: Job,
+  store: CheckpointStore,
+  o: LoadOptions,
+  resumeCommand: string,
+  events: EventHub,
+  opened: (input: ChunkInputOf) => void,
+): Promise<{ jobId: string; chunkInput: ChunkInputOf }> {
+  const jobId = job.stored?.jobId ?? jobIdOf(f.identity);
+  // Every record boundary is found (and, to load in key order, the input sorted) before anything changes: a broken
+  // record late in the input stops the load here.
+  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events);
+  opened(chunkInput);
   if (f.prep.unchunkableReason === undefined) await chunkInput.scan();
   const owner = ownerText();
   if (job.stored) {
-    await store.update(job.stored.jobId, { state: 'running', message: null, owner });
-    return { jobId: job.stored.jobId, chunkInput };
+    await store.update(jobId, { state: 'running', message: null, owner });
+    return { jobId, chunkInput };
   }
-  const jobId = jobIdOf(f.identity);
   await store.ensureTables(bookkeepingEngine(job.plan, f.prep));
   await store.createJob({
     jobId,
@@ -201,6 +213,7 @@ export async function executeLoad(
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   let local: LocalInput | undefined;
+  let chunks: ChunkInputOf | undefined;
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l));
     const { prep, facts } = f;
@@ -241,7 +254,7 @@ export async function executeLoad(
       return { report, plan, facts, sql, error: undefined };
     }
 
-    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand);
+    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i));
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
     if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
@@ -301,7 +314,8 @@ export async function executeLoad(
     // Anything the server said that no step mapped is still a server error, not a crash.
     throw toFlatloadError(err, 'loading');
   } finally {
-    (local)?.dispose();
+    chunks?.dispose?.();
+    local?.dispose();
     await control.end();
   }
 }

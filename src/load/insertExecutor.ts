@@ -10,7 +10,7 @@ import { parseRecord, type FieldValue } from '../chunking/fields.js';
 import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
-import type { ChunkInput, SentRecord } from './chunkInput.js';
+import type { ChunkSource, SentRecord } from './chunkSource.js';
 import { commitChunk } from './commit.js';
 import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
@@ -20,7 +20,7 @@ import { bisect, type RangeAttempt, type RowProblem } from './bisect.js';
 import type { ServerWarning } from './warnings.js';
 
 export interface InsertExecutorOptions {
-  input: ChunkInput;
+  input: ChunkSource;
   file: string;
   /** `INSERT INTO t (cols…) VALUES ` (plan/sql.ts insertHeadSql). */
   head: string;
@@ -81,7 +81,6 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
   return async (chunk, ctx) => {
     const { conn } = ctx;
     const { bytes, records: recs } = await o.input.records(chunk);
-    o.input.release(chunk);
     const rejects: RejectedRow[] = [];
     const rows: Row[] = [];
     const recBytes = (r: SentRecord): Buffer => bytes.subarray(r.pos, r.pos + r.length);

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { PoolConnection } from 'mysql2/promise';
 import type { CutChunk } from '../chunking/types.js';
-import type { SentRecord } from './chunkInput.js';
+import type { SentRecord } from './chunkSource.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import { bisect, type RangeAttempt } from './bisect.js';
 import { runLoadData } from './loadData.js';

@@ -4,7 +4,7 @@ import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
-import type { ChunkInput, SentRecord } from './chunkInput.js';
+import type { ChunkSource, SentRecord } from './chunkSource.js';
 import { commitChunk } from './commit.js';
 import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
@@ -15,7 +15,7 @@ import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { warningRow, type ServerWarning } from './warnings.js';
 
 export interface LoadDataExecutorOptions {
-  input: ChunkInput;
+  input: ChunkSource;
   file: string;
   /** The LOAD DATA statement for a file token. */
   sql: (fileToken: string) => string;
@@ -165,7 +165,6 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
       return outcome;
     } finally {
       if (!done) await txn.abort();
-      o.input.release(chunk);
     }
   };
 }

@@ -43,6 +43,8 @@ export interface RunOptions {
   events: EventHub;
   /** Chunks already committed by an earlier run (resume): skipped. */
   isDone?: (chunk: CutChunk) => boolean;
+  /** A chunk is finished with — committed, skipped, or given up — never before a retry (its bytes may be reused). */
+  onFinished?: (chunk: CutChunk) => void;
   signal?: AbortSignal;
   /** After an abort, in-flight chunks get this long to commit before their connections are cut (they then roll back). */
   abortGraceMs?: number;
@@ -160,6 +162,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
     } finally {
       setState('idle');
       freeSlots.push(slot);
+      o.onFinished?.(chunk);
     }
   };
 
@@ -169,6 +172,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
       chunks++;
       if (o.isDone?.(chunk)) {
         skipped++;
+        o.onFinished?.(chunk);
         continue;
       }
       const p: Promise<void> = runOne(chunk).finally(() => inflight.delete(p));

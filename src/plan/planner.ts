@@ -6,7 +6,7 @@
  */
 import type { ColumnTarget, StrategyName } from '../config/loadOptions.js';
 import { FlatloadError } from '../errors/index.js';
-import type { ServerFacts } from '../introspect/types.js';
+import type { IndexFacts, ServerFacts } from '../introspect/types.js';
 import { step, type Step, type TableRef } from './ops.js';
 import { PLAN_VERSION, type Guarantee, type LoadPlan, type PlanFacts, type PlanOptions, type SurrogateKeyPlan } from './types.js';
 import {
@@ -24,6 +24,7 @@ import {
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
 import { planMode, type ModePlan } from './rules/modes.js';
+import { planOrder } from './rules/order.js';
 import { planMyisamAria } from './rules/myisam.js';
 import { planMyrocks } from './rules/myrocks.js';
 import { planTokudb } from './rules/tokudb.js';
@@ -216,6 +217,7 @@ function ruleContext(
     surrogateDefer: false,
     keyOrdered: clusteredIsSurrogate || (input.keyOrder === 'sorted' && clustered !== undefined),
     keyOrderWhy,
+    order: { kind: 'file' },
     secondary,
     droppable,
     insertTriggers: table.triggers.filter((t) => t.event.toUpperCase() === 'INSERT').length,
@@ -229,7 +231,7 @@ function ruleContext(
  * it afterwards (measured faster than every plan that keeps it). Returns the
  * steps around the load; updates the context and the surrogate plan.
  */
-function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: Step[] } {
+function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: Step[]; clusterBy?: IndexFacts } {
   const none = { before: [], after: [] };
   const { server, options, reasons, warnings } = ctx;
   const ai = sk.ai;
@@ -259,6 +261,7 @@ function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: S
       ),
     ],
     after: [step(possible.restore, `re-create ${ai.column} as the AUTO_INCREMENT PRIMARY KEY (numbers the rows 1..N; one table rebuild)`)],
+    clusterBy: possible.natural,
   };
 }
 
@@ -324,6 +327,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   const sk = planSurrogate(facts, options, strategy, engine, mode, reasons, warnings);
   const ctx = ruleContext(facts, options, engine, strategy, mode, sk, reasons, warnings);
   const defer = planDeferSurrogate(ctx, sk);
+  planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
   const d = engineRule(ctx);
   sharedFacts(ctx, d);
 
@@ -366,7 +370,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     onResume: resumeSteps(d.guarantee, mode.loadTarget),
     columns: sk.columns,
     surrogateKey: sk.key,
-    sortChunks: d.sortChunks,
+    order: ctx.order,
     insertBatchBytes: batch,
     duplicates: options.onDuplicate,
     guarantee: d.guarantee,

@@ -1,5 +1,6 @@
 import type { FileFormat } from '../config/format.js';
 import type { LoadMode, StrategyName } from '../config/loadOptions.js';
+import type { FileKey } from '../introspect/keySpec.js';
 import type { InputFacts, ServerFacts, TableFacts } from '../introspect/types.js';
 import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
 import type { Step, TableRef } from './ops.js';
@@ -15,7 +16,8 @@ export interface PlanOptions {
   onDuplicate: DuplicateHandling;
   allowDdl: boolean;
   keepOld: boolean;
-  sortChunks: 'auto' | 'on' | 'off';
+  /** The order rows are sent in: the clustered key's (sorted out of core), the file's, or the planner's choice. */
+  order: 'auto' | 'key' | 'file';
   maxErrors: number;
   /** Cores on the client machine (the planner must not read os itself). */
   clientCpus: number;
@@ -56,11 +58,22 @@ export type SurrogateKeyPlan =
   /** The server generates the values (no bulk-path benefit lost on this engine). */
   | { kind: 'server'; column: string };
 
+/** The order rows reach the engine in. */
+export type OrderPlan =
+  /** As the file has them. */
+  | { kind: 'file' }
+  /**
+   * The whole input sorted by the clustered key (out of core: sorted runs in
+   * --tmpdir, merged), cut into chunks whose key ranges are disjoint and
+   * adjacent, so the engine appends instead of inserting all over its tree.
+   */
+  | { kind: 'key'; key: FileKey; spillBytes: number };
+
 /**
  * The stored plan's format: a resumed load runs the plan it stored, so a
  * plan written by another version of this structure is refused, not guessed.
  */
-export const PLAN_VERSION = 2;
+export const PLAN_VERSION = 3;
 
 export interface LoadPlan {
   version: typeof PLAN_VERSION;
@@ -102,8 +115,8 @@ export interface LoadPlan {
   /** Column list for the load statement (undefined: all columns in table order). */
   columns: ColumnTarget[] | undefined;
   surrogateKey: SurrogateKeyPlan | undefined;
-  /** Rows are sent sorted by the clustered key within each chunk. */
-  sortChunks: boolean;
+  /** The order the rows are sent in. */
+  order: OrderPlan;
   /** For strategy insert: bytes per INSERT statement (under max_allowed_packet). */
   insertBatchBytes: number | undefined;
   duplicates: DuplicateHandling;

@@ -134,8 +134,8 @@ describe('the error budget and reloading rejects', () => {
   });
 });
 
-describe('key-ordered chunks (--sort-chunks on)', () => {
-  test('rows are sent sorted, yet rejects name their original lines and the table equals a file-order load', async () => {
+describe('the input sorted by the key (--order key)', () => {
+  test('rows are sent in key order, yet rejects name their original lines and the table equals a file-order load', async () => {
     // Ids in a scrambled order; every id divisible by 11 has an out-of-range qty.
     const ids = Array.from({ length: 300 }, (_, i) => ((i * 7919) % 300) + 1);
     const text = ids.map((id) => `${id}\tn${id}\t${id % 11 === 0 ? 999 : id % 200}\t\\N\n`).join('');
@@ -145,13 +145,14 @@ describe('key-ordered chunks (--sort-chunks on)', () => {
     for (const t of ['srt_on', 'srt_off']) {
       await db.conn.query(`CREATE TABLE ${t} (id int NOT NULL, name varchar(10) NOT NULL DEFAULT '', qty tinyint unsigned NULL, born date NULL, PRIMARY KEY (id))`);
     }
-    const run = (t: string, sort: string): Promise<{ code: number | null; stderr: string; stdout: string }> =>
-      runCli(['load', file, '--table', t, '--sort-chunks', sort, '--chunk-size', '700', '--jobs', '2', '--max-errors', '100', '--progress', 'none', '--reject-file', join(dir, `${t}.rej`)], {
+    const run = (t: string, order: string): Promise<{ code: number | null; stderr: string; stdout: string }> =>
+      runCli(['load', file, '--table', t, '--order', order, '--chunk-size', '700', '--jobs', '2', '--max-errors', '100', '--progress', 'none', '--reject-file', join(dir, `${t}.rej`)], {
         env: { DATABASE_URL: db.url },
       });
-    const on = await run('srt_on', 'on');
+    const on = await run('srt_on', 'key');
     assert.equal(on.code, 3, on.stderr);
-    const off = await run('srt_off', 'off');
+    assert.match(on.stderr, /sorted 300 records by PRIMARY/);
+    const off = await run('srt_off', 'file');
     assert.equal(off.code, 3, off.stderr);
     for (const t of ['srt_on', 'srt_off']) {
       const log = readFileSync(join(dir, `${t}.rej.log`), 'utf8').trim().split('\n').slice(1);

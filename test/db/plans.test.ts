@@ -38,7 +38,7 @@ interface Report {
     concurrency: number;
     commitScope: string;
     guarantee: { kind: string };
-    sortChunks: boolean;
+    order: { kind: string };
     surrogateKey: { kind: string } | null;
     sessionSettings: Array<{ name: string; value: string }>;
     statements: { before: Array<{ sql: string }>; after: Array<{ sql: string }>; perChunk: { before: Array<{ sql: string }> } };
@@ -108,12 +108,12 @@ async function sstFiles(name: string): Promise<number> {
 }
 
 describe('InnoDB plans', () => {
-  test('user_summary, random order: parallel chunks sorted by the key, exact', async () => {
+  test('user_summary, random order: the input sorted by the key, parallel chunks, exact', async () => {
     const rep = await loadPair('i_us', 'user_summary', 'InnoDB', []);
     assert.equal(rep.plan.commitScope, 'chunk');
     assert.equal(rep.plan.guarantee.kind, 'exactly-once');
     assert.ok(rep.plan.concurrency >= 1);
-    assert.equal(rep.plan.sortChunks, true, 'unsorted sample: each chunk goes in key order');
+    assert.equal(rep.plan.order.kind, 'key', 'unsorted sample: the input is sorted by the key first');
     await assertSameAsServer('i_us');
   });
 
@@ -179,8 +179,8 @@ describe('MyISAM and Aria plans', () => {
 });
 
 describe('MyRocks plans', { skip: hasRocksdb() ? false : 'no MyRocks plugin' }, () => {
-  test('user_summary, random order: one unsorted bulk load; its SST files exist at once, exact', async () => {
-    const rep = await loadPair('r_us', 'user_summary', 'ROCKSDB', []);
+  test('user_summary, random order, --order file: one unsorted bulk load; its SST files exist at once, exact', async () => {
+    const rep = await loadPair('r_us', 'user_summary', 'ROCKSDB', ['--order', 'file']);
     assert.equal(rep.plan.concurrency, 1);
     assert.deepEqual(
       rep.plan.sessionSettings.map((s) => `${s.name}=${s.value}`),
@@ -188,6 +188,15 @@ describe('MyRocks plans', { skip: hasRocksdb() ? false : 'no MyRocks plugin' }, 
     );
     assert.ok((await sstFiles('r_us')) > 0, 'bulk load writes SST files, not the memtable');
     await assertSameAsServer('r_us');
+  });
+
+  test('user_summary, random order: sorted by the key first, a bulk load per chunk (key-range resume), SST files at once, exact', async () => {
+    const rep = await loadPair('r_uso', 'user_summary', 'ROCKSDB', []);
+    assert.equal(rep.plan.order.kind, 'key');
+    assert.equal(rep.plan.guarantee.kind, 'exactly-once-by-key-range');
+    assert.ok(rep.plan.statements.perChunk.before.some((s) => /rocksdb_bulk_load = 1/.test(s.sql)));
+    assert.ok((await sstFiles('r_uso')) > 0);
+    await assertSameAsServer('r_uso');
   });
 
   test('user_summary, sorted file: a bulk load per chunk (key-range resume), SST files at once, exact', async () => {

@@ -77,9 +77,9 @@ test('renderPlan says when the strategy was forced and what the planner would ha
   assert.match(text, /INSERT INTO `flatload_test`\.`user3` \(`user_id`, `weight`, `level`, `beat_rate`, `level_num`, `id`\) VALUES/);
 });
 
-test('planJson lists session settings with their reasons (MyRocks unsorted)', () => {
+test('planJson lists session settings with their reasons (MyRocks unsorted, --order file)', () => {
   const facts: PlanFacts = { server: F.mariadb1011(), table: F.table('user_summary', 'RocksDB'), input: F.input('us.tsv') };
-  const j = planJson(planLoad(facts, opts()), facts, ctx(facts)) as { sessionSettings: Array<{ name: string; value: string; reason: string }>; statements: { sessionEnd: Array<{ sql: string }> } };
+  const j = planJson(planLoad(facts, opts({ order: 'file' })), facts, ctx(facts)) as { sessionSettings: Array<{ name: string; value: string; reason: string }>; statements: { sessionEnd: Array<{ sql: string }> } };
   assert.deepEqual(j.sessionSettings.map((s) => `${s.name}=${s.value}`), ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1']);
   assert.ok(j.sessionSettings.every((s) => s.reason.length > 20));
   assert.deepEqual(j.statements.sessionEnd.map((s) => s.sql), ['SET SESSION rocksdb_bulk_load = 0']);
@@ -90,7 +90,7 @@ test('renderPlan shows per-chunk and session-end statements for MyRocks', () => 
   const text = renderPlan(planLoad(sorted, opts()), sorted, ctx(sorted));
   assert.match(text, /Each chunk:\n {2}SET SESSION rocksdb_bulk_load = 1;\n {2}LOAD DATA LOCAL INFILE[^\n]*;\n {2}SET SESSION rocksdb_bulk_load = 0;\n {2}-- bookkeeping/);
   const random: PlanFacts = { ...sorted, input: F.input('us.tsv') };
-  const t2 = renderPlan(planLoad(random, opts()), random, ctx(random));
+  const t2 = renderPlan(planLoad(random, opts({ order: 'file' })), random, ctx(random));
   assert.match(t2, /Every connection after its last chunk \(checked\):\n {2}SET SESSION rocksdb_bulk_load = 0;/);
 });
 

@@ -41,7 +41,7 @@ interface Expect {
   warnings?: RegExp[];
   reasons?: RegExp[];
   columns?: string[] | 'file';
-  sortChunks?: boolean;
+  order?: 'key' | 'file';
   chunkMaxRecords?: number | 'none';
   insertBatchBytes?: number | 'none';
   loadTarget?: string;
@@ -85,7 +85,7 @@ function check(plan: LoadPlan, e: Expect): void {
   for (const re of e.warnings ?? []) assert.ok(plan.warnings.some((w) => re.test(w)), `no warning matches ${re}; have ${JSON.stringify(plan.warnings, null, 1)}`);
   for (const re of e.reasons ?? []) assert.ok(plan.reasons.some((w) => re.test(w)), `no reason matches ${re}; have ${JSON.stringify(plan.reasons, null, 1)}`);
   if (e.columns !== undefined) assert.deepEqual(plan.columns === undefined ? 'file' : plan.columns.map((c) => c.name), e.columns, 'columns');
-  if (e.sortChunks !== undefined) assert.equal(plan.sortChunks, e.sortChunks, 'sortChunks');
+  if (e.order !== undefined) assert.equal(plan.order.kind, e.order, 'order');
   if (e.chunkMaxRecords !== undefined) assert.equal(plan.chunkMaxRecords ?? 'none', e.chunkMaxRecords, 'chunkMaxRecords');
   if (e.insertBatchBytes !== undefined) assert.equal(plan.insertBatchBytes ?? 'none', e.insertBatchBytes, 'insertBatchBytes');
   if (e.loadTarget !== undefined) assert.equal(`${plan.loadTarget.db}.${plan.loadTarget.table}`, e.loadTarget, 'loadTarget');
@@ -108,20 +108,25 @@ const localOn = (s: PlanFacts['server']) => F.withVars(s, { local_infile: 'ON' }
 const CASES: Case[] = [
   // ---------------- MariaDB 10.11 InnoDB (recorded facts) ----------------
   {
-    name: 'MariaDB 10.11 InnoDB user_summary empty, random: parallel LOAD DATA, per-chunk transactions, chunks sorted by the key',
+    name: 'MariaDB 10.11 InnoDB user_summary empty, random: the input sorted by the key first, parallel LOAD DATA, per-chunk transactions',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
-    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', sortChunks: true, reasons: [/bulk insert .* is not used/, /each chunk is sorted by the key/] },
+    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', order: 'key', reasons: [/bulk insert .* is not used/, /the input is sorted by u_user_id before loading/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary, --sort-chunks off: file order, and the plan says what sorting measured',
+    name: 'MariaDB 10.11 InnoDB user_summary, --order file: file order, and the plan says so',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
-    options: { sortChunks: 'off' },
-    expect: { sortChunks: false, reasons: [/--sort-chunks off: chunks go in file order/] },
+    options: { order: 'file' },
+    expect: { order: 'file', reasons: [/--order file: the rows go in file order/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary random, too little room in --tmpdir to sort: file order, with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
+    expect: { order: 'file', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user_summary empty, sorted input: parallel, per-chunk, no sorting needed',
     facts: () => maria('user_summary', 'InnoDB', 'us_sorted.tsv'),
-    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], sortChunks: false, reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/] },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], order: 'file', reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user3 empty, id absent: surrogate pre-assigned, per-chunk, parallel, AUTO_INCREMENT restored',
@@ -138,7 +143,7 @@ const CASES: Case[] = [
       columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
       before: [],
       after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
-      sortChunks: false,
+      order: 'file',
       reasons: [/innodb_autoinc_lock_mode=1/, /taking it out .* needs --allow-ddl/],
     },
   },
@@ -174,7 +179,7 @@ const CASES: Case[] = [
     name: 'MariaDB 10.11 InnoDB user3 empty, ids in the file: plain load-data, parallel, no DDL for the unique key',
     facts: () => maria('user3', 'InnoDB', 'u3_ids.tsv'),
     options: { allowDdl: true },
-    expect: { strategy: 'load-data', surrogate: 'none', concurrency: 2, commitScope: 'chunk', session: [], before: [], after: [], columns: 'file', sortChunks: false },
+    expect: { strategy: 'load-data', surrogate: 'none', concurrency: 2, commitScope: 'chunk', session: [], before: [], after: [], columns: 'file', order: 'file' },
   },
   {
     name: 'MariaDB 10.11 InnoDB user3 with rows, id absent: pre-assign from AUTO_INCREMENT, per-chunk',
@@ -272,7 +277,7 @@ const CASES: Case[] = [
   {
     name: 'MariaDB 10.11 InnoDB events without any key: hidden row id, parallel',
     facts: () => ({ server: F.mariadb1011(), table: F.table('events', 'InnoDB', 'nopk'), input: { ...F.input('us.tsv'), sampleFieldCount: 3, keyOrder: 'unknown' } }),
-    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, sortChunks: false, reasons: [/hidden row id/] },
+    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, order: 'file', reasons: [/hidden row id/] },
   },
   {
     name: 'MariaDB 10.11 local_infile OFF: insert strategy with byte-sized batches',
@@ -387,7 +392,7 @@ const CASES: Case[] = [
   {
     name: 'MySQL 8.4 InnoDB user_summary sorted: load-data parallel, no session tricks',
     facts: () => ({ ...mysqlFacts(localOn(F.mysql84()), 'user_summary', 'us_sorted.tsv') }),
-    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], guarantee: 'exactly-once', sortChunks: false },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], guarantee: 'exactly-once', order: 'file' },
   },
   {
     name: 'MySQL 8.0 user3 with rows, id absent: pre-assign from AUTO_INCREMENT with the stats-cache warning',
@@ -409,7 +414,7 @@ const CASES: Case[] = [
   {
     name: 'Percona 5.7 TokuDB user_summary empty: parallel per-chunk transactions, tokudb_prelock_empty off',
     facts: () => mysqlFacts(F.percona57Tokudb(), 'user_summary', 'us.tsv', 'TokuDB'),
-    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: ['tokudb_prelock_empty=0'], before: [], sortChunks: false, reasons: [/LOCAL implies IGNORE/, /unique_checks stays on/] },
+    expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: ['tokudb_prelock_empty=0'], before: [], order: 'file', reasons: [/LOCAL implies IGNORE/, /unique_checks stays on/] },
   },
   {
     name: 'Percona 5.7 TokuDB user3 id absent: surrogate pre-assigned, no DDL even with --allow-ddl',
@@ -445,8 +450,23 @@ const CASES: Case[] = [
   },
   // ---------------- MyRocks ----------------
   {
-    name: 'Percona MyRocks user_summary empty, random: one bulk load with allow_unsorted, checked finalisation, one stream',
+    name: 'Percona MyRocks user_summary empty, random: the input sorted by the key first, a bulk load per chunk, key-range resume',
     facts: () => mysqlFacts(F.percona80Myrocks(), 'user_summary', 'us.tsv', 'RocksDB'),
+    expect: {
+      strategy: 'load-data',
+      order: 'key',
+      commitScope: 'none',
+      guarantee: 'exactly-once-by-key-range',
+      session: [],
+      chunkBefore: [/^SET SESSION rocksdb_bulk_load = 1$/],
+      chunkAfter: [/^SET SESSION rocksdb_bulk_load = 0$/],
+      reasons: [/the input is sorted by u_user_id before loading/],
+    },
+  },
+  {
+    name: 'Percona MyRocks user_summary empty, random, --order file: one bulk load with allow_unsorted, checked finalisation, one stream',
+    facts: () => mysqlFacts(F.percona80Myrocks(), 'user_summary', 'us.tsv', 'RocksDB'),
+    options: { order: 'file' },
     expect: {
       strategy: 'load-data',
       concurrency: 1,
@@ -455,7 +475,7 @@ const CASES: Case[] = [
       session: ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1'],
       sessionEnd: [/^SET SESSION rocksdb_bulk_load = 0$/],
       chunkBefore: [],
-      sortChunks: false,
+      order: 'file',
       warnings: [/skips unique checks/, /sql_log_bin/],
       reasons: [/concurrency 1: two sessions bulk-loading one table failed/],
     },
@@ -523,7 +543,7 @@ const CASES: Case[] = [
   {
     name: 'MariaDB MyISAM user_summary (unique key only): one stream, no DISABLE KEYS, row-count resume',
     facts: () => maria('user_summary', 'MyISAM', 'us.tsv'),
-    expect: { concurrency: 1, commitScope: 'none', guarantee: 'exactly-once-by-row-count', before: [], after: [], sortChunks: false },
+    expect: { concurrency: 1, commitScope: 'none', guarantee: 'exactly-once-by-row-count', before: [], after: [], order: 'file' },
   },
   {
     name: 'MariaDB Aria user_summary, --jobs 2: two streams with a warning; restart-required',
@@ -562,7 +582,7 @@ const CASES: Case[] = [
       return { server: F.mariadb1011(), table: t, input: F.input('us.tsv') };
     },
     options: { allowDdl: true },
-    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, guarantee: 'restart-required', session: [], before: [], after: [], sortChunks: false, warnings: [/no rule for ENGINE=MEMORY/] },
+    expect: { strategy: 'load-data', commitScope: 'chunk', concurrency: 2, guarantee: 'restart-required', session: [], before: [], after: [], order: 'file', warnings: [/no rule for ENGINE=MEMORY/] },
   },
   {
     name: 'TiDB: generic per-chunk plan, exactly once, hotspot warning for pre-assigned keys',
@@ -574,7 +594,7 @@ const CASES: Case[] = [
     name: 'standard input without a sample: the AUTO_INCREMENT column is assumed in the file',
     facts: () => ({
       ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
-      input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined },
+      input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined, spillFreeBytes: undefined },
     }),
     expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: copied into --tmpdir first/] },
   },

@@ -370,7 +370,7 @@ describe('privilegesForPlan: the table in docs/security.md, from the plans thems
   });
 
   test('resume steps are checked too: a restart empties the table (DROP), a key range is deleted (DELETE, SELECT)', () => {
-    const rocks = list(facts('user_summary', 'RocksDB'));
+    const rocks = list(facts('user_summary', 'RocksDB'), { order: 'file' });
     assert.ok(rocks.includes('DROP flatload_test.user_summary'), `MyRocks unsorted bulk load restarts with TRUNCATE: ${rocks.join(', ')}`);
     const sorted = list(facts('user_summary', 'RocksDB', 'us_sorted.tsv'));
     assert.ok(sorted.includes('DELETE flatload_test.user_summary'), `key-range resume deletes: ${sorted.join(', ')}`);

@@ -11,7 +11,7 @@ import type { StrategyName } from '../../config/loadOptions.js';
 import type { ColumnFacts, IndexFacts, InputFacts, ServerFacts, TableFacts } from '../../introspect/types.js';
 import type { ColumnTarget } from '../../config/loadOptions.js';
 import type { Step } from '../ops.js';
-import type { CommitScope, Guarantee, PlanOptions } from '../types.js';
+import type { CommitScope, Guarantee, OrderPlan, PlanOptions } from '../types.js';
 
 export type EngineKind = 'innodb' | 'rocksdb' | 'tokudb' | 'myisam' | 'aria' | 'other';
 
@@ -63,10 +63,12 @@ export interface Ctx {
   columnsInFile: string[];
   /** The AUTO_INCREMENT surrogate is dropped for the load and re-added after it (--allow-ddl). */
   surrogateDefer: boolean;
-  /** The rows reach the engine in ascending clustered-key order (sorted input, or a pre-assigned clustered surrogate). */
+  /** The rows reach the engine in ascending clustered-key order (sorted input, ordered by flatload, or a pre-assigned clustered surrogate). */
   keyOrdered: boolean;
   /** Why keyOrdered is what it is. */
   keyOrderWhy: string;
+  /** How the rows are ordered before they are sent (decided before the engine rule). */
+  order: OrderPlan;
   /** Indexes other than the clustered key / PRIMARY KEY. */
   secondary: IndexFacts[];
   /** Secondary indexes that may be dropped for the load and re-added in one ALTER (non-unique, BTREE, not needed by a FK or AUTO_INCREMENT). */
@@ -86,7 +88,6 @@ export interface EngineDecision {
   chunkAfter: Step[];
   before: Step[];
   after: Step[];
-  sortChunks: boolean;
   chunkSizeBytes: number;
   chunkMaxRecords: number | undefined;
 }
@@ -103,7 +104,6 @@ export function baseDecision(ctx: Ctx): EngineDecision {
     chunkAfter: [],
     before: [],
     after: [],
-    sortChunks: false,
     chunkSizeBytes: ctx.options.chunkSizeBytes,
     chunkMaxRecords: undefined,
   };
@@ -168,12 +168,6 @@ export function indexList(ix: readonly IndexFacts[]): string {
   return ix.map((i) => i.name).join(', ');
 }
 
-const INTEGER_TYPES = new Set(['tinyint', 'smallint', 'mediumint', 'int', 'integer', 'bigint']);
-
-export function isIntegerColumn(table: TableFacts, name: string): boolean {
-  const c = table.columns.find((x) => sameName(x.name, name));
-  return c !== undefined && INTEGER_TYPES.has(c.dataType);
-}
 
 /** The standard per-chunk InnoDB-style guarantee: the chunk and its bookkeeping row commit together. */
 export function exactlyOnce(): Guarantee {

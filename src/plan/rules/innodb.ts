@@ -8,7 +8,6 @@ import { step, type Op } from '../ops.js';
 import {
   baseDecision,
   indexList,
-  isIntegerColumn,
   loadableColumns,
   plural,
   sameName,
@@ -117,22 +116,6 @@ export function planInnodb(ctx: Ctx): EngineDecision {
     ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: the table holds more rows (about ${table.approxRows}) than the file brings, so a rebuild would cost more than it saves`);
   }
 
-  // --- Key order -----------------------------------------------------------------------------
-  const key = table.clusteredKey;
-  const keyInFile = key !== undefined && key.columns.every((c) => ctx.columnsInFile.some((f) => sameName(f, c)));
-  const sortable = key !== undefined && keyInFile && key.columns.every((c) => isIntegerColumn(table, c));
-  if (options.sortChunks === 'on') {
-    d.sortChunks = sortable;
-    ctx.reasons.push(sortable ? '--sort-chunks on: each chunk is sent in clustered-key order' : '--sort-chunks on ignored: the clustered key is not an integer column of the file');
-    if (!sortable) ctx.warnings.push('--sort-chunks on: the clustered key is not an integer column of the file, so chunks are sent as they are');
-  } else if (options.sortChunks === 'auto' && sortable && ctx.input.keyOrder === 'unsorted') {
-    d.sortChunks = true;
-    ctx.reasons.push(
-      `records arrive out of ${key.name} order: each chunk is sorted by the key before sending — sorted runs fill pages instead of splitting them [measured: us-2s-chunksorted 1.4x faster than us-2s-chunk]`,
-    );
-  } else if (options.sortChunks === 'off' && sortable && ctx.input.keyOrder === 'unsorted') {
-    ctx.reasons.push('--sort-chunks off: chunks go in file order although sorting them by the clustered key measured 1.4x faster');
-  }
   ctx.reasons.push(ctx.keyOrderWhy);
   return d;
 }

@@ -270,7 +270,7 @@ export function planOptions(o: Partial<PlanOptions> = {}): PlanOptions {
     onDuplicate: 'error',
     allowDdl: false,
     keepOld: false,
-    sortChunks: 'auto',
+    order: 'auto',
     maxErrors: 0,
     clientCpus: 2,
     ...o,

@@ -1,0 +1,49 @@
+import type { Readable } from 'node:stream';
+import type { CutChunk, InputSummary } from '../chunking/types.js';
+import type { LocalInput } from '../input/spool.js';
+
+/** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
+export interface SentRecord {
+  /** Position in the chunk's sent bytes. */
+  pos: number;
+  /** Bytes, terminator included. */
+  length: number;
+  /** Absolute byte offset in the input. */
+  offset: number;
+  /** 1-based physical line in the input. */
+  line: number;
+}
+
+/** The chunk's bytes as sent and its records in sent order. */
+export interface ChunkRecords {
+  bytes: Buffer;
+  records: SentRecord[];
+}
+
+/**
+ * Where a load's chunks come from: the input in file order, cut by byte
+ * range (ChunkInput), or sorted by the clustered key and cut by key range
+ * (OrderedInput). The executors only see this.
+ */
+export interface ChunkSource {
+  readonly source: LocalInput;
+  /** The whole input's counts, once scan() has run. */
+  summary: InputSummary | undefined;
+  /** The first 64 KiB of the input: the header lines for the reject file. */
+  head: Buffer | undefined;
+  /** Reads (and for ordering, sorts) the whole input before anything is loaded; throws the input's first error. */
+  scan(): Promise<void>;
+  chunks(): AsyncGenerator<CutChunk>;
+  /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet). */
+  open(chunk: CutChunk, pieceBytes: number): Readable;
+  /** The chunk's records in the order they are sent, with their input lines and offsets (rejects, warnings). */
+  records(chunk: CutChunk): Promise<ChunkRecords>;
+  /** The chunk's bytes in file order (resuming a chunk part of which landed); file order only. */
+  readAll(chunk: CutChunk): Promise<Buffer>;
+  /** The chunk is committed or given up: its memory may go. */
+  release(chunk: CutChunk): void;
+  /** How the input differs from what was scanned, or undefined. */
+  changed(): string | undefined;
+  /** The chunk's first and last clustered key as SQL literals, when the source knows them (ordered chunks). */
+  keyRange?(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined;
+}

@@ -1,0 +1,186 @@
+import { Readable } from 'node:stream';
+import type { CutChunk, InputSummary } from '../chunking/types.js';
+import { FlatloadError } from '../errors/index.js';
+import type { LocalInput } from '../input/spool.js';
+import type { FileKey } from '../introspect/keySpec.js';
+import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
+import { mergeRuns, type OrderedChunk } from '../order/merge.js';
+import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from '../order/runs.js';
+import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
+import { planRanges } from '../order/split.js';
+import type { ChunkInput } from './chunkInput.js';
+import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+
+/** A chunk of the merged stream: its records in key order, and the merge's chunk that holds them. */
+interface OrderedCut extends CutChunk {
+  ordered: OrderedChunk;
+}
+
+const orderedOf = (chunk: CutChunk): OrderedChunk => (chunk as OrderedCut).ordered;
+
+export interface OrderOptions {
+  key: FileKey;
+  /** Bytes of records per loaded chunk (the plan's chunk size). */
+  chunkSizeBytes: number;
+  /** Where the spill directory goes. */
+  tmpdir: string;
+  /** Names the spill directory; a rerun of the same job finds (and verifies) the runs it left. */
+  jobId: string;
+  /** Spill bytes the planner estimated: checked against the free space before anything is written. */
+  needBytes: number;
+  /** Each run as it is written (progress). */
+  onRun?: (runs: number, records: number) => void;
+  /** Every run written. */
+  onSorted?: (records: number) => void;
+}
+
+/**
+ * The input sorted by the clustered key, out of core (src/order): the file
+ * is cut into chunks in file order (which also finds every record boundary
+ * before anything is loaded), each sorted into a run in a spill directory,
+ * and the runs merged into chunks whose key ranges are disjoint and
+ * adjacent — the same chunks, numbered the same, on every run of the same
+ * job, so resume works by chunk as for a file-order load.
+ */
+export class OrderedInput implements ChunkSource {
+  private spill: SpillDir | undefined;
+  private unregister: (() => void) | undefined;
+  private set: RunSet | undefined;
+  private cuts: SortKey[] = [];
+  private rangeCount = 0;
+
+  constructor(
+    /** The input cut in file order, into the chunks that become runs. */
+    private readonly file: ChunkInput,
+    private readonly key: KeyContext,
+    private readonly o: OrderOptions,
+  ) {}
+
+  get source(): LocalInput {
+    return this.file.source;
+  }
+
+  get head(): Buffer | undefined {
+    return this.file.head;
+  }
+
+  /** The input's counts, with the loaded chunks (key ranges) in place of the runs. */
+  get summary(): InputSummary | undefined {
+    const s = this.file.summary;
+    return s && { ...s, chunks: this.rangeCount };
+  }
+
+  async scan(): Promise<void> {
+    await this.file.scan();
+    this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
+    // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
+    this.unregister = cleanupOnExit(this.spill, []);
+    const reader = await fileChunkReader(this.source.path);
+    let runs = 0;
+    let records = 0;
+    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones.
+    const s = this.file.summary;
+    const perChunk = s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
+    const sparseEvery = Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
+    try {
+      this.set = await generateRuns(this.file.chunks(), {
+        key: this.key,
+        spill: this.spill,
+        read: reader.read,
+        identity: this.o.jobId,
+        sparseEvery,
+        onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
+      });
+    } finally {
+      await reader.close();
+    }
+    this.o.onSorted?.(records);
+    // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
+    const ranges = await planRanges(this.set, this.o.chunkSizeBytes);
+    this.rangeCount = ranges.length;
+    this.cuts = ranges.slice(1).map((r) => r.lo!);
+  }
+
+  async *chunks(): AsyncGenerator<CutChunk> {
+    if (!this.set) throw new FlatloadError('INTERNAL', 'the ordered input was read before it was sorted');
+    // Positions in the merged stream: what the bookkeeping checks a resumed chunk against.
+    let startByte = 0;
+    let firstRecord = 0;
+    for await (const ordered of mergeRuns(this.set, { targetBytes: this.o.chunkSizeBytes, cuts: this.cuts })) {
+      const chunk: OrderedCut = {
+        index: ordered.index,
+        startByte,
+        endByte: startByte + ordered.bytes.length,
+        // Records of a chunk come from anywhere in the file: their lines are in records().
+        firstLine: 0,
+        firstRecord,
+        records: ordered.records,
+        newlines: 0,
+        ordered,
+      };
+      startByte = chunk.endByte;
+      firstRecord += ordered.records;
+      yield chunk;
+    }
+  }
+
+  open(chunk: CutChunk, pieceBytes: number): Readable {
+    const bytes = orderedOf(chunk).bytes;
+    return Readable.from(
+      (function* () {
+        for (let i = 0; i < bytes.length; i += pieceBytes) yield bytes.subarray(i, i + pieceBytes);
+      })(),
+      { objectMode: false },
+    );
+  }
+
+  async records(chunk: CutChunk): Promise<ChunkRecords> {
+    const o = orderedOf(chunk);
+    const from = await o.locate();
+    const records = Array.from({ length: o.records }, (_, i) => ({
+      pos: o.pos[i]!,
+      length: o.pos[i + 1]! - o.pos[i]!,
+      offset: from.offsets[i]!,
+      line: from.lines[i]!,
+    }));
+    return { bytes: o.bytes, records };
+  }
+
+  async readAll(chunk: CutChunk): Promise<Buffer> {
+    return orderedOf(chunk).bytes;
+  }
+
+  release(chunk: CutChunk): void {
+    orderedOf(chunk).release();
+  }
+
+  changed(): string | undefined {
+    return this.file.changed();
+  }
+
+  /** The chunk's first and last key as SQL literals (the merge knows them exactly); undefined when one cannot bound a range. */
+  keyRange(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined {
+    const o = orderedOf(chunk);
+    const lo = literals(o.firstKey);
+    const hi = literals(o.lastKey);
+    return lo && hi ? { lo, hi } : undefined;
+  }
+
+  /** Removes the spill directory (the sorted runs). */
+  dispose(): void {
+    this.unregister?.();
+    this.spill?.disposeSync();
+  }
+}
+
+/** A key's parts as SQL literals, in the key's column order (text as its exact bytes). */
+function literals(key: SortKey): string[] | undefined {
+  const out: string[] = [];
+  for (const part of decodeKey(key)) {
+    if (part.kind === 'malformed') return undefined;
+    if (part.kind === 'null') out.push('NULL');
+    else if (part.kind === 'number') out.push(part.decimal);
+    else out.push(part.bytes.length ? `0x${part.bytes.toString('hex')}` : "''");
+  }
+  return out;
+}

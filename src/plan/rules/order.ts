@@ -1,0 +1,64 @@
+/**
+ * The order rows are sent in. An InnoDB table is a B-tree on its clustered
+ * key and a MyRocks table is sorted by its primary key: rows in that key's
+ * order are appended, rows in random order are inserted all over the tree.
+ * When the file is not in key order, flatload sorts it out of core first
+ * (docs/ordering.md) — decided here, before the engine rule, which then
+ * sees key-ordered rows. Rules: docs/rules.md#key-order-and-page-splits.
+ */
+import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
+import type { IndexFacts } from '../../introspect/types.js';
+import { spillBytesEstimate } from '../../order/spillDir.js';
+import type { Ctx } from './context.js';
+
+const MB = 1e6;
+
+function fmtMB(bytes: number): string {
+  return `${Math.round(bytes / MB).toLocaleString('en-US')} MB`;
+}
+
+/** Decides ctx.order (and, when it orders by key, ctx.keyOrdered and its reason). */
+export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
+  const { options, input, engine, reasons, warnings } = ctx;
+  const forced = options.order === 'key';
+  if (options.order === 'file') {
+    if (engine === 'innodb' || engine === 'rocksdb') reasons.push('--order file: the rows go in file order');
+    return;
+  }
+  const refuse = (why: string): void => {
+    (forced ? warnings : reasons).push(`${forced ? '--order key ignored: ' : 'file order: '}${why}`);
+  };
+  if (engine !== 'innodb' && engine !== 'rocksdb') {
+    if (forced) refuse(`ENGINE=${ctx.table.engine} does not store rows by key, and its resume counts rows in file order`);
+    return;
+  }
+  const key: FileKey | undefined = clusteredKeyInFile(ctx.table, ctx.columns, clusterBy);
+  if (!key) {
+    refuse(clusterBy ? `the file does not carry every column of ${clusterBy.name}, the key the rows cluster by` : 'the table has no clustered key (rows append by a hidden row id in any order)');
+    return;
+  }
+  if (ctx.keyOrdered && !forced) return;
+  if (engine === 'rocksdb' && !key.exact) {
+    refuse(`${key.name} has text in a collation, whose order is not the byte order flatload sorts by, and MyRocks' bulk load needs the exact order`);
+    return;
+  }
+  if (input.keyOrder === 'unknown' && !forced) {
+    refuse('no sample of the input to tell its order');
+    return;
+  }
+  const size = input.sizeBytes ?? 0;
+  const records = input.estimatedRecords ?? Math.ceil(size / 32);
+  const need = spillBytesEstimate(size, records);
+  if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
+    warnings.push(
+      `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
+    );
+    return;
+  }
+  ctx.order = { kind: 'key', key, spillBytes: need };
+  ctx.keyOrdered = true;
+  ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: about ${fmtMB(need)} of sorted runs in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
+  reasons.push(
+    `${forced ? '--order key' : `the sampled records are not in ${key.name} order`}: the input is sorted by ${key.name} before loading — rows in key order are appended to the ${engine === 'innodb' ? 'B-tree' : 'LSM tree'} instead of being inserted all over it [docs/rules.md#key-order-and-page-splits; docs/ordering.md]`,
+  );
+}
