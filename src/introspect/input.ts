@@ -7,7 +7,7 @@ import { clusteredKeyInFile } from './keySpec.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
 import type { ColumnTarget } from '../config/loadOptions.js';
-import type { InputFacts, TableFacts } from './types.js';
+import type { IndexFacts, InputFacts, TableFacts } from './types.js';
 
 const SAMPLE_BYTES = 1 << 20;
 const SAMPLE_RECORDS = 2000;
@@ -56,6 +56,7 @@ export async function sampleInput(source: InputSource, ctx: SampleContext): Prom
     avgRecordBytes: undefined,
     estimatedRecords: undefined,
     keyOrder: 'unknown',
+    uniqueKeyOrder: {},
     spillFreeBytes: undefined,
     headerColumns: undefined,
   };
@@ -92,12 +93,17 @@ export function describeSample(head: Buffer, complete: boolean, facts: InputFact
   facts.sampleFieldCount = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
   facts.avgRecordBytes = bytes / records.length;
   if (facts.sizeBytes !== undefined && facts.compression === 'none') facts.estimatedRecords = Math.round(facts.sizeBytes / facts.avgRecordBytes);
-  facts.keyOrder = keyOrder(head, records, ctx);
+  facts.keyOrder = keyOrder(head, records, ctx, ctx.table.clusteredKey);
+  for (const ix of ctx.table.indexes) {
+    if (!ix.unique) continue;
+    const order = keyOrder(head, records, ctx, ix);
+    if (order !== 'unknown') facts.uniqueKeyOrder[ix.name] = order;
+  }
   return facts;
 }
 
-function keyOrder(head: Buffer, records: Array<{ offset: number; length: number }>, ctx: SampleContext): InputFacts['keyOrder'] {
-  const key = clusteredKeyInFile(ctx.table, ctx.columns);
+function keyOrder(head: Buffer, records: Array<{ offset: number; length: number }>, ctx: SampleContext, index: IndexFacts | undefined): InputFacts['keyOrder'] {
+  const key = clusteredKeyInFile(ctx.table, ctx.columns, index);
   if (!key || records.length < 2) return 'unknown';
   const first = records[0]!;
   const last = records[records.length - 1]!;

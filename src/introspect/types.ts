@@ -115,6 +115,8 @@ export interface InputFacts {
    * 'sorted', 'unsorted', or 'unknown' (no key, key not in the file, or not comparable).
    */
   keyOrder: 'sorted' | 'unsorted' | 'unknown';
+  /** The same for every UNIQUE key whose columns are all in the file, by index name (the clustered key's included). */
+  uniqueKeyOrder: Record<string, 'sorted' | 'unsorted'>;
   /** Column names read from a header line (--ignore-lines 1 with names), if any. */
   headerColumns: string[] | undefined;
   /** Free bytes where sort runs would be written (--tmpdir), when known: ordering by key needs about the input's size. */

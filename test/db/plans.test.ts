@@ -59,9 +59,15 @@ async function fixtureFile(table: FixtureTable, sorted = false): Promise<{ file:
   return f;
 }
 
-/** Creates `name` and `name_ref` with the engine, loads the reference with the server's LOAD DATA INFILE, and `name` with flatload. */
-async function loadPair(name: string, table: FixtureTable, engine: string, extra: string[], sorted = false): Promise<Report> {
+/**
+ * Creates `name` and `name_ref` with the engine, loads the reference with the
+ * server's LOAD DATA INFILE, and `name` with flatload. `refSorted` loads the
+ * reference from the generator's sorted file (the same rows sorted by
+ * user_id), for plans that number the ids in that order.
+ */
+async function loadPair(name: string, table: FixtureTable, engine: string, extra: string[], sorted = false, refSorted = sorted): Promise<Report> {
   const { file, gen } = await fixtureFile(table, sorted);
+  const ref = (await fixtureFile(table, refSorted)).file;
   const create = `${ddl(table)} ENGINE=${engine}`;
   for (const t of [name, `${name}_ref`]) {
     await db.conn.query(`DROP TABLE IF EXISTS \`${t}\``);
@@ -69,7 +75,7 @@ async function loadPair(name: string, table: FixtureTable, engine: string, extra
   }
   const columns = fileColumns(gen);
   const idAbsent = table !== 'user_summary';
-  await db.conn.query(`LOAD DATA INFILE ? INTO TABLE \`${name}_ref\`${idAbsent ? ` (${columns.map((c) => `\`${c}\``).join(',')})` : ''}`, [file]);
+  await db.conn.query(`LOAD DATA INFILE ? INTO TABLE \`${name}_ref\`${idAbsent ? ` (${columns.map((c) => `\`${c}\``).join(',')})` : ''}`, [ref]);
   const args = ['load', file, '--table', name, '--chunk-size', '64KiB', '--progress', 'none', '--json', '--skip-size-report', ...extra];
   if (idAbsent) args.push('--columns', columns.join(','));
   const r = await runCli(args, { env: { DATABASE_URL: db.url } });
@@ -117,10 +123,11 @@ describe('InnoDB plans', () => {
     await assertSameAsServer('i_us');
   });
 
-  test('user3, id absent: keys pre-assigned in file order equal the server\'s own numbering; AUTO_INCREMENT set past them', async () => {
-    const rep = await loadPair('i_u3', 'user3', 'InnoDB', []);
+  test('user3, id absent: the input sorted by user_id and the ids pre-assigned in that order, as the server numbers the sorted file; AUTO_INCREMENT past them', async () => {
+    const rep = await loadPair('i_u3', 'user3', 'InnoDB', [], false, true);
     assert.equal(rep.strategy, 'surrogate-key');
     assert.equal(rep.plan.surrogateKey?.kind, 'pre-assign');
+    assert.equal(rep.plan.order.kind, 'key');
     await assertSameAsServer('i_u3');
     assert.equal(await nextAutoIncrement('i_u3'), ROWS + 1);
   });
@@ -208,7 +215,7 @@ describe('MyRocks plans', { skip: hasRocksdb() ? false : 'no MyRocks plugin' }, 
   });
 
   test('user3, id absent: pre-assigned keys are in key order, so each chunk bulk-loads; AUTO_INCREMENT past them', async () => {
-    const rep = await loadPair('r_u3', 'user3', 'ROCKSDB', []);
+    const rep = await loadPair('r_u3', 'user3', 'ROCKSDB', [], false, true);
     assert.equal(rep.plan.surrogateKey?.kind, 'pre-assign');
     assert.equal(rep.plan.guarantee.kind, 'exactly-once-by-key-range');
     assert.ok((await sstFiles('r_u3')) > 0);

@@ -62,7 +62,7 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
   ]) {
     assert.match(text, re);
   }
-  assert.doesNotMatch(text, /Warnings:/);
+  assert.match(text, /Warnings:\n {2}! id numbers the rows in u_user_id order/);
   const ddl = renderPlan(planLoad(facts, opts({ allowDdl: true })), facts, ctx(facts));
   assert.match(ddl, /surrogate key: id — left out of the load and added afterwards/);
   assert.match(ddl, /Before the first chunk:\n {2}ALTER TABLE `flatload_test`\.`user3` DROP COLUMN `id`;\n {6}-- .*\[runs once per load\]/);

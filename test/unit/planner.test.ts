@@ -129,7 +129,7 @@ const CASES: Case[] = [
     expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], order: 'file', reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: surrogate pre-assigned, per-chunk, parallel, AUTO_INCREMENT restored',
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: sorted by the unique key, surrogate pre-assigned in that order, per-chunk, AUTO_INCREMENT restored',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
     expect: {
       strategy: 'surrogate-key',
@@ -143,7 +143,8 @@ const CASES: Case[] = [
       columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
       before: [],
       after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
-      order: 'file',
+      order: 'key',
+      warnings: [/id numbers the rows in u_user_id order, not in file order/],
       reasons: [/innodb_autoinc_lock_mode=1/, /taking it out .* needs --allow-ddl/],
     },
   },
@@ -594,7 +595,7 @@ const CASES: Case[] = [
     name: 'standard input without a sample: the AUTO_INCREMENT column is assumed in the file',
     facts: () => ({
       ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
-      input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined, spillFreeBytes: undefined },
+      input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined, spillFreeBytes: undefined, uniqueKeyOrder: {} },
     }),
     expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: copied into --tmpdir first/] },
   },

@@ -55,7 +55,9 @@ export function table(name: string, engine: string, variant?: string): TableFact
 export function input(name: string): InputFacts {
   const i = recorded.inputs[name];
   if (!i) throw new Error(`no recorded input ${name}`);
-  return clone(i);
+  // Recorded before these facts existed: no UNIQUE key's order known, no spill space measured.
+  const c = clone(i) as Partial<InputFacts> & Omit<InputFacts, 'uniqueKeyOrder' | 'spillFreeBytes'>;
+  return { ...c, uniqueKeyOrder: c.uniqueKeyOrder ?? {}, spillFreeBytes: c.spillFreeBytes };
 }
 
 /** Keep the recorded server but change what a test is about. */
