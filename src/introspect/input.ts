@@ -81,12 +81,23 @@ export function describeSample(head: Buffer, complete: boolean, facts: InputFact
   if (!complete) records = records.slice(0, -1);
   records = records.slice(0, SAMPLE_RECORDS);
   if (records.length === 0) return facts;
-  const wide: ScanTargets = { fields: 4096, textField: Array.from({ length: 4096 }, (_, i) => ctx.targets.textField[i] ?? false) };
+  // Fields are counted with room for a few more than the targets; only a record that overflows
+  // that is parsed again with room for 4096 (parseRecord fills every target it is given).
+  const widen = (fields: number): ScanTargets => ({ fields, textField: Array.from({ length: fields }, (_, i) => ctx.targets.textField[i] ?? false) });
+  const roomy = widen(ctx.targets.fields + 4);
+  let wide: ScanTargets | undefined;
+  const fieldCount = (r: { offset: number; length: number }): number => {
+    let parsed = parseRecord(head, r.offset, r.offset + r.length, ctx.format, ctx.charset, roomy);
+    if (parsed.extraData) parsed = parseRecord(head, r.offset, r.offset + r.length, ctx.format, ctx.charset, (wide ??= widen(4096)));
+    let n = 0;
+    for (const v of parsed.values) if (v !== undefined) n++;
+    return n;
+  };
   const counts = new Map<number, number>();
   let bytes = 0;
   for (const r of records) {
     bytes += r.length;
-    const n = parseRecord(head, r.offset, r.offset + r.length, ctx.format, ctx.charset, wide).values.filter((v) => v !== undefined).length;
+    const n = fieldCount(r);
     counts.set(n, (counts.get(n) ?? 0) + 1);
   }
   facts.sampleRecords = records.length;

@@ -31,7 +31,11 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const { report, error } = result;
   if (options.dryRun) {
     if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql) })}\n`);
-    else io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${report.notes.map((n) => `note: ${n}\n`).join('')}`);
+    else {
+      // The plan lists its own warnings; only notes from elsewhere (input, connection) follow it.
+      const notes = report.notes.filter((n) => !result.plan.warnings.includes(n));
+      io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${notes.map((n) => `note: ${n}\n`).join('')}`);
+    }
     return EXIT.ok;
   }
   report.timeline = reporter.state.timeline;
