@@ -95,7 +95,7 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext)
     const k = plan.surrogateKey;
     lines.push(
       `  surrogate key: ${k.column} — ${
-        k.kind === 'pre-assign' ? `pre-assigned from ${k.firstValue} in file order` : k.kind === 'defer' ? 'left out of the load and added afterwards' : 'numbered by the server'
+        k.kind === 'pre-assign' ? `pre-assigned from ${k.firstValue} in ${plan.order.kind === 'key' ? `${plan.order.key.name} order` : 'file order'}` : k.kind === 'defer' ? 'left out of the load and added afterwards' : 'numbered by the server'
       }`,
     );
   }
