@@ -31,6 +31,8 @@ export interface JobIdentity {
   columns: string | null;
   chunkSizeBytes: number;
   strategy: string | null;
+  /** --order: which records make up chunk N depends on it. */
+  order: string;
   mode: string;
   onDuplicate: string;
   allowTruncation: boolean;
@@ -87,6 +89,7 @@ export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInp
     columns: o.columns ? o.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)).join(',') : null,
     chunkSizeBytes,
     strategy: o.strategy ?? null,
+    order: o.order,
     mode: o.mode,
     onDuplicate: o.onDuplicate,
     allowTruncation: o.allowTruncation,
@@ -113,6 +116,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('--columns', stored.columns, now.columns);
   cmp('chunk size', stored.chunkSizeBytes, now.chunkSizeBytes);
   cmp('--strategy', stored.strategy, now.strategy);
+  cmp('--order', stored.order, now.order);
   cmp('--mode', stored.mode, now.mode);
   cmp('--on-duplicate', stored.onDuplicate, now.onDuplicate);
   cmp('--allow-truncation', stored.allowTruncation, now.allowTruncation);
