@@ -88,13 +88,19 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   const stop = (err: FlatloadError): void => {
     if (!stoppedBy) stoppedBy = err;
   };
-  const active = new Set<PoolConnection>();
+  /** Connections loading a chunk, each with the way to give up waiting for it. */
+  const active = new Map<PoolConnection, (err: Error) => void>();
   let graceTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
     stop(new FlatloadError('INTERRUPTED', 'interrupted: chunks in flight were committed or rolled back; nothing is half-loaded'));
     graceTimer = setTimeout(() => {
-      // A chunk that cannot finish in time is cut off; the server rolls its transaction back.
-      for (const c of active) c.destroy();
+      // A chunk that cannot finish in time is cut off; the server rolls its transaction back. A statement
+      // whose connection is destroyed under it (a LOAD DATA LOCAL sending its file) may never settle, so
+      // the chunk stops being waited for as well.
+      for (const [c, cutOff] of active) {
+        c.destroy();
+        cutOff(new FlatloadError('INTERRUPTED', 'the chunk did not finish within the grace period after the interrupt; its connection was closed'));
+      }
     }, o.abortGraceMs ?? 5000);
     graceTimer.unref();
   };
@@ -116,8 +122,11 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           }
           o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
           setState('loading');
-          active.add(conn);
-          const out = await o.execute(chunk, { conn, slot, attempt, setState }).finally(() => active.delete(conn!));
+          const loading = conn;
+          const executing = o.execute(chunk, { conn: loading, slot, attempt, setState });
+          const cutOff = new Promise<never>((_, reject) => active.set(loading, reject));
+          executing.catch(() => undefined); // settles (if ever) after a cut-off nobody waits for
+          const out = await Promise.race([executing, cutOff]).finally(() => active.delete(loading));
           held.set(slot, conn);
           conn = undefined;
           totals.records += out.records;

@@ -342,4 +342,26 @@ describe('runChunks: interrupts', () => {
     assert.ok(pool.connections[0]!.destroyed);
     assert.deepEqual(result.perChunk, []);
   });
+
+  test('a statement that never settles once its connection is cut (LOAD DATA LOCAL mid-file) does not hold the run', async () => {
+    const ac = new AbortController();
+    const { result, pool } = await run({
+      signal: ac.signal,
+      jobs: 2,
+      abortGraceMs: 20,
+      chunks: chunkStream(4),
+      execute: async (c, ctx) => {
+        if (c.index === 1) ac.abort();
+        // A socket keeps the process alive; the promise is left pending forever, as mysql2 leaves it.
+        const socket = setTimeout(() => undefined, 1_000);
+        await (ctx.conn as unknown as FakeConnection).untilDestroyed();
+        clearTimeout(socket);
+        return new Promise<ChunkOutcome>(() => undefined);
+      },
+    });
+    assert.equal(result.stoppedBy?.code, 'INTERRUPTED');
+    assert.equal(pool.connections.length, 2);
+    assert.ok(pool.connections.every((c) => c.destroyed), 'both loading connections were cut');
+    assert.deepEqual(result.perChunk, []);
+  });
 });
