@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { ddl, generateToFile } from '../../fixtures/generate.js';
+import { clientLoad, parallelClients, splitByHand } from '../../src/bench/competitors.js';
+import { settle } from '../../src/bench/settle.js';
+import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+
+let dir: string;
+let db: TestDatabase;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'flatload-benchharness-'));
+  db = await createTestDatabase('benchharness');
+});
+after(async () => {
+  await db.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('split -n l/N by hand: the parts, in order, are the file, each ends at a line end, named after the table', async () => {
+  const file = join(dir, 'split.tsv');
+  await generateToFile(file, { table: 'user_summary', rows: 10_007, seed: 5 });
+  const parts = splitByHand(file, 3, join(dir, 'parts'), 'user_summary');
+  assert.equal(parts.length, 3);
+  const bytes = parts.map((p) => readFileSync(p));
+  assert.deepEqual(Buffer.concat(bytes), readFileSync(file));
+  for (const [k, p] of parts.entries()) {
+    assert.match(p, new RegExp(`part${k}/user_summary\\.tsv$`));
+    assert.equal(bytes[k]!.at(-1), 0x0a, `${p} ends with a newline`);
+    assert.ok(bytes[k]!.length > readFileSync(file).length / 4, `${p} holds about a third`);
+  }
+});
+
+test('naive competitors: N clients on the parts load what one client loads (same count and checksum)', { timeout: 120_000 }, async () => {
+  const file = join(dir, 'naive.tsv');
+  await generateToFile(file, { table: 'user_summary', rows: 20_000, seed: 6 });
+  const parts = splitByHand(file, 2, join(dir, 'naive-parts'), 'user_summary');
+  const target = { url: new URL(db.url), db: db.name, table: 'user_summary' };
+  const digests = [];
+  for (const load of [() => clientLoad(target, file), () => parallelClients(target, parts)]) {
+    await db.conn.query(`DROP TABLE IF EXISTS user_summary; ${ddl('user_summary')} ENGINE=InnoDB`);
+    const m = await load();
+    assert.equal(m.code, 0, m.stderr);
+    digests.push(await tableDigest(db.conn, 'user_summary'));
+  }
+  assert.equal(digests[0]!.count, '20000');
+  assert.deepEqual(digests[1], digests[0]);
+});
+
+test('settle: the previous load\'s dirty pages are written back and the server\'s settings restored', { timeout: 240_000 }, async () => {
+  const file = join(dir, 'dirty.tsv');
+  await generateToFile(file, { table: 'user_summary', rows: 200_000, seed: 7 });
+  const vars = 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct AS pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm AS lwm, @@GLOBAL.innodb_io_capacity AS io, @@GLOBAL.innodb_io_capacity_max AS iomax';
+  const [before] = await db.conn.query(vars);
+  await db.conn.query(`DROP TABLE IF EXISTS dirty; ${ddl('user_summary').replace('user_summary', 'dirty')} ENGINE=InnoDB`);
+  await db.conn.query('LOAD DATA INFILE ? INTO TABLE dirty', [file]);
+  // Dirty pages of this table only: other test files share the server and may be writing.
+  const dirtyPages = async (): Promise<number> => {
+    const [r] = await db.conn.query(
+      "SELECT COUNT(*) AS n FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE ? AND OLDEST_MODIFICATION > 0",
+      [`%${db.name}%dirty%`],
+    );
+    return Number((r as Array<{ n: number }>)[0]!.n);
+  };
+  assert.ok((await dirtyPages()) > 0, 'the load left dirty pages (else this test proves nothing)');
+  const s = await settle(db.conn, undefined, 200);
+  assert.ok(s.quiet, `settled within the limit (${s.seconds} s)`);
+  assert.ok(s.dirtyPagesBefore > 0);
+  assert.equal(await dirtyPages(), 0, 'no page of the table is dirty after settling');
+  const [afterVars] = await db.conn.query(vars);
+  assert.deepEqual(afterVars, before, 'innodb_max_dirty_pages_pct(_lwm) and innodb_io_capacity(_max) are as they were');
+});
