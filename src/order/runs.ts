@@ -240,7 +240,6 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
   } finally {
     await sorter.close();
   }
-  scratch.release(); // the merge takes its buffers from the same pool
   manifest.runs = [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index);
   manifest.complete = true;
   await writeManifest(opts.spill, manifest);
@@ -249,7 +248,9 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
   for (const name of await readdir(opts.spill.path)) {
     if (/^run-\d+\.bin$/.test(name) && !keep.has(name)) await rm(opts.spill.file(name), { force: true });
   }
-  return new RunSet(opts.spill, manifest, opts.key, pool);
+  // The sort's slabs (run chunks and working arrays) are dropped, not handed to the merge: its chunks are sized
+  // by the load's chunk size, so none of them would fit, and a pool would hold them for the rest of the load.
+  return new RunSet(opts.spill, manifest, opts.key, new SlabPool());
 }
 
 /** Reads chunks of a plain file by byte range (RunOptions.read); close() when done. */
