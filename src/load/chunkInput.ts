@@ -137,14 +137,19 @@ export class ChunkInput implements ChunkSource {
     let start = 0;
     let newlines = 0;
     let kept = 0;
-    for await (const b of blocks) {
-      this.recent.push({ start, newlinesBefore: newlines, buf: b });
-      kept += b.length;
-      // Keep about two records' worth (an error points into the record being read).
-      while (this.recent.length > 1 && kept - this.recent[0]!.buf.length > 2 * this.cut.maxRecordBytes + (8 << 20)) kept -= this.recent.shift()!.buf.length;
-      start += b.length;
-      newlines += countNewlines(b);
-      yield b;
+    try {
+      for await (const b of blocks) {
+        this.recent.push({ start, newlinesBefore: newlines, buf: b });
+        kept += b.length;
+        // Keep about two records' worth (an error points into the record being read).
+        while (this.recent.length > 1 && kept - this.recent[0]!.buf.length > 2 * this.cut.maxRecordBytes + (8 << 20)) kept -= this.recent.shift()!.buf.length;
+        start += b.length;
+        newlines += countNewlines(b);
+        yield b;
+      }
+    } finally {
+      // The window can be over 100 MiB; once the input has been read through, lineAt() counts from the file instead.
+      this.recent = [];
     }
   }
 
@@ -187,7 +192,8 @@ export class ChunkInput implements ChunkSource {
     let checked = false;
     const check = (): void => {
       checked = true;
-      this.head = Buffer.concat(held).subarray(0, SNIFF_BYTES);
+      // A copy: a view would keep every block read so far alive for the whole load.
+      this.head = Buffer.from(Buffer.concat(held).subarray(0, SNIFF_BYTES));
       const problem = sniffInput(this.head, this.fileFormat);
       if (problem) {
         throw new FlatloadError('INPUT_MALFORMED', problem.message, {
