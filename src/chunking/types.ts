@@ -6,7 +6,7 @@ export interface ChunkSpec {
   startByte: number;
   /** One past the last byte of the chunk's last record (its terminator included). */
   endByte: number;
-  /** 1-based physical line number of startByte. */
+  /** 1-based physical line number of startByte; 0 when the chunk's records come from anywhere in the file (sorted input). */
   firstLine: number;
   /** 0-based number of the chunk's first data record (header lines excluded). */
   firstRecord: number;
@@ -14,6 +14,15 @@ export interface ChunkSpec {
   records: number;
   /** Newline bytes in the chunk (a quoted field can span lines). */
   newlines: number;
+}
+
+/**
+ * Where a chunk starts in the input file, for an error's context: nothing
+ * when its records were gathered from all over the file by sorting, where
+ * its byte range is a position in the sorted stream, not in the file.
+ */
+export function chunkPlace(chunk: ChunkSpec): { line?: number; byteOffset?: number } {
+  return chunk.firstLine > 0 ? { line: chunk.firstLine, byteOffset: chunk.startByte } : {};
 }
 
 /** A chunk cut from a stream that cannot be re-read: it carries its bytes. */

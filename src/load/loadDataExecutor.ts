@@ -1,6 +1,6 @@
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
-import type { CutChunk } from '../chunking/types.js';
+import { chunkPlace, type CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
@@ -87,8 +87,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         if (changed) {
           throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed} (the server read ${result.info.records} records in chunk ${chunk.index} where there were ${chunk.records})`, {
             file: o.file,
-            line: chunk.firstLine,
-            byteOffset: chunk.startByte,
+            ...chunkPlace(chunk),
             chunk: chunk.index,
             hint: 'load a file that nothing writes to meanwhile (copy it first); the rerun refuses to resume over a changed file',
           });
@@ -98,8 +97,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           `the server read ${result.info.records} records in chunk ${chunk.index} where flatload found ${chunk.records}: the format options do not match the file`,
           {
             file: o.file,
-            line: chunk.firstLine,
-            byteOffset: chunk.startByte,
+            ...chunkPlace(chunk),
             chunk: chunk.index,
             hint: 'check --fields-terminated-by, --lines-terminated-by, --fields-enclosed-by and --character-set',
           },
@@ -125,7 +123,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           throw new FlatloadError(
             'ROWS_REJECTED',
             `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate(), problems.length + unseen)}`,
-            { file: o.file, chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte, hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
+            { file: o.file, chunk: chunk.index, ...chunkPlace(chunk), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
           );
         }
         if (o.budget.max === 0) {
@@ -136,7 +134,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           throw new FlatloadError(
             'ROWS_REJECTED',
             `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describe(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
-            { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : { line: chunk.firstLine, byteOffset: chunk.startByte }), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
+            { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : chunkPlace(chunk)), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
           );
         }
         await txn.rollbackToStart();

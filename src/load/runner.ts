@@ -1,5 +1,5 @@
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import type { CutChunk } from '../chunking/types.js';
+import { chunkPlace, type CutChunk } from '../chunking/types.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import type { ConnectionState, EventHub } from '../report/events.js';
@@ -162,7 +162,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
             await sleep(delayMs);
             continue;
           }
-          const fe = toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, line: chunk.firstLine, byteOffset: chunk.startByte });
+          const fe = toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, ...chunkPlace(chunk) });
           o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: fe.message });
           stop(fe);
           return;

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../../src/chunking/scanner.js';
+import { chunkPlace } from '../../src/chunking/types.js';
 import { countLf, cut, rng, scanWhole } from './chunking-support.js';
 
 interface Dialect {
@@ -134,4 +135,14 @@ test('the same input and options give the same chunks, run after run', async () 
     }
   }
   assert.equal(new Set(runs).size, 1);
+});
+
+test('chunkPlace: a file chunk names its first line and byte; a sorted chunk (records from anywhere) names neither', () => {
+  const base = { index: 3, endByte: 900, firstRecord: 10, records: 5, newlines: 5 };
+  const cases: Array<[{ firstLine: number; startByte: number }, { line?: number; byteOffset?: number }]> = [
+    [{ firstLine: 1, startByte: 0 }, { line: 1, byteOffset: 0 }],
+    [{ firstLine: 42, startByte: 800 }, { line: 42, byteOffset: 800 }],
+    [{ firstLine: 0, startByte: 800 }, {}],
+  ];
+  for (const [c, want] of cases) assert.deepEqual(chunkPlace({ ...base, ...c }), want);
 });
