@@ -42,7 +42,7 @@ interface Competitor {
 }
 
 interface Goal {
-  /** flatload competitor's name, the competitor it is compared with, and the least speed-up the issue asks for. */
+  /** flatload competitor's name, the competitor it is compared with, and the least speed-up flatload aims for. */
   flatload: string;
   vs: string;
   atLeast: number;
@@ -209,7 +209,7 @@ function renderScenario(r: ScenarioResult, rows: number): string {
     const v = r.series.find((s) => s.item.name === g.vs);
     if (!f || !v || !f.ok || !v.ok) continue;
     const ratio = v.median / f.median;
-    lines.push(`- ${g.flatload} vs ${g.label}: **${ratio.toFixed(2)}×** (issue's target ≥ ${g.atLeast.toFixed(2)}×: ${ratio >= g.atLeast ? 'met' : `missed by ${((1 - ratio / g.atLeast) * 100).toFixed(0)}%`})`);
+    lines.push(`- ${g.flatload} vs ${g.label}: **${ratio.toFixed(2)}×** (target ≥ ${g.atLeast.toFixed(2)}×: ${ratio >= g.atLeast ? 'met' : `missed by ${((1 - ratio / g.atLeast) * 100).toFixed(0)}%`})`);
   }
   const [a, b] = r.backToBack.runs;
   if (a?.ok && b?.ok) {
