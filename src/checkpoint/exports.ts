@@ -114,7 +114,7 @@ export class ExportStore {
 }
 
 function toExport(r: Record<string, unknown>): StoredExport {
-  const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v as string));
+  const s = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v));
   return {
     exportId: String(r['export_id']),
     source: String(r['source']),
