@@ -71,7 +71,6 @@ export function discoverExport(args: readonly string[], manifest: string | undef
     source = args.length === 1 ? resolve(cwd, args[0]!) : args.map((a) => resolve(cwd, a)).join(' ');
   }
   const out = tables.map((t) => {
-    if (t.files.length === 0) throw new FlatloadError('USAGE', `table ${t.table} has a .sql file (${t.ddl}) but no data file`, { file: t.ddl });
     const sizes = t.files.map((f) => {
       const s = statOf(f);
       if (s.dir) throw new FlatloadError('USAGE', `${f} is a directory: name it alone to load every file in it`, { file: f });

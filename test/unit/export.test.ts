@@ -1,0 +1,184 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ddlStatements } from '../../src/export/ddl.js';
+import { parseManifest } from '../../src/export/manifest.js';
+import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } from '../../src/export/names.js';
+import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
+import { SlotBudget, slotsWanted, startOrder } from '../../src/export/slots.js';
+import { sqlOf } from '../../src/plan/ops.js';
+import { isFlatloadError } from '../../src/errors/index.js';
+
+const throwsCode = (fn: () => unknown, code: string, re?: RegExp): void => {
+  assert.throws(fn, (e: unknown) => isFlatloadError(e) && e.code === code && (!re || re.test(e.message)));
+};
+
+test('the table a file goes to, from its name (as mysqlimport: the name without its extensions)', () => {
+  const cases: Array<[string, FileName]> = [
+    ['/x/orders.csv', { db: undefined, table: 'orders', part: null, kind: 'data' }],
+    ['orders.txt', { db: undefined, table: 'orders', part: null, kind: 'data' }],
+    ['orders.tsv.gz', { db: undefined, table: 'orders', part: null, kind: 'data' }],
+    ['orders.CSV.ZST', { db: undefined, table: 'orders', part: null, kind: 'data' }],
+    ['orders.000.csv.gz', { db: undefined, table: 'orders', part: 0, kind: 'data' }],
+    ['orders.17.txt', { db: undefined, table: 'orders', part: 17, kind: 'data' }],
+    ['shop.orders.csv', { db: 'shop', table: 'orders', part: null, kind: 'data' }],
+    ['shop.orders.003.csv.gz', { db: 'shop', table: 'orders', part: 3, kind: 'data' }],
+    ['orders.sql', { db: undefined, table: 'orders', part: null, kind: 'ddl' }],
+    ['orders', { db: undefined, table: 'orders', part: null, kind: 'other' }],
+    ['orders.gz', { db: undefined, table: 'orders', part: null, kind: 'other' }],
+    ['README.md', { db: 'README', table: 'md', part: null, kind: 'other' }],
+    ['2024', { db: undefined, table: '2024', part: null, kind: 'other' }],
+  ];
+  for (const [path, want] of cases) assert.deepEqual(parseFileName(path), want, path);
+  for (const bad of ['a.b.c.csv', '.hidden.csv', 'a..csv', 'x.y.z.001.txt']) throwsCode(() => parseFileName(bad), 'USAGE', /cannot tell the table/);
+});
+
+test('reject files a previous run wrote are not inputs', () => {
+  const cases: Array<[string, boolean]> = [
+    ['orders.rejects.csv', true],
+    ['orders.rejects.csv.log', true],
+    ['shop.orders.rejects.txt', true],
+    ['orders.csv', false],
+    ['rejects.csv', false],
+  ];
+  for (const [name, want] of cases) assert.equal(isRejectFile(name), want, name);
+});
+
+test('files grouped into tables: split files in part order, .sql as DDL, tables by name', () => {
+  const t = groupFiles(['/d/orders.010.csv.gz', '/d/users.txt', '/d/orders.002.csv.gz', '/d/users.sql', '/d/orders.001.csv.gz', '/d/shop.items.csv', '/d/x.rejects.txt']);
+  assert.deepEqual(
+    t.map((x) => [x.db, x.table, x.files, x.ddl]),
+    [
+      [undefined, 'orders', ['/d/orders.001.csv.gz', '/d/orders.002.csv.gz', '/d/orders.010.csv.gz'], undefined],
+      ['shop', 'items', ['/d/shop.items.csv'], undefined],
+      [undefined, 'users', ['/d/users.txt'], '/d/users.sql'],
+    ],
+  );
+  throwsCode(() => groupFiles(['/d/orders.csv', '/e/orders.csv']), 'USAGE', /not all have a part number/);
+  throwsCode(() => groupFiles(['/d/orders.csv', '/d/orders.001.csv']), 'USAGE', /orders/);
+  assert.deepEqual(groupFiles(['/d/v.sql', '/d/a.txt']).map((x) => x.table), ['a'], "a view's .sql (mysqldump --tab writes no .txt for it) is not a table to load");
+});
+
+test('globs match the last path component only', () => {
+  const cases: Array<[string, string, boolean]> = [
+    ['/d/*.csv.gz', 'orders.000.csv.gz', true],
+    ['/d/*.csv.gz', 'orders.csv', false],
+    ['/d/orders.???.csv', 'orders.001.csv', true],
+    ['/d/orders.???.csv', 'orders.01.csv', false],
+    ['/d/a+b(*).txt', 'a+b(1).txt', true],
+  ];
+  for (const [pattern, name, want] of cases) assert.equal(globMatcher(pattern).test(name), want, `${pattern} ${name}`);
+});
+
+test('a manifest maps files to tables with per-table options', () => {
+  const text = JSON.stringify({
+    tables: [
+      { table: 'shop.orders', files: ['o1.csv', '/abs/o2.csv'], ddl: 'orders.sql', options: { dialect: 'csv', 'ignore-lines': 1, 'keep-bom': true, 'max-errors': '5' } },
+      { table: 'users', files: ['u.dat'] },
+    ],
+  });
+  assert.deepEqual(parseManifest(text, 'm.json', '/base'), [
+    { db: 'shop', table: 'orders', files: ['/base/o1.csv', '/abs/o2.csv'], ddl: '/base/orders.sql', options: { dialect: 'csv', ignoreLines: 1, keepBom: true, maxErrors: 5 } },
+    { db: undefined, table: 'users', files: ['/base/u.dat'], ddl: undefined, options: {} },
+  ]);
+  const bad: Array<[unknown, RegExp]> = [
+    ['not json', /not JSON/],
+    [{}, /expected \{"tables"/],
+    [{ tables: [] }, /at least one table/],
+    [{ tables: [{ files: ['a'] }] }, /table must be/],
+    [{ tables: [{ table: 'a', files: [] }] }, /files must be/],
+    [{ tables: [{ table: 'a', files: ['x'] }, { table: 'a', files: ['y'] }] }, /listed twice/],
+    [{ tables: [{ table: 'a', files: ['x'], options: { jobs: 3 } }] }, /"jobs" is not one of/],
+    [{ tables: [{ table: 'a', files: ['x'], options: { 'ignore-lines': 'one' } }] }, /not a whole number/],
+    [{ tables: [{ table: 'a', files: ['x'], options: { 'keep-bom': 'yes' } }] }, /not true or false/],
+    [{ tables: [{ table: 'a', files: ['x'], extra: 1 }] }, /unknown field "extra"/],
+  ];
+  for (const [doc, re] of bad) throwsCode(() => parseManifest(typeof doc === 'string' ? doc : JSON.stringify(doc), 'm.json', '/'), 'USAGE', re);
+});
+
+test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP TABLE left out", () => {
+  const dump = [
+    '/*M!999999\\- enable the sandbox mode */ ',
+    '-- MariaDB dump 10.19',
+    '/*!40101 SET NAMES utf8mb4 */;',
+    'DROP TABLE IF EXISTS `a`;',
+    "CREATE TABLE `a;b` (",
+    "  `s` varchar(5) DEFAULT 'x;y' COMMENT 'it''s \\'; ok',",
+    '  `t` int /* a; comment */',
+    ') ENGINE=InnoDB;',
+    '# a hash comment',
+    'DELIMITER ;;',
+    '/*!50003 CREATE TRIGGER t BEFORE INSERT ON `a;b` FOR EACH ROW BEGIN SET @x = 1; SET @y = 2; END */;;',
+    'DELIMITER ;',
+    '/*!40101 SET character_set_client = @saved_cs_client */;',
+  ].join('\n');
+  assert.deepEqual(ddlStatements(dump), [
+    '/*!40101 SET NAMES utf8mb4 */',
+    "CREATE TABLE `a;b` (\n  `s` varchar(5) DEFAULT 'x;y' COMMENT 'it''s \\'; ok',\n  `t` int \n) ENGINE=InnoDB",
+    '/*!50003 CREATE TRIGGER t BEFORE INSERT ON `a;b` FOR EACH ROW BEGIN SET @x = 1; SET @y = 2; END */',
+    '/*!40101 SET character_set_client = @saved_cs_client */',
+  ]);
+});
+
+test('connections per table and the start order: biggest first, small tables on one connection', () => {
+  const MiB = 1024 * 1024;
+  const cases: Array<[number, number, number]> = [
+    [0, 4, 1],
+    [100, 4, 1],
+    [8 * MiB, 4, 1],
+    [8 * MiB + 1, 4, 2],
+    [1000 * MiB, 4, 4],
+    [1000 * MiB, 1, 1],
+  ];
+  for (const [size, budget, want] of cases) assert.equal(slotsWanted(size, budget), want, `${size} ${budget}`);
+  const order = startOrder([
+    { key: 'b', sizeBytes: 5 },
+    { key: 'a', sizeBytes: 5 },
+    { key: 'c', sizeBytes: 50 },
+  ]);
+  assert.deepEqual(order.map((x) => x.key), ['c', 'a', 'b']);
+});
+
+test('the slot budget never lends more connections than --jobs and wakes a waiting table', async () => {
+  const b = new SlotBudget(3);
+  assert.equal(await b.take(2), 2);
+  assert.equal(await b.take(5), 1, 'takes what is free');
+  assert.equal(b.available, 0);
+  let got = 0;
+  const waiting = b.take(2).then((n) => (got = n));
+  await new Promise((r) => setImmediate(r));
+  assert.equal(got, 0, 'waits while none is free');
+  b.give(2);
+  await waiting;
+  assert.equal(got, 2);
+  assert.equal(b.available, 0);
+});
+
+test('one RENAME TABLE swaps every table of the export', () => {
+  const r = (table: string) => ({ db: 'd', table });
+  assert.equal(
+    sqlOf({ kind: 'swap-set', swaps: [{ target: r('a'), shadow: r('a_new'), old: r('a_old') }, { target: r('b'), shadow: r('b_new'), old: r('b_old') }] }),
+    'RENAME TABLE `d`.`a` TO `d`.`a_old`, `d`.`a_new` TO `d`.`a`, `d`.`b` TO `d`.`b_old`, `d`.`b_new` TO `d`.`b`',
+  );
+});
+
+test('the export report: status, totals and one line per table', () => {
+  const row = (table: string, status: ExportTableReport['status'], rows: number, rejected: number, onDisk: number | null): ExportTableReport => ({
+    table, files: [], status, engine: 'InnoDB', strategy: 'load-data', rows, rejected, seconds: 1, inputBytes: 1e6, onDiskBytes: onDisk, rejectFiles: [], error: null,
+  });
+  const cases: Array<[ExportTableReport[], string]> = [
+    [[row('a', 'ok', 1, 0, 1), row('b', 'already-loaded', 2, 0, 1)], 'ok'],
+    [[row('a', 'ok', 1, 0, 1), row('b', 'rejected-within-budget', 2, 1, 1)], 'rejected-within-budget'],
+    [[row('a', 'rejected-within-budget', 1, 1, 1), row('b', 'stopped', 2, 0, null)], 'stopped'],
+    [[row('a', 'ok', 1, 0, 1), row('b', 'not-started', 0, 0, null)], 'stopped'],
+    [[row('a', 'already-loaded', 1, 0, 1)], 'already-loaded'],
+  ];
+  for (const [tables, want] of cases) assert.equal(exportStatus(tables), want);
+  const tables = [row('d.a', 'ok', 1000, 0, 2e6), row('d.b', 'rejected-within-budget', 500, 3, 1e6)];
+  assert.deepEqual(exportTotals(tables, 4), { rows: 1500, rejected: 3, inputBytes: 2e6, onDiskBytes: 3e6, seconds: 4 });
+  assert.equal(exportTotals([...tables, row('d.c', 'ok', 1, 0, null)], 4).onDiskBytes, null, 'a size not measured makes the total unknown');
+  const text = renderExportReport({ status: 'rejected-within-budget', exportId: 'x', source: '/dump', mode: 'append', jobs: 2, tables, totals: exportTotals(tables, 4), notes: ['n'] });
+  assert.match(text, /^loaded export with rejected rows: \/dump \(mode append, 2 tables, 2 connections shared\)/);
+  assert.match(text, /\n {2}d\.b +rejected-within-budget +500 +3 /);
+  assert.match(text, /\n {2}total +rejected-within-budget +1,500 +3 /);
+  assert.match(text, /\nnote: n$/);
+});
