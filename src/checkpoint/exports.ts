@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/control.js';
 import { quoteId } from '../db/quote.js';
 import { selectNumber, selectOne, selectRows } from '../db/rows.js';
-import type { JobState } from './store.js';
+import { JOB_LOCK_PREFIX } from './lock.js';
+import { text, type JobState } from './store.js';
 
 export const EXPORTS_TABLE = 'flatload_exports';
 
@@ -37,6 +38,8 @@ export interface StoredExport {
   finishedAt: string | null;
   message: string | null;
   owner: string | null;
+  /** The server session holding the export's lock (a flatload at work), or null. */
+  heldBy: number | null;
 }
 
 /** An export is its inputs (path, size, mtime per file), their targets and the mode: tomorrow's files are a new export. */
@@ -109,23 +112,25 @@ export class ExportStore {
   }
 
   async list(): Promise<StoredExport[]> {
-    return (await selectRows<Record<string, unknown>>(this.conn, `SELECT * FROM ${this.t} ORDER BY started_at`)).map(toExport);
+    const rows = await selectRows<Record<string, unknown>>(this.conn, `SELECT *, IS_USED_LOCK(CONCAT(?, export_id)) AS held_by FROM ${this.t} ORDER BY started_at`, [JOB_LOCK_PREFIX]);
+    return rows.map(toExport);
   }
 }
 
 function toExport(r: Record<string, unknown>): StoredExport {
-  const s = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v));
+  const s = (v: unknown): string | null => (v === null || v === undefined ? null : text(v));
   return {
-    exportId: String(r['export_id']),
-    source: String(r['source']),
-    mode: String(r['mode']),
-    state: String(r['state']) as JobState,
-    phase: String(r['phase']) as ExportPhase,
-    members: JSON.parse(String(r['members'])) as ExportMember[],
-    startedAt: String(r['started_at']),
-    updatedAt: String(r['updated_at']),
+    exportId: text(r['export_id']),
+    source: text(r['source']),
+    mode: text(r['mode']),
+    state: text(r['state']) as JobState,
+    phase: text(r['phase']) as ExportPhase,
+    members: JSON.parse(text(r['members'])) as ExportMember[],
+    startedAt: text(r['started_at']),
+    updatedAt: text(r['updated_at']),
     finishedAt: s(r['finished_at']),
     message: s(r['message']),
     owner: s(r['owner']),
+    heldBy: r['held_by'] === null || r['held_by'] === undefined ? null : Number(r['held_by']),
   };
 }
