@@ -15,6 +15,8 @@ export interface ExportTableReport {
   seconds: number;
   inputBytes: number;
   onDiskBytes: number | null;
+  /** Chunks committed by an earlier, interrupted run of the export. */
+  resumedChunks: number;
   rejectFiles: string[];
   error: { code: string; message: string } | null;
 }

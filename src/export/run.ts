@@ -91,7 +91,7 @@ async function run(control: ControlConnection, op: Op): Promise<void> {
 }
 
 function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
-  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, rejectFiles: [], error: null };
+  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
 }
 
 /** Adds one file's load to its table's line of the report. */
@@ -103,6 +103,7 @@ function addLoad(r: ExportTableReport, res: ExecuteResult): void {
   r.rejected += x.rejected;
   r.seconds += x.seconds;
   r.inputBytes += x.inputBytes;
+  if (x.status !== 'already-loaded') r.resumedChunks += x.resumedChunks;
   if (x.sizes) r.onDiskBytes = x.sizes.onDiskBytes;
   if (x.rejectFile && x.rejected > 0) r.rejectFiles.push(x.rejectFile);
   if (x.status === 'stopped') r.status = 'stopped';

@@ -163,7 +163,7 @@ test('one RENAME TABLE swaps every table of the export', () => {
 
 test('the export report: status, totals and one line per table', () => {
   const row = (table: string, status: ExportTableReport['status'], rows: number, rejected: number, onDisk: number | null): ExportTableReport => ({
-    table, files: [], status, engine: 'InnoDB', strategy: 'load-data', rows, rejected, seconds: 1, inputBytes: 1e6, onDiskBytes: onDisk, rejectFiles: [], error: null,
+    table, files: [], status, engine: 'InnoDB', strategy: 'load-data', rows, rejected, seconds: 1, inputBytes: 1e6, onDiskBytes: onDisk, resumedChunks: 0, rejectFiles: [], error: null,
   });
   const cases: Array<[ExportTableReport[], string]> = [
     [[row('a', 'ok', 1, 0, 1), row('b', 'already-loaded', 2, 0, 1)], 'ok'],
