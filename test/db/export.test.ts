@@ -182,6 +182,87 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
     }
   });
 
+  test('a manifest (CSV, header lines, a bad row within --max-errors, --reject-dir), a glob with db.table names, --mode replace', { timeout: 120_000 }, async () => {
+    const db = await createTestDatabase('xman');
+    try {
+      const env = { DATABASE_URL: db.url };
+      const dir = join(root, `csv-${db.name}`);
+      execFileSync('mkdir', ['-p', join(dir, 'out'), join(dir, 'rej')]);
+      await db.conn.query('CREATE TABLE people (id INT NOT NULL PRIMARY KEY, name VARCHAR(40) NULL, age INT NULL) ENGINE=InnoDB');
+      const csv = (from: number, to: number, bad?: number): string =>
+        'id,name,age\r\n' + Array.from({ length: to - from + 1 }, (_, k) => from + k).map((i) => `${i},"Name, ${i}",${i === bad ? 'old' : i % 90}\r\n`).join('');
+      writeFileSync(join(dir, 'out', 'part-a.dat'), csv(1, 5000));
+      writeFileSync(join(dir, 'out', 'part-b.dat'), csv(5001, 9000, 7777));
+      writeFileSync(join(dir, 'export.json'), JSON.stringify({ tables: [{ table: 'people', files: ['out/part-a.dat', 'out/part-b.dat'], options: { dialect: 'csv', 'ignore-lines': 1 } }] }));
+      const r = await runCli(['load', '--manifest', join(dir, 'export.json'), '--max-errors', '5', '--reject-dir', join(dir, 'rej'), '--progress', 'none', '--json'], { env });
+      assert.equal(r.code, 3, r.stderr);
+      const report = JSON.parse(r.stdout) as ExportJson & { tables: Array<{ rejectFiles: string[] }> };
+      assert.equal(report.status, 'rejected-within-budget');
+      assert.deepEqual([report.totals.rows, report.totals.rejected], [8999, 1]);
+      assert.deepEqual(report.tables[0]!.rejectFiles, [join(dir, 'rej', `${db.name}.people.1.rejects.txt`)]);
+      assert.equal(readFileSync(report.tables[0]!.rejectFiles[0]!, 'utf8'), 'id,name,age\r\n7777,"Name, 7777",old\r\n', 'the header, then the rejected record, as in the input');
+      const [people] = await db.conn.query('SELECT COUNT(*) AS n, SUM(id) AS s FROM people');
+      assert.deepEqual(people, [{ n: '8999', s: String((9000 * 9001) / 2 - 7777) }]);
+
+      // A glob: db.table names, a table split over two parts; then --mode replace empties the table once.
+      await db.conn.query('CREATE TABLE things (k INT NOT NULL, v VARCHAR(10) NULL) ENGINE=InnoDB');
+      const tsv = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, k) => `${from + k}\tv${from + k}\n`).join('');
+      writeFileSync(join(dir, `${db.name}.things.000.tsv`), tsv(1, 3000));
+      writeFileSync(join(dir, `${db.name}.things.001.tsv`), tsv(3001, 4000));
+      const glob = join(dir, '*.tsv');
+      const g = await runCli(['load', glob, '--progress', 'none', '--json'], { env: { DATABASE_URL: serverUrl() } });
+      assert.equal(g.code, 0, g.stderr);
+      const rep = await runCli(['load', glob, '--mode', 'replace', '--progress', 'none', '--json'], { env: { DATABASE_URL: serverUrl() } });
+      assert.equal(rep.code, 0, rep.stderr);
+      assert.equal((JSON.parse(rep.stdout) as ExportJson).totals.rows, 4000);
+      const [things] = await db.conn.query('SELECT COUNT(*) AS n, COUNT(DISTINCT k) AS d FROM things');
+      assert.deepEqual(things, [{ n: '4000', d: '4000' }], 'replaced, not doubled');
+    } finally {
+      await db.drop();
+    }
+  });
+
+  test('--mode swap killed and resumed: the shadows survive, one RENAME at the end, exact', { timeout: 120_000 }, async () => {
+    const db = await createTestDatabase('xswapk');
+    try {
+      for (const t of TABLES) await db.conn.query(`CREATE TABLE \`${t}\` LIKE \`${source.name}\`.\`${t}\``);
+      await db.conn.query('INSERT INTO legacy VALUES (-1, \'yesterday\')');
+      const args = ['load', dump, '--mode', 'swap', '--jobs', '2', '--chunk-size', '64KiB', '--keep-history', '--progress', 'none', '--json'];
+      let killed = 0;
+      for (let run = 1; run <= 8; run++) {
+        const s = spawnCli(args, { DATABASE_URL: db.url });
+        let exited = false;
+        void s.done.then(() => (exited = true));
+        if (killed < 2) {
+          const rows = async (): Promise<number> => {
+            const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
+            if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
+            const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
+            return Number((c as Array<{ n: unknown }>)[0]!.n);
+          };
+          const target = (await rows()) + 3 + killed * 5;
+          while (!exited && (await rows()) < target) await new Promise((r) => setTimeout(r, 3));
+          if (!exited) s.child.kill('SIGKILL');
+        }
+        const r = await s.done;
+        if (r.signal === 'SIGKILL') {
+          killed++;
+          const [legacy] = await db.conn.query('SELECT COUNT(*) AS n FROM legacy');
+          assert.deepEqual(legacy, [{ n: '1' }], 'readers still see yesterday\'s tables');
+          continue;
+        }
+        assert.equal(r.code, 0, `run ${run}: ${r.stderr}`);
+        break;
+      }
+      assert.equal(killed, 2);
+      await assertSameAsSource(db);
+      const [left] = await db.conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE '%\\_\\_flatload%'");
+      assert.deepEqual(left, [], 'no shadow or old table is left');
+    } finally {
+      await db.drop();
+    }
+  });
+
   test('--mode swap: a reader querying throughout sees yesterday\'s set or today\'s, never a mix', { timeout: 120_000 }, async () => {
     const db = await createTestDatabase('xswap');
     const reader = await adminConnection(db.name);
