@@ -257,10 +257,11 @@ export async function executeExport(
       notes.push('every table was loaded by the interrupted run');
       for (const r of reports) r.status = 'already-loaded';
     }
+    const totalBytes = targets.reduce((a, t) => a + t.sizeBytes, 0);
     const order = phase === 'loaded' ? [] : startOrder(targets.map((t, i) => ({ t, r: reports[i]!, key: t.key, sizeBytes: t.sizeBytes })));
     const running: Array<Promise<void>> = [];
     for (const { t, r } of order) {
-      const slots = await budget.take(slotsWanted(t.sizeBytes, jobs));
+      const slots = await budget.take(slotsWanted(t.sizeBytes, jobs, totalBytes));
       if (stop.signal.aborted) {
         budget.give(slots);
         break;
@@ -334,7 +335,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: reado
       plans.push({ table: t.key, text, json: null });
       continue;
     }
-    const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: slotsWanted(t.sizeBytes, jobs), dryRun: true, chart: undefined });
+    const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: slotsWanted(t.sizeBytes, jobs, targets.reduce((a, x) => a + x.sizeBytes, 0)), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '');
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });

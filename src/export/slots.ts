@@ -1,14 +1,22 @@
 /**
  * One connection budget (--jobs) shared by every table of an export. Tables
- * start biggest first; each takes the connections its size can use (a small
+ * start biggest first; each takes its share of the connections (a small
  * table loads whole, on one), as many as are free when its turn comes, and
  * gives them back when it is done, so the next table starts at once.
  */
 const MiB = 1024 * 1024;
 
-/** Connections a table of this many bytes can keep busy: one per 8 MiB, at least one, at most the budget. */
-export function slotsWanted(sizeBytes: number, budget: number): number {
-  return Math.max(1, Math.min(budget, Math.ceil(sizeBytes / (8 * MiB))));
+/**
+ * Connections for a table of `sizeBytes` in an export of `totalBytes`: its
+ * share of the budget, rounded up, and at most one per 8 MiB (a small table
+ * loads whole, on one). Shares rather than "as many as it can use" keep
+ * several tables loading at once, so one table's start-up — reading the
+ * server, scanning and sorting its file — overlaps the others' loading
+ * instead of leaving every connection idle.
+ */
+export function slotsWanted(sizeBytes: number, budget: number, totalBytes: number): number {
+  const share = totalBytes > 0 ? Math.ceil((budget * sizeBytes) / totalBytes) : budget;
+  return Math.max(1, Math.min(budget, share, Math.ceil(sizeBytes / (8 * MiB))));
 }
 
 /** The order tables start in: biggest first (ties by name, so a rerun starts them in the same order). */

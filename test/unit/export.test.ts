@@ -119,17 +119,22 @@ test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP
   ]);
 });
 
-test('connections per table and the start order: biggest first, small tables on one connection', () => {
+test('connections per table and the start order: biggest first, each its share, small tables on one connection', () => {
   const MiB = 1024 * 1024;
-  const cases: Array<[number, number, number]> = [
-    [0, 4, 1],
-    [100, 4, 1],
-    [8 * MiB, 4, 1],
-    [8 * MiB + 1, 4, 2],
-    [1000 * MiB, 4, 4],
-    [1000 * MiB, 1, 1],
+  const GiB = 1024 * MiB;
+  const cases: Array<[size: number, budget: number, total: number, want: number]> = [
+    [0, 4, 0, 1],
+    [100, 4, 1000, 1],
+    [8 * MiB, 4, 8 * MiB, 1],
+    [8 * MiB + 1, 4, 8 * MiB + 1, 2],
+    [GiB, 4, GiB, 4],
+    [GiB, 1, GiB, 1],
+    // Its share of the budget: the biggest of four similar tables takes one of two connections, so two tables load at once.
+    [33 * MiB, 2, 74 * MiB, 1],
+    [600 * MiB, 8, GiB, 5],
+    [10 * MiB, 8, GiB, 1],
   ];
-  for (const [size, budget, want] of cases) assert.equal(slotsWanted(size, budget), want, `${size} ${budget}`);
+  for (const [size, budget, total, want] of cases) assert.equal(slotsWanted(size, budget, total), want, `${size} ${budget} ${total}`);
   const order = startOrder([
     { key: 'b', sizeBytes: 5 },
     { key: 'a', sizeBytes: 5 },
