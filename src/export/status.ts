@@ -21,6 +21,7 @@ export interface ExportStatus {
   state: string;
   phase: string;
   startedAt: string;
+  /** The latest progress of the export or any of its loads (a committed chunk). */
   updatedAt: string;
   message: string | null;
   tables: ExportTableStatus[];
@@ -42,9 +43,11 @@ function memberJobs(m: ExportMember, jobs: readonly JobSummary[]): JobSummary[] 
 export function exportStatusOf(e: StoredExport, jobs: readonly JobSummary[]): ExportStatus {
   const running = e.heldBy !== null;
   const jobIds: string[] = [];
+  let lastProgress = e.updatedAt.slice(0, 19);
   const tables = e.members.map((m): ExportTableStatus => {
     const mine = memberJobs(m, jobs);
     jobIds.push(...mine.map((j) => j.jobId));
+    for (const j of mine) if (j.lastProgressAt > lastProgress) lastProgress = j.lastProgressAt;
     const filesDone = mine.filter((j) => j.state === 'done').length;
     const state: ExportTableStatus['state'] =
       e.state === 'done' || filesDone === m.files.length ? 'done' : mine.some((j) => j.heldBy !== null) ? 'running' : mine.length === 0 ? 'not started' : 'stopped';
@@ -59,7 +62,7 @@ export function exportStatusOf(e: StoredExport, jobs: readonly JobSummary[]): Ex
   });
   const state =
     e.state === 'done' ? 'done' : running ? `running (${e.phase}) by ${e.owner ?? `connection ${e.heldBy}`}` : e.state === 'running' ? `stopped (${e.phase}): no process holds it; rerun the load to resume` : `${e.state} (${e.phase})`;
-  return { exportId: e.exportId, source: e.source, mode: e.mode, state, phase: e.phase, startedAt: e.startedAt, updatedAt: e.updatedAt, message: e.message, tables, jobIds };
+  return { exportId: e.exportId, source: e.source, mode: e.mode, state, phase: e.phase, startedAt: e.startedAt.slice(0, 19), updatedAt: lastProgress, message: e.message, tables, jobIds };
 }
 
 export function renderExportStatus(s: ExportStatus): string {

@@ -5,6 +5,8 @@ import { parseManifest } from '../../src/export/manifest.js';
 import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } from '../../src/export/names.js';
 import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
 import { SlotBudget, slotsWanted, startOrder } from '../../src/export/slots.js';
+import { exportStatusOf, renderExportStatus } from '../../src/export/status.js';
+import type { JobSummary } from '../../src/checkpoint/store.js';
 import { sqlOf } from '../../src/plan/ops.js';
 import { isFlatloadError } from '../../src/errors/index.js';
 
@@ -186,4 +188,40 @@ test('the export report: status, totals and one line per table', () => {
   assert.match(text, /\n {2}d\.b +rejected-within-budget +500 +3 /);
   assert.match(text, /\n {2}total +rejected-within-budget +1,500 +3 /);
   assert.match(text, /\nnote: n$/);
+});
+
+test('status: an export as one job, each table from the loads of its files', () => {
+  const job = (jobId: string, target: string, inputPath: string, state: JobSummary['state'], heldBy: number | null, rows: number, at: string): JobSummary => ({
+    schema: 'd', jobId, target, inputPath, state, phase: 'prepared', chunksDone: 2, chunksTotal: 4, rowsDone: rows, rowsInInput: null,
+    startedAt: at, lastProgressAt: at, idleSeconds: 0, message: null, owner: null, heldBy,
+  });
+  const members = [
+    { target: 'd.a', loadTarget: 'd.a', files: [{ path: '/x/a.txt', sizeBytes: 1, mtimeMs: 1 }] },
+    { target: 'd.b', loadTarget: 'd.b', files: [{ path: '/x/b.000.txt', sizeBytes: 1, mtimeMs: 1 }, { path: '/x/b.001.txt', sizeBytes: 1, mtimeMs: 1 }] },
+    { target: 'd.c', loadTarget: 'd.c', files: [{ path: '/x/c.txt', sizeBytes: 1, mtimeMs: 1 }] },
+    { target: 'd.e', loadTarget: 'd.e', files: [{ path: '/x/e.txt', sizeBytes: 1, mtimeMs: 1 }] },
+  ];
+  const stored = { exportId: 'x1', source: '/x', mode: 'append', state: 'running' as const, phase: 'prepared' as const, members, startedAt: '2026-12-03 02:00:00.000', updatedAt: '2026-12-03 02:00:01.000', finishedAt: null, message: null, owner: 'etl@h pid 1', heldBy: null };
+  const jobs = [
+    job('j1', 'd.a', '/x/a.txt', 'done', null, 10, '2026-12-03 02:00:05'),
+    job('j0', 'd.b', '/x/b.000.txt', 'abandoned', null, 99, '2026-12-02 02:00:00'),
+    job('j2', 'd.b', '/x/b.000.txt', 'done', null, 5, '2026-12-03 02:00:06'),
+    job('j3', 'd.b', '/x/b.001.txt', 'running', null, 3, '2026-12-03 02:00:09'),
+    job('j4', 'd.c', '/x/c.txt', 'running', 77, 1, '2026-12-03 02:00:07'),
+    job('j5', 'd.z', '/x/e.txt', 'done', null, 1, '2026-12-03 02:00:07'),
+  ];
+  const s = exportStatusOf(stored, jobs);
+  assert.deepEqual(s.tables.map((t) => [t.table, t.state, `${t.filesDone}/${t.files}`, t.rowsDone]), [
+    ['d.a', 'done', '1/1', 10],
+    ['d.b', 'stopped', '1/2', 8],
+    ['d.c', 'running', '0/1', 1],
+    ['d.e', 'not started', '0/1', 0],
+  ]);
+  assert.deepEqual(s.jobIds, ['j1', 'j2', 'j3', 'j4'], 'the latest load of each file');
+  assert.equal(s.updatedAt, '2026-12-03 02:00:09');
+  assert.match(s.state, /^stopped \(prepared\): no process holds it/);
+  assert.match(exportStatusOf({ ...stored, heldBy: 12 }, jobs).state, /^running \(prepared\) by etl@h pid 1/);
+  const done = exportStatusOf({ ...stored, state: 'done' }, []);
+  assert.deepEqual(done.tables.map((t) => t.state), ['done', 'done', 'done', 'done']);
+  assert.match(renderExportStatus(s), /^export x1 {2}stopped[^\n]*tables 1\/4 done[\s\S]*\n {2}d\.b +stopped +1\/2 +4 +8\n/);
 });
