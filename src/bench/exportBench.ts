@@ -8,7 +8,7 @@
  * docs/benchmarks.md.
  */
 import { mkdirSync, mkdtempSync, statSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
@@ -51,6 +51,23 @@ async function contents(admin: Connection): Promise<string> {
     out.push(`${t}:${Number((c as Array<{ n: unknown }>)[0]!.n)}:${Number((s as Array<{ Checksum: unknown }>)[0]!.Checksum)}`);
   }
   return out.join(' ');
+}
+
+/** Server CPU, which the machine's other load moves far less than wall time, and a warning when the runs of one tool spread widely. */
+function cpuAndSpread(imp: RunResult[], fl: RunResult[]): string[] {
+  const cpu = (rs: RunResult[]): number | null => {
+    const xs = rs.map((r) => r.measured.serverCpuSeconds).filter((c): c is number => c !== null);
+    return xs.length ? median(xs) : null;
+  };
+  const out: string[] = [];
+  const a = cpu(imp);
+  const b = cpu(fl);
+  if (a !== null && b !== null && b > 0) out.push(`- Server CPU (mariadbd user + system, median): mariadb-import ${a.toFixed(1)} s, flatload ${b.toFixed(1)} s: flatload costs the server ${(a / b).toFixed(2)}× less work.`);
+  const spread = Math.max(...[imp, fl].map((rs) => Math.max(...rs.map((r) => r.seconds)) / Math.max(1e-9, Math.min(...rs.map((r) => r.seconds)))));
+  if (spread > 1.5) {
+    out.push(`- The same tool's runs differ by up to ${spread.toFixed(1)}× in wall time on this shared machine (load average ${loadRange([...imp, ...fl])} on ${availableParallelism()} cores): the wall-clock ratio of this run says little; rerun on a quiet machine.`);
+  }
+  return out;
 }
 
 export async function runExportBench(o: ExportBenchOptions): Promise<void> {
@@ -140,6 +157,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       imp.ok && fl.ok
         ? `- flatload vs mariadb-import at ${n} connections: **${(imp.median / fl.median).toFixed(2)}×** (target ≥ 1.50×: ${imp.median / fl.median >= 1.5 ? 'met' : `missed by ${((1 - imp.median / fl.median / 1.5) * 100).toFixed(0)}%`})`
         : '- a competitor failed: no ratio',
+      ...cpuAndSpread(imp.runs, fl.runs),
     ];
     const text = lines.join('\n');
     process.stdout.write(`\n${text}\n`);
