@@ -61,7 +61,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
   const load = async (a: Record<string, unknown>, dryRun: boolean): Promise<ExitCode> => {
     const args = { ...fileArg(a), ...(dryRun ? { dryRun } : {}) };
     const ex = await import('./commands/export.js');
-    if (ex.isExportCommand(args, io.cwd)) return ex.exportCommand(args, io);
+    if (ex.isExportCommand(args)) return ex.exportCommand(args, io);
     return (await import('./commands/load.js')).loadCommand(args, io);
   };
   return yargs(argv)

@@ -1,7 +1,5 @@
-import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
-import { isGlob } from '../../export/names.js';
 import { renderExportReport } from '../../export/report.js';
 import { executeExport, type ExportArgs } from '../../export/run.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
@@ -13,24 +11,16 @@ export interface LoadCommandArgs extends Omit<ExportArgs, 'files'> {
   more?: string[];
 }
 
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Whether the command names a whole export rather than one file into one
- * table: several files, a directory, a glob, a manifest, or a file without
- * --table (its table is its name, as with mysqlimport).
+ * table: several files, a manifest, or one input without --table — a
+ * directory, a glob, or a file (its table is its name, as with mysqlimport).
+ * One input with --table is the single-file load (which says so when that
+ * input is a directory).
  */
-export function isExportCommand(a: LoadCommandArgs, cwd: string): boolean {
-  const file = a.file;
+export function isExportCommand(a: LoadCommandArgs): boolean {
   if (a.manifest !== undefined || (a.more?.length ?? 0) > 0) return true;
-  if (file === undefined || file === '-') return false;
-  return isGlob(file) || isDirectory(file.startsWith('/') ? file : `${cwd}/${file}`) || a.table === undefined;
+  return a.file !== undefined && a.file !== '-' && a.table === undefined;
 }
 
 export async function exportCommand(a: LoadCommandArgs & ConnectionArgs, io: CliIo): Promise<ExitCode> {
