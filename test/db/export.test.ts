@@ -263,6 +263,46 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
     }
   });
 
+  test('SIGTERM stops the export resumably (exit 4, the command that resumes); a second run meanwhile stops at once (exit 8); a crash right after the RENAME', { timeout: 120_000 }, async () => {
+    const db = await createTestDatabase('xint');
+    try {
+      for (const t of TABLES) await db.conn.query(`CREATE TABLE \`${t}\` LIKE \`${source.name}\`.\`${t}\``);
+      const args = ['load', dump, '--mode', 'swap', '--jobs', '2', '--chunk-size', '32KiB', '--progress', 'none'];
+      const chunks = async (): Promise<number> => {
+        const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
+        if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
+        const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
+        return Number((c as Array<{ n: unknown }>)[0]!.n);
+      };
+      const first = spawnCli(args, { DATABASE_URL: db.url });
+      while ((await chunks()) < 3) await new Promise((r) => setTimeout(r, 3));
+      const second = await runCli(args, { env: { DATABASE_URL: db.url } });
+      assert.equal(second.code, 8, second.stderr);
+      assert.match(second.stderr, /export x[0-9a-f]+ is held by /);
+      first.child.kill('SIGTERM');
+      const stopped = await first.done;
+      assert.equal(stopped.code, 4, stopped.stderr);
+      assert.match(stopped.stderr, /resume with: cd .* && flatload load .* --mode swap/);
+      const [ex] = await db.conn.query('SELECT state FROM flatload_exports');
+      assert.deepEqual(ex, [{ state: 'interrupted' }]);
+
+      const done = await runCli(args, { env: { DATABASE_URL: db.url } });
+      assert.equal(done.code, 0, done.stderr);
+      await assertSameAsSource(db);
+      // A crash between the RENAME and the bookkeeping: the rerun finds every shadow gone, drops the old copies, and is done.
+      await db.conn.query("UPDATE flatload_exports SET state = 'running', phase = 'loaded'");
+      await db.conn.query('CREATE TABLE orders__flatload_old LIKE orders');
+      const after = await runCli([...args, '--json'], { env: { DATABASE_URL: db.url } });
+      assert.equal(after.code, 0, after.stderr);
+      assert.match(after.stdout, /the tables had been swapped by the interrupted run/);
+      await assertSameAsSource(db);
+      const [left] = await db.conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE '%\\_\\_flatload%'");
+      assert.deepEqual(left, []);
+    } finally {
+      await db.drop();
+    }
+  });
+
   test('--mode swap: a reader querying throughout sees yesterday\'s set or today\'s, never a mix', { timeout: 120_000 }, async () => {
     const db = await createTestDatabase('xswap');
     const reader = await adminConnection(db.name);
