@@ -114,7 +114,7 @@ function addLoad(r: ExportTableReport, res: ExecuteResult): void {
 export async function executeExport(
   a: ExportArgs,
   conn: ConnectionOptions,
-  io: { cwd: string; stderr: NodeJS.WritableStream; signal: AbortSignal; resumeCommand: string; clientCpus: number },
+  io: { cwd: string; stderr: NodeJS.WriteStream; signal: AbortSignal; resumeCommand: string; clientCpus: number },
 ): Promise<ExportRun> {
   const t0 = Date.now();
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
@@ -218,7 +218,9 @@ export async function executeExport(
     const onAbort = (): void => stop.abort();
     io.signal.addEventListener('abort', onAbort, { once: true });
     if (io.signal.aborted) stop.abort();
-    const progress = new ExportProgress(base.progress === 'none' ? undefined : io.stderr, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
+    // As for one file: a bar on a terminal, lines otherwise (and with --json, whose stdout is for the report).
+    const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
+    const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
     const budget = new SlotBudget(jobs);
     let firstError: FlatloadError | undefined;
     const loadTable = async (t: Target, r: ExportTableReport, slots: number): Promise<void> => {

@@ -6,6 +6,7 @@ import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } f
 import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
 import { SlotBudget, slotsWanted, startOrder } from '../../src/export/slots.js';
 import { exportStatusOf, renderExportStatus } from '../../src/export/status.js';
+import { ExportProgress } from '../../src/export/progress.js';
 import type { JobSummary } from '../../src/checkpoint/store.js';
 import { sqlOf } from '../../src/plan/ops.js';
 import { isFlatloadError } from '../../src/errors/index.js';
@@ -224,4 +225,25 @@ test('status: an export as one job, each table from the loads of its files', () 
   const done = exportStatusOf({ ...stored, state: 'done' }, []);
   assert.deepEqual(done.tables.map((t) => t.state), ['done', 'done', 'done', 'done']);
   assert.match(renderExportStatus(s), /^export x1 {2}stopped[^\n]*tables 1\/4 done[\s\S]*\n {2}d\.b +stopped +1\/2 +4 +8\n/);
+});
+
+test('one progress display: overall and per table, notes prefixed with their table', () => {
+  let written = '';
+  const out = { write: (s: string) => ((written += s), true) } as unknown as NodeJS.WriteStream;
+  const p = new ExportProgress(out, 'none', [
+    { key: 'd.a', sizeBytes: 1000 },
+    { key: 'd.b', sizeBytes: 3000 },
+  ]);
+  const a = p.hubFor('d.a');
+  const b = p.hubFor('d.b');
+  assert.equal(p.line(), '0.0% (0.0 MB of 0.0 MB), 0 rows, tables 0/2 done');
+  a.emit({ type: 'start', totalBytes: 1000, jobs: 1, table: 'd.a', strategy: 'load-data', resumedChunks: 1, resumedBytes: 200, resumedRows: 20 });
+  b.emit({ type: 'start', totalBytes: 3000, jobs: 1, table: 'd.b', strategy: 'load-data', resumedChunks: 0, resumedBytes: 0, resumedRows: 0 });
+  b.emit({ type: 'chunk-committed', chunk: 0, slot: 1, records: 50, rowsLoaded: 50, rejected: 0, bytes: 1500, elapsedMs: 5, atMs: 5 });
+  b.emit({ type: 'warning', message: 'careful' });
+  assert.equal(p.line(), '42.5% (0.0 MB of 0.0 MB), 70 rows, tables 0/2 done; loading: d.a 20.0%, d.b 50.0%');
+  p.finished('d.a', true, 100);
+  assert.equal(p.line(), '62.5% (0.0 MB of 0.0 MB), 150 rows, tables 1/2 done; loading: d.b 50.0%');
+  p.close();
+  assert.equal(written, 'warning: d.b: careful\nd.a: done, 100 rows\n');
 });
