@@ -270,7 +270,7 @@ export async function executeExport(
       }
       running.push(
         loadTable(t, r, slots)
-          .then(() => progress.finished(t.key, true, r.rows))
+          .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
           .catch((err: unknown) => {
             const fe = toFlatloadError(err, `loading ${t.key}`);
             r.status = 'stopped';
