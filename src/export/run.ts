@@ -124,6 +124,8 @@ export async function executeExport(
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   const notes: string[] = [];
+  /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
+  let held: { store: ExportStore; exportId: string } | undefined;
   try {
     const targets: Target[] = [];
     for (const t of found.tables) {
@@ -170,6 +172,7 @@ export async function executeExport(
       describeHolder: async () => `export ${exportId} is held by ${(await store.get(exportId))?.owner ?? 'another flatload'} (server connection ${(await jobLockHolder(control, exportId))?.connectionId ?? '?'})`,
       onWaiting: (m) => io.stderr.write(`${m}\n`),
     });
+    held = { store, exportId };
     let stored: StoredExport | undefined = await store.get(exportId);
     const reports = targets.map((t) => tableReport(t, 'not-started'));
     const finishReport = (error: FlatloadError | undefined, status?: ExportReport['status']): ExportRun => ({
@@ -296,7 +299,10 @@ export async function executeExport(
     await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
     return finishReport(undefined);
   } catch (err) {
-    throw toFlatloadError(err, 'loading the export');
+    const fe = toFlatloadError(err, 'loading the export');
+    // Whatever stopped it (a RENAME refused, the server gone), the export must not go on saying it is running.
+    await held?.store.update(held.exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
+    throw fe;
   } finally {
     await control.end();
   }
