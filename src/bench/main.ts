@@ -9,6 +9,7 @@
  *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
  *   npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
  *   npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
+ *   npm run bench -- --export [--rows 2000000] [--jobs 2]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N)
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ import { runComparison, SCENARIOS, type ScenarioId } from './comparison.js';
 import { runMemoryBench } from './memory.js';
 import { runStrategiesBench } from './strategies.js';
 import { runEnginesBench } from './engines.js';
+import { runExportBench } from './exportBench.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     memory: { type: 'boolean', default: false },
     strategies: { type: 'boolean', default: false },
     engines: { type: 'boolean', default: false },
+    export: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '3' },
     'memory-gb': { type: 'string', default: '2' },
   },
@@ -50,6 +53,10 @@ async function main(): Promise<void> {
   }
   if (args.engines) {
     await runEnginesBench(positive('rows', args.rows ?? '1000000'), root, !args['no-write'], cli);
+    return;
+  }
+  if (args.export) {
+    await runExportBench({ rows: positive('rows', args.rows ?? '2000000'), repeat, jobs: positive('jobs', args.jobs), write: !args['no-write'], root, cli });
     return;
   }
   if (args.memory) {

@@ -393,7 +393,7 @@ function toJob(r: Record<string, unknown>): StoredJob {
 }
 
 /** A DATETIME or text column as text (mysql2 returns DATETIME as a Date unless dateStrings is set). */
-function text(v: unknown): string {
+export function text(v: unknown): string {
   if (v instanceof Date) return v.toISOString().replace('T', ' ').replace('Z', '');
   return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
 }

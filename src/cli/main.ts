@@ -9,7 +9,8 @@ import { hidePasswordsFromProcessList, normalizeMysqlStyleArgs } from './prompt.
 
 function withLoadOptions<T>(y: Argv<T>) {
   return withFormatOptions(withConnectionOptions(y))
-    .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input)' })
+    .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input), or a directory or quoted glob of a whole export' })
+    .positional('more', { type: 'string', array: true, describe: 'more files of the same export (each file\'s table is its name)' })
     .option('table', { alias: 't', type: 'string', describe: '[db.]table to load into', group: 'Load:' })
     .option('jobs', { alias: 'j', type: 'string', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
     .option('chunk-size', { type: 'string', describe: 'bytes per chunk, e.g. 64MiB, 1G (default 64MiB)', group: 'Load:' })
@@ -33,6 +34,9 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
+    .option('manifest', { type: 'string', describe: 'export: a JSON file mapping files to tables and per-table options', group: 'Export:' })
+    .option('create-tables', { type: 'boolean', describe: 'export: create a missing table from its .sql file (mysqldump --tab)', group: 'Export:' })
+    .option('reject-dir', { type: 'string', describe: 'export: the directory for the per-table reject files (default: beside each input)', group: 'Export:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
 
@@ -54,20 +58,26 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
     }
     return out;
   };
+  const load = async (a: Record<string, unknown>, dryRun: boolean): Promise<ExitCode> => {
+    const args = { ...fileArg(a), ...(dryRun ? { dryRun } : {}) };
+    const ex = await import('./commands/export.js');
+    if (ex.isExportCommand(args)) return ex.exportCommand(args, io);
+    return (await import('./commands/load.js')).loadCommand(args, io);
+  };
   return yargs(argv)
     .scriptName('flatload')
     .usage('$0 <command> [options]\n\nBulk-load flat files (CSV/TSV) into MySQL/MariaDB: parallel, resumable, exactly once.')
     .command(
-      'load <file>',
-      'load a file into a table',
+      'load [file] [more..]',
+      'load a file into a table, or a whole export (a directory, several files, a glob or a --manifest) as one job',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand(fileArg(a), io)),
+      (a) => run(() => load(a, false)),
     )
     .command(
-      'plan <file>',
-      'show the plan for a load without changing anything (= load --dry-run)',
+      'plan [file] [more..]',
+      'show the plan for a load (or every table of an export) without changing anything (= load --dry-run)',
       (y) => withLoadOptions(y),
-      (a) => run(async () => (await import('./commands/load.js')).loadCommand({ ...fileArg(a), dryRun: true }, io)),
+      (a) => run(() => load(a, true)),
     )
     .command(
       'bench <file>',

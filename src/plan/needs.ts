@@ -74,6 +74,8 @@ export function needsOfOp(op: Op, why: string): PrivilegeNeed[] {
       return [need('CREATE', ...on(op.table), why), need('SELECT', ...on(op.like), why)];
     case 'swap-tables':
       return [...renameNeeds(op.target, op.old, why), ...renameNeeds(op.shadow, op.target, why)];
+    case 'swap-set':
+      return op.swaps.flatMap((w) => [...renameNeeds(w.target, w.old, why), ...renameNeeds(w.shadow, w.target, why)]);
     case 'drop-indexes':
     case 'add-indexes':
     case 'drop-column':

@@ -28,6 +28,8 @@ export type Op =
   | { kind: 'create-like'; table: TableRef; like: TableRef }
   /** One atomic RENAME: target → old, shadow → target. */
   | { kind: 'swap-tables'; target: TableRef; shadow: TableRef; old: TableRef }
+  /** Several tables swapped with their shadows in one RENAME TABLE: atomic on one server, so readers see the old set or the new. */
+  | { kind: 'swap-set'; swaps: Array<{ target: TableRef; shadow: TableRef; old: TableRef }> }
   | { kind: 'drop-indexes'; table: TableRef; indexes: IndexDef[] }
   | { kind: 'add-indexes'; table: TableRef; indexes: IndexDef[] }
   /** Take the surrogate AUTO_INCREMENT column out of the table for the load. */
@@ -90,6 +92,8 @@ export function sqlOf(op: Op, v: RunValues = {}): string {
       return `CREATE TABLE ${t(op.table)} LIKE ${t(op.like)}`;
     case 'swap-tables':
       return `RENAME TABLE ${t(op.target)} TO ${t(op.old)}, ${t(op.shadow)} TO ${t(op.target)}`;
+    case 'swap-set':
+      return `RENAME TABLE ${op.swaps.map((w) => `${t(w.target)} TO ${t(w.old)}, ${t(w.shadow)} TO ${t(w.target)}`).join(', ')}`;
     case 'drop-indexes':
       return `ALTER TABLE ${t(op.table)} ${op.indexes.map((i) => `DROP INDEX ${quoteId(i.name)}`).join(', ')}`;
     case 'add-indexes':
@@ -174,6 +178,7 @@ export function alreadyDoneErrnos(op: Op): readonly number[] {
     case 'drop-table':
       return [ER.BAD_TABLE];
     case 'swap-tables':
+    case 'swap-set':
       // The shadow is gone (renamed already) or the old name is taken (by the rename that ran).
       return [ER.NO_SUCH_TABLE, ER.TABLE_EXISTS];
     default:

@@ -18,7 +18,8 @@
  *     nothing of it; report (events, reject file, summary types) sits below checkpoint, which
  *     emits notes while it resolves a job.
  *   on top, may import everything below them:
- *     11 devserver → 12 bench → 13 cli
+ *     11 export | devserver → 12 bench → 13 cli
+ *     (export runs many loads as one job; devserver starts throwaway servers: neither imports the other).
  *
  * Every import counts: value and type-only imports, re-exports and dynamic
  * import() of a literal path. Files outside src/ (fixtures/) are imported
@@ -49,6 +50,7 @@ const RANK: Readonly<Record<string, number>> = {
   report: 8,
   checkpoint: 9,
   load: 10,
+  export: 11,
   devserver: 11,
   bench: 12,
   cli: 13,

@@ -1,4 +1,7 @@
+import { ExportStore } from '../../checkpoint/exports.js';
 import { CheckpointStore, type JobSummary } from '../../checkpoint/store.js';
+import type { Queryable } from '../../db/control.js';
+import { exportStatusOf, renderExportStatus, type ExportStatus } from '../../export/status.js';
 import { openSession } from '../../db/connect.js';
 import { splitQualifiedName } from '../../config/names.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
@@ -39,6 +42,25 @@ function render(jobs: JobSummary[]): string {
   return out.join('\n');
 }
 
+/** Every export recorded (with a table `target`, if given), each with its tables' loads. */
+async function exportsOf(conn: Queryable, bookkeepingSchema: string | undefined, target: string | undefined): Promise<ExportStatus[]> {
+  const schemas = bookkeepingSchema ? [bookkeepingSchema] : await ExportStore.schemas(conn);
+  const out: ExportStatus[] = [];
+  for (const s of schemas) {
+    if (!(await ExportStore.exists(conn, s))) continue;
+    for (const e of await new ExportStore(conn, s).list()) {
+      if (target !== undefined && !e.members.some((m) => m.target === target)) continue;
+      const jobs: JobSummary[] = [];
+      // The loads keep their jobs in their table's database, or with the export's (--bookkeeping-schema).
+      for (const db of new Set([s, ...e.members.map((m) => m.loadTarget.slice(0, m.loadTarget.indexOf('.')))])) {
+        if (await CheckpointStore.exists(conn, db)) jobs.push(...(await new CheckpointStore(conn, db).list()));
+      }
+      out.push(exportStatusOf(e, jobs));
+    }
+  }
+  return out;
+}
+
 /** `flatload status`: the resume bookkeeping, read-only. */
 export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode> {
   const { options } = await connectionFromArgs(a, io.cwd, io.env);
@@ -56,12 +78,17 @@ export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode>
     } else {
       schemas = a.bookkeepingSchema ? [a.bookkeepingSchema] : await CheckpointStore.schemas(conn);
     }
-    const jobs: JobSummary[] = [];
+    let jobs: JobSummary[] = [];
     for (const s of schemas) {
       if (!(await CheckpointStore.exists(conn, s))) continue;
       jobs.push(...(await new CheckpointStore(conn, s).list(target)));
     }
-    io.stdout.write(a.json ? `${JSON.stringify({ jobs })}\n` : `${render(jobs)}\n`);
+    const exports = await exportsOf(conn, a.bookkeepingSchema, target);
+    // A load that is part of an export is shown with its export, not again on its own.
+    const members = new Set(exports.flatMap((e) => e.jobIds));
+    jobs = jobs.filter((j) => !members.has(j.jobId));
+    if (a.json) io.stdout.write(`${JSON.stringify({ exports, jobs })}\n`);
+    else io.stdout.write(`${[...exports.map(renderExportStatus), ...(jobs.length > 0 || exports.length === 0 ? [render(jobs)] : [])].join('\n\n')}\n`);
     return EXIT.ok;
   } finally {
     await conn.end().catch(() => undefined);

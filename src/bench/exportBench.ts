@@ -1,0 +1,174 @@
+/**
+ * `npm run bench -- --export`: a whole export — four InnoDB tables of
+ * different sizes, one TSV file each, named after its table as
+ * mariadb-import requires — loaded by `mariadb-import --local
+ * --use-threads=N` and by `flatload load DIR --jobs N`, at equal connections,
+ * each run on empty tables and a server at rest, order rotating, medians,
+ * every table's count and checksum checked. Writes its section of
+ * docs/benchmarks.md.
+ */
+import { mkdirSync, mkdtempSync, statSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql, { type Connection } from 'mysql2/promise';
+import { ddl, generateToFile } from '../../fixtures/generate.js';
+import { startThrowawayServer, type ThrowawayServer } from '../devserver/server.js';
+import { mariadbImport, type Target } from './competitors.js';
+import { writeDocSection } from './doc.js';
+import { measure, type Measured } from './measure.js';
+import { machineDescription } from './report.js';
+import { formatRuns, inRounds, loadRange, median, settledRun, type RunResult } from './rounds.js';
+
+const DB = 'flatload_bench_export';
+/** Each table's share of the rows: a big table, two middling, one small. */
+const TABLES: Array<[name: string, share: number]> = [
+  ['orders', 0.45],
+  ['customers', 0.25],
+  ['events', 0.2],
+  ['regions', 0.1],
+];
+
+export interface ExportBenchOptions {
+  rows: number;
+  repeat: number;
+  jobs: number;
+  write: boolean;
+  root: string;
+  cli: string;
+}
+
+interface Competitor {
+  name: string;
+  flatload: boolean;
+  run(t: Target, dir: string, files: string[]): Promise<Measured>;
+}
+
+async function contents(admin: Connection): Promise<string> {
+  const out: string[] = [];
+  for (const [t] of TABLES) {
+    const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${t}`);
+    const [s] = await admin.query(`CHECKSUM TABLE ${DB}.${t}`);
+    out.push(`${t}:${Number((c as Array<{ n: unknown }>)[0]!.n)}:${Number((s as Array<{ Checksum: unknown }>)[0]!.Checksum)}`);
+  }
+  return out.join(' ');
+}
+
+/** Server CPU, which the machine's other load moves far less than wall time, and a warning when the runs of one tool spread widely. */
+function cpuAndSpread(imp: RunResult[], fl: RunResult[]): string[] {
+  const cpu = (rs: RunResult[]): number | null => {
+    const xs = rs.map((r) => r.measured.serverCpuSeconds).filter((c): c is number => c !== null);
+    return xs.length ? median(xs) : null;
+  };
+  const out: string[] = [];
+  const a = cpu(imp);
+  const b = cpu(fl);
+  if (a !== null && b !== null && b > 0) out.push(`- Server CPU (mariadbd user + system, median): mariadb-import ${a.toFixed(1)} s, flatload ${b.toFixed(1)} s: flatload costs the server ${(a / b).toFixed(2)}× less work.`);
+  const spread = Math.max(...[imp, fl].map((rs) => Math.max(...rs.map((r) => r.seconds)) / Math.max(1e-9, Math.min(...rs.map((r) => r.seconds)))));
+  if (spread > 1.5) {
+    out.push(`- The same tool's runs differ by up to ${spread.toFixed(1)}× in wall time on this shared machine (load average ${loadRange([...imp, ...fl])} on ${availableParallelism()} cores): the wall-clock ratio of this run says little; rerun on a quiet machine.`);
+  }
+  return out;
+}
+
+export async function runExportBench(o: ExportBenchOptions): Promise<void> {
+  const t0 = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), 'flatload-bench-export-'));
+  let server: ThrowawayServer | undefined;
+  let admin: Connection | undefined;
+  try {
+    const dump = join(dir, 'export');
+    const files: string[] = [];
+    const counts = new Map<string, number>();
+    process.stderr.write(`generating an export of ${TABLES.length} user_summary tables, ${o.rows.toLocaleString('en-US')} rows in all…\n`);
+    mkdirSync(dump);
+    for (const [i, [name, share]] of TABLES.entries()) {
+      const rows = Math.round(o.rows * share);
+      const file = join(dump, `${name}.tsv`);
+      await generateToFile(file, { table: 'user_summary', rows, seed: 11 + i });
+      files.push(file);
+      counts.set(name, rows);
+    }
+    const bytes = files.reduce((a, f) => a + statSync(f).size, 0);
+    const external = process.env['DATABASE_URL'];
+    let url: string;
+    if (external) url = external;
+    else {
+      process.stderr.write('starting a throwaway MariaDB (2G buffer pool, 1 GiB redo log)…\n');
+      server = await startThrowawayServer({ innodbBufferPoolSize: '2G', innodbLogFileSize: '1G' });
+      url = server.url;
+    }
+    admin = await mysql.createConnection({ uri: url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
+    const [v] = await admin.query('SELECT VERSION() AS v');
+    const version = String((v as Array<{ v: string }>)[0]!.v);
+    const target: Target = { url: new URL(url), db: DB, table: TABLES[0]![0], ...(server ? { serverPid: server.pid } : {}) };
+    const n = o.jobs;
+    const flat = (name: string, flags: string[]): Competitor => ({
+      name,
+      flatload: true,
+      run: (t, d) => {
+        const u = new URL(t.url.toString());
+        u.pathname = `/${DB}`;
+        return measure(process.execPath, [o.cli, 'load', d, '--progress', 'none', '--json', ...flags], { ...(t.serverPid ? { serverPid: t.serverPid } : {}), env: { ...process.env, DATABASE_URL: u.toString() } });
+      },
+    });
+    const competitors: Competitor[] = [
+      { name: `mariadb-import --local --use-threads=${n}`, flatload: false, run: (t, _d, f) => mariadbImport(t, f, n) },
+      flat(`flatload load DIR --jobs ${n}`, ['--jobs', String(n)]),
+    ];
+    let reference: string | undefined;
+    const once = async (c: Competitor): Promise<RunResult> => {
+      process.stderr.write(`  ${c.name} … `);
+      const r = await settledRun({
+        admin: admin!,
+        serverPid: server?.pid,
+        prepare: async () => {
+          await admin!.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${TABLES.map(([t]) => `${ddl('user_summary').replace(/CREATE TABLE \S+/, `CREATE TABLE ${t}`)} ENGINE=InnoDB`).join('; ')}`);
+        },
+        run: () => c.run(target, dump, files),
+        check: async () => {
+          const got = await contents(admin!);
+          for (const [t, rows] of counts) if (!got.includes(`${t}:${rows}:`)) return `${t} does not hold ${rows} rows: ${got}`;
+          reference ??= got;
+          return got === reference ? '' : `content ${got}, expected ${reference}`;
+        },
+      });
+      process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`} [load ${r.load1.toFixed(1)}]\n`);
+      return r;
+    };
+    const series = await inRounds(competitors, o.repeat, once);
+    await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+    const imp = series[0]!;
+    const fl = series[1]!;
+    const lines = [
+      '## A whole export: flatload against mariadb-import',
+      '',
+      `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
+      `Machine: ${machineDescription(version)}.`,
+      '',
+      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a 2 GiB buffer pool and a 1 GiB redo log. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} connections between the tables, biggest first. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
+      '',
+      '| competitor | median s (runs, in order) | rows/s | load avg | server CPU s |',
+      '|---|---:|---:|---:|---:|',
+      ...series.map((s) => {
+        const cpu = s.runs.map((x) => x.measured.serverCpuSeconds).filter((c): c is number => c !== null);
+        return `| ${s.item.name} | ${formatRuns(s)} | ${s.ok ? Math.round(o.rows / s.median).toLocaleString('en-US') : ''} | ${loadRange(s.runs)} | ${cpu.length ? median(cpu).toFixed(1) : '–'} |`;
+      }),
+      '',
+      imp.ok && fl.ok
+        ? `- flatload vs mariadb-import at ${n} connections: **${(imp.median / fl.median).toFixed(2)}×** (target ≥ 1.50×: ${imp.median / fl.median >= 1.5 ? 'met' : `missed by ${((1 - imp.median / fl.median / 1.5) * 100).toFixed(0)}%`})`
+        : '- a competitor failed: no ratio',
+      ...cpuAndSpread(imp.runs, fl.runs),
+    ];
+    const text = lines.join('\n');
+    process.stdout.write(`\n${text}\n`);
+    if (o.write) {
+      const doc = join(o.root, 'docs/benchmarks.md');
+      writeDocSection(doc, 'export', text);
+      process.stderr.write(`wrote ${doc}\n`);
+    }
+  } finally {
+    await admin?.end().catch(() => undefined);
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,363 @@
+/**
+ * A whole export as one job, in stages: find the tables and their files,
+ * take the export's lock and bookkeeping row, create missing tables from
+ * their .sql files (tables first, then rows), make the shadow tables (swap)
+ * or empty the tables (replace), load every table — each file through the
+ * single-table load, so each keeps its own plan, job row and resume — over
+ * one shared connection budget, biggest table first, then (swap) publish all
+ * tables with one RENAME TABLE, and report.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
+import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
+import type { ConnectionOptions } from '../config/connection.js';
+import { toLoadOptions, type LoadArgs } from '../config/loadOptions.js';
+import { openSession } from '../db/connect.js';
+import { ControlConnection } from '../db/control.js';
+import { toFlatloadError } from '../db/errors.js';
+import { quoteQualified } from '../db/quote.js';
+import { selectNumber, selectRows } from '../db/rows.js';
+import { FlatloadError } from '../errors/index.js';
+import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { planJson, renderPlan } from '../plan/explain.js';
+import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
+import { EventHub } from '../report/events.js';
+import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
+import { ddlStatements } from './ddl.js';
+import { discoverExport, type DiscoveredTable } from './discover.js';
+import { ExportProgress } from './progress.js';
+import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
+import { SlotBudget, slotsWanted, startOrder } from './slots.js';
+
+export interface ExportArgs extends LoadArgs {
+  files: string[];
+  manifest?: string | undefined;
+  createTables?: boolean | undefined;
+  rejectDir?: string | undefined;
+}
+
+export interface ExportRun {
+  report: ExportReport;
+  /** Each table's plan (dry run): text, and the JSON form. */
+  plans: Array<{ table: string; text: string; json: unknown }>;
+  /** The first error that stopped a table (the export's exit status). */
+  error: FlatloadError | undefined;
+}
+
+interface Target extends DiscoveredTable {
+  key: string;
+  db: string;
+  ref: TableRef;
+  shadow: TableRef;
+  old: TableRef;
+  exists: boolean;
+}
+
+async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
+  return (await selectNumber(control, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table])) > 0;
+}
+
+/** Connections to share when --jobs is not given: the server's cores (thread_pool_size) or the client's, at most 8 — the single load's default. */
+async function defaultBudget(control: ControlConnection, clientCpus: number): Promise<number> {
+  const rows = await selectRows<{ Value: string }>(control, "SHOW VARIABLES LIKE 'thread_pool_size'");
+  const cpus = Number(rows[0]?.Value);
+  return Math.max(1, Math.min(8, Number.isFinite(cpus) && cpus > 0 ? cpus : clientCpus));
+}
+
+/** The table's CREATE TABLE file run in its database: only when the table is missing, DROP statements left out. */
+async function createFromDdl(control: ControlConnection, t: Target): Promise<void> {
+  let text: string;
+  try {
+    text = readFileSync(t.ddl!, 'utf8');
+  } catch (err) {
+    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
+  }
+  await control.query(`USE ${quoteQualified(undefined, t.db)}`);
+  for (const sql of ddlStatements(text)) {
+    try {
+      await control.query(sql);
+    } catch (err) {
+      throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+    }
+  }
+  if (!(await tableExists(control, t.ref))) {
+    throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
+  }
+}
+
+async function run(control: ControlConnection, op: Op): Promise<void> {
+  await control.query(sqlOf(op));
+}
+
+function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
+  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
+}
+
+/** Adds one file's load to its table's line of the report. */
+function addLoad(r: ExportTableReport, res: ExecuteResult): void {
+  const x = res.report;
+  r.engine = x.engine;
+  r.strategy = x.strategy;
+  r.rows += x.rows;
+  r.rejected += x.rejected;
+  r.seconds += x.seconds;
+  r.inputBytes += x.inputBytes;
+  if (x.status !== 'already-loaded') r.resumedChunks += x.resumedChunks;
+  if (x.sizes) r.onDiskBytes = x.sizes.onDiskBytes;
+  if (x.rejectFile && x.rejected > 0) r.rejectFiles.push(x.rejectFile);
+  if (x.status === 'stopped') r.status = 'stopped';
+  else if (x.status === 'rejected-within-budget' && r.status !== 'stopped') r.status = 'rejected-within-budget';
+  else if (x.status === 'ok' && r.status === 'already-loaded') r.status = 'ok';
+}
+
+export async function executeExport(
+  a: ExportArgs,
+  conn: ConnectionOptions,
+  io: { cwd: string; stderr: NodeJS.WriteStream; signal: AbortSignal; resumeCommand: string; clientCpus: number },
+): Promise<ExportRun> {
+  const t0 = Date.now();
+  // The flags shared by every table, checked once (a table's manifest options are checked with its load).
+  const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
+  const mode = base.mode;
+  const found = discoverExport(a.files, a.manifest, io.cwd);
+  const { session, conn: first } = await openSession(conn, { localInfile: false });
+  const control = new ControlConnection(first, session);
+  const notes: string[] = [];
+  /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
+  let held: { store: ExportStore; exportId: string } | undefined;
+  try {
+    const targets: Target[] = [];
+    for (const t of found.tables) {
+      const db = t.db ?? conn.database;
+      if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
+      const ref = { db, table: t.table };
+      targets.push({
+        ...t,
+        key: `${db}.${t.table}`,
+        db,
+        ref,
+        shadow: { db, table: derivedName(t.table, SHADOW_SUFFIX) },
+        old: { db, table: derivedName(t.table, OLD_SUFFIX) },
+        exists: await tableExists(control, ref),
+      });
+    }
+    for (const t of targets) {
+      if (t.exists) continue;
+      if (!t.ddl) {
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.files[0]!, table: t.key });
+      }
+      if (!a.createTables) {
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')})`, {
+          file: t.files[0]!,
+          table: t.key,
+          hint: `add --create-tables to create it from ${t.ddl}`,
+        });
+      }
+    }
+    const jobs = base.jobs ?? (await defaultBudget(control, io.clientCpus));
+    if (base.dryRun) return await planExport(a, conn, targets, found.source, mode, jobs);
+
+    const members: ExportMember[] = targets.map((t) => ({
+      target: t.key,
+      loadTarget: mode === 'swap' ? `${t.db}.${t.shadow.table}` : t.key,
+      files: t.sizes,
+    }));
+    const exportId = exportIdOf(mode, members, { keepOld: base.keepOld, manifest: a.manifest ?? null, options: targets.map((t) => t.options) });
+    const schema = base.bookkeepingSchema ?? conn.database ?? targets[0]!.db;
+    const store = new ExportStore(control, schema);
+    await store.ensureTable();
+    await acquireJobLock(control, exportId, {
+      wait: base.wait,
+      describeHolder: async () => `export ${exportId} is held by ${(await store.get(exportId))?.owner ?? 'another flatload'} (server connection ${(await jobLockHolder(control, exportId))?.connectionId ?? '?'})`,
+      onWaiting: (m) => io.stderr.write(`${m}\n`),
+    });
+    held = { store, exportId };
+    let stored: StoredExport | undefined = await store.get(exportId);
+    const reports = targets.map((t) => tableReport(t, 'not-started'));
+    const finishReport = (error: FlatloadError | undefined, status?: ExportReport['status']): ExportRun => ({
+      report: { status: status ?? exportStatus(reports), exportId, source: found.source, mode, jobs, tables: reports, totals: exportTotals(reports, (Date.now() - t0) / 1000), notes },
+      plans: [],
+      error,
+    });
+    if (stored?.state === 'done' && !base.restart) {
+      notes.push(`this export (the same files, sizes and modification times, into the same tables) was loaded at ${stored.finishedAt ?? stored.updatedAt} (export ${exportId}); add --restart to load it again`);
+      for (const r of reports) r.status = 'already-loaded';
+      return finishReport(undefined, 'already-loaded');
+    }
+    const fresh = !stored || stored.state === 'done' || base.restart;
+    if (fresh) {
+      await store.create({ exportId, source: found.source, mode, members, owner: ownerText() });
+      stored = await store.get(exportId);
+    } else {
+      notes.push(`resuming export ${exportId} (${stored!.phase})`);
+      await store.update(exportId, { state: 'running', owner: ownerText(), message: null });
+    }
+    const phase = stored!.phase;
+
+    // Tables first, then rows: every missing table is created before any table loads.
+    for (const t of targets) {
+      if (t.exists) continue;
+      await createFromDdl(control, t);
+      notes.push(`created ${t.key} from ${t.ddl}`);
+    }
+    // Swap and replace prepare every table once per export; a resumed export finds them prepared.
+    let restartMembers = base.restart;
+    if (phase === 'created') {
+      for (const t of targets) {
+        if (mode === 'swap') {
+          await run(control, { kind: 'drop-table', table: t.shadow, ifExists: true });
+          await run(control, { kind: 'create-like', table: t.shadow, like: t.ref });
+        } else if (mode === 'replace') {
+          await run(control, { kind: 'truncate', table: t.ref });
+        }
+      }
+      // The tables were just emptied or made anew: earlier loads of these files into them count for nothing.
+      if (mode !== 'append') restartMembers = true;
+      await store.update(exportId, { phase: 'prepared' });
+    }
+
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    io.signal.addEventListener('abort', onAbort, { once: true });
+    if (io.signal.aborted) stop.abort();
+    // As for one file: a bar on a terminal, lines otherwise (and with --json, whose stdout is for the report).
+    const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
+    const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
+    const budget = new SlotBudget(jobs);
+    let firstError: FlatloadError | undefined;
+    const loadTable = async (t: Target, r: ExportTableReport, slots: number): Promise<void> => {
+      r.status = 'already-loaded';
+      const hub = progress.hubFor(t.key);
+      for (const [i, file] of t.files.entries()) {
+        if (stop.signal.aborted) {
+          r.status = 'stopped';
+          break;
+        }
+        const rejectFile = a.rejectDir === undefined ? undefined : join(a.rejectDir, `${t.key}${t.files.length > 1 ? `.${i}` : ''}.rejects.txt`);
+        const options = toLoadOptions({
+          ...a,
+          ...t.options,
+          file,
+          table: quoteQualified(t.db, mode === 'swap' ? t.shadow.table : t.table),
+          mode: 'append',
+          jobs: slots,
+          restart: restartMembers,
+          keepOld: false,
+          dryRun: false,
+          progress: 'none',
+          json: false,
+          chart: undefined,
+          rejectFile,
+          // The size is the table's: measured once, after its last file.
+          skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
+        });
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand);
+        addLoad(r, res);
+        if (res.error) throw res.error;
+      }
+    };
+    if (phase === 'loaded') {
+      // Every table was loaded by the interrupted run (in swap mode into shadows that may be renamed already).
+      notes.push('every table was loaded by the interrupted run');
+      for (const r of reports) r.status = 'already-loaded';
+    }
+    const totalBytes = targets.reduce((a, t) => a + t.sizeBytes, 0);
+    const order = phase === 'loaded' ? [] : startOrder(targets.map((t, i) => ({ t, r: reports[i]!, key: t.key, sizeBytes: t.sizeBytes })));
+    const running: Array<Promise<void>> = [];
+    for (const { t, r } of order) {
+      const slots = await budget.take(slotsWanted(t.sizeBytes, jobs, totalBytes));
+      if (stop.signal.aborted) {
+        budget.give(slots);
+        break;
+      }
+      running.push(
+        loadTable(t, r, slots)
+          .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
+          .catch((err: unknown) => {
+            const fe = toFlatloadError(err, `loading ${t.key}`);
+            r.status = 'stopped';
+            r.error = { code: fe.code, message: fe.message };
+            progress.finished(t.key, false, r.rows);
+            firstError ??= fe;
+            // One table stopped stops the export: the others commit their chunks in flight and stop, resumable.
+            stop.abort();
+          })
+          .finally(() => budget.give(slots)),
+      );
+    }
+    await Promise.all(running);
+    progress.close();
+    io.signal.removeEventListener('abort', onAbort);
+    if (firstError || stop.signal.aborted) {
+      const error = firstError ?? new FlatloadError('INTERRUPTED', 'interrupted: the tables in flight committed or rolled back their chunks; nothing is half-loaded');
+      await store.update(exportId, { state: error.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: error.message });
+      return finishReport(error.context.resumeCommand || !io.resumeCommand ? error : error.withContext({ resumeCommand: io.resumeCommand }));
+    }
+    await store.update(exportId, { phase: 'loaded' });
+    if (mode === 'swap') await swapAll(control, targets, base.keepOld, notes);
+    await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
+    return finishReport(undefined);
+  } catch (err) {
+    const fe = toFlatloadError(err, 'loading the export');
+    // Whatever stopped it (a RENAME refused, the server gone), the export must not go on saying it is running.
+    await held?.store.update(held.exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
+    throw fe;
+  } finally {
+    await control.end();
+  }
+}
+
+/**
+ * Publishes every table at once: one RENAME TABLE moves each table to its
+ * old name and each shadow to the table's name, atomically on one server.
+ * A rerun after a crash around the RENAME finds either every shadow (not
+ * renamed yet) or none (renamed): anything else is not flatload's doing.
+ */
+async function swapAll(control: ControlConnection, targets: readonly Target[], keepOld: boolean, notes: string[]): Promise<void> {
+  const shadows = await Promise.all(targets.map((t) => tableExists(control, t.shadow)));
+  if (shadows.every((s) => s)) {
+    for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true });
+    await run(control, { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) });
+    notes.push(`swapped ${targets.length} table(s) in one RENAME TABLE`);
+  } else if (shadows.some((s) => s)) {
+    const left = targets.filter((_, i) => shadows[i]).map((t) => `${t.db}.${t.shadow.table}`);
+    throw new FlatloadError('RESUME_MISMATCH', `cannot swap the export: some shadow tables are gone and some are left (${left.join(', ')}); they were renamed or dropped outside this export`, {
+      hint: 'add --restart to load the whole export again',
+    });
+  } else {
+    notes.push('the tables had been swapped by the interrupted run');
+  }
+  if (!keepOld) for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true });
+}
+
+/** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
+async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: readonly Target[], source: string, mode: string, jobs: number): Promise<ExportRun> {
+  const plans: ExportRun['plans'] = [];
+  const reports: ExportTableReport[] = [];
+  const notes: string[] = [];
+  for (const t of startOrder(targets)) {
+    reports.push(tableReport(t, 'dry-run'));
+    if (!t.exists) {
+      const text = `${t.key}: does not exist yet; --create-tables creates it from ${t.ddl} before any rows load, and its plan is made then`;
+      plans.push({ table: t.key, text, json: null });
+      continue;
+    }
+    const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: slotsWanted(t.sizeBytes, jobs, targets.reduce((a, x) => a + x.sizeBytes, 0)), dryRun: true, chart: undefined });
+    const res = await executeLoad(options, conn, new EventHub(), undefined, '');
+    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
+  }
+  if (mode === 'swap') {
+    const op: Op = { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) };
+    notes.push(`mode swap: each table loads into its shadow (CREATE TABLE … LIKE), and once every table is loaded: ${sqlOf(op)}`);
+  } else if (mode === 'replace') {
+    notes.push('mode replace: every table is emptied (TRUNCATE) before the first row of the export loads');
+  }
+  notes.push(`${jobs} connection(s) shared by the tables, biggest first`);
+  return {
+    report: { status: 'dry-run', exportId: null, source, mode, jobs, tables: reports, totals: exportTotals(reports, 0), notes },
+    plans,
+    error: undefined,
+  };
+}
