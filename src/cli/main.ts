@@ -29,6 +29,8 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })
+    .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
+    .option('verify', { type: 'boolean', describe: 'after the load, compare row counts (Spider: COUNT(*) through the front against the sum over the backends)', group: 'Load:' })
     .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input (default: the system temporary directory)', group: 'Load:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })

@@ -55,6 +55,10 @@ export interface LoadOptions {
   tmpdir: string | undefined;
   /** When another process is running this load: wait for it instead of stopping. */
   wait: boolean;
+  /** For a Spider table: through the front, or straight to the backends (undefined: the planner's choice). */
+  route: 'front' | 'direct' | undefined;
+  /** After the load, check the row counts (for a Spider table: through the front against the sum over the backends). */
+  verify: boolean;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -86,6 +90,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   skipSizeReport?: boolean;
   tmpdir?: string;
   wait?: boolean;
+  route?: string;
+  verify?: boolean;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -185,5 +191,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
     wait: a.wait ?? false,
+    route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
+    verify: a.verify ?? false,
   };
 }

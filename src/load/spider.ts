@@ -1,0 +1,293 @@
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Connection } from 'mysql2/promise';
+import { identityDifferences, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
+import { holdJob } from '../checkpoint/job.js';
+import { ownerText } from '../checkpoint/lock.js';
+import { CheckpointStore } from '../checkpoint/store.js';
+import type { ConnectionOptions } from '../config/connection.js';
+import type { LoadOptions } from '../config/loadOptions.js';
+import { openSession } from '../db/connect.js';
+import { ControlConnection } from '../db/control.js';
+import { toFlatloadError } from '../db/errors.js';
+import { quoteQualified } from '../db/quote.js';
+import { selectNumber, selectRows } from '../db/rows.js';
+import { FlatloadError } from '../errors/index.js';
+import { openInput } from '../input/source.js';
+import { materializeInput } from '../input/spool.js';
+import { readShardMap } from '../introspect/cluster.js';
+import { prepareLoad } from '../introspect/target.js';
+import { partitionFields, planRoute, type RouteBackend, type RoutePlan } from '../plan/route.js';
+import { EventHub } from '../report/events.js';
+import { defaultRejectPath } from '../report/rejectFile.js';
+import type { LoadReport, ShardReport } from '../report/summary.js';
+import type { ShardMap } from '../shard/map.js';
+import { autoChunkSize, executeLoad, type ExecuteResult } from './execute.js';
+import { splitByShard } from './shardSplit.js';
+
+export interface TargetResult extends ExecuteResult {
+  /** For a Spider table: how its rows reached the backends, and its shard map. */
+  route?: { plan: RoutePlan; map: ShardMap };
+}
+
+/** A backend as the front names it. */
+const backendName = (b: RouteBackend): string => b.server ?? b.key;
+
+/** The user's credentials and TLS settings, the backend's address from the front's shard map. */
+function backendConnection(conn: ConnectionOptions, b: RouteBackend, front: string): ConnectionOptions {
+  return { ...conn, host: b.host, port: b.port, socketPath: b.socket, database: b.database, targetSource: `backend ${backendName(b)} of ${front} (the front's mysql.servers)` };
+}
+
+/** Why each backend cannot be reached with the user's credentials (reached backends are absent). */
+async function unreachableBackends(conn: ConnectionOptions, backends: RouteBackend[], front: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await Promise.all(
+    backends.map(async (b) => {
+      try {
+        const { conn: c } = await openSession(backendConnection(conn, b, front), { localInfile: false });
+        try {
+          await c.query(`SELECT 1 FROM ${quoteQualified(b.database, b.table)} LIMIT 0`);
+        } finally {
+          await c.end().catch(() => undefined);
+        }
+      } catch (err) {
+        out.set(b.key, toFlatloadError(err, `reaching backend ${backendName(b)}`).message.split('\n')[0]!);
+      }
+    }),
+  );
+  return out;
+}
+
+async function tableColumns(conn: Connection, db: string, table: string): Promise<string[]> {
+  const [rows] = await conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION', [db, table]);
+  return (rows as Array<{ c: string }>).map((r) => r.c);
+}
+
+/**
+ * Any load: a Spider table is planned for (front or direct, see
+ * plan/route.ts); everything else goes to executeLoad as it is.
+ */
+export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal?: AbortSignal, resumeCommand = ''): Promise<TargetResult> {
+  const db = o.db ?? conn.database;
+  let facts: { map: ShardMap; plan: RoutePlan } | undefined;
+  if (db !== undefined) {
+    const { conn: c } = await openSession(conn, { localInfile: false });
+    try {
+      const [rows] = await c.query('SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, o.table]);
+      if (String((rows as Array<{ e: string | null }>)[0]?.e ?? '').toUpperCase() === 'SPIDER') {
+        const map = await readShardMap(c, db, o.table);
+        const front = `${db}.${o.table}`;
+        const probe = planRoute({ map, unreachable: new Map(), fields: [], inputReason: undefined, mode: o.mode }, 'front');
+        const fields = partitionFields(map, o.columns, await tableColumns(c, db, o.table));
+        const plan = planRoute(
+          {
+            map,
+            unreachable: await unreachableBackends(conn, probe.backends, front),
+            fields,
+            inputReason: o.format.linesTerminatedBy.length === 0 ? 'the input has no line terminator (LINES TERMINATED BY empty), so flatload cannot cut it into records' : undefined,
+            mode: o.mode,
+          },
+          o.route,
+        );
+        facts = { map, plan };
+      }
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+  if (!facts) return executeLoad(o, conn, events, signal, resumeCommand);
+  for (const r of facts.plan.reasons) events.emit({ type: 'note', message: r });
+  if (facts.plan.route === 'front' || o.dryRun) {
+    // A dry run shows the route and, as the shape of each load, the plan for the front table.
+    const result = await executeLoad(o, conn, events, signal, resumeCommand);
+    result.report.notes.unshift(...facts.plan.reasons);
+    return { ...result, route: facts };
+  }
+  return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
+}
+
+/** The routed job on the front: refuses to continue one whose identity (the shard map above all) changed. */
+async function routedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, plan: RoutePlan, resumeCommand: string): Promise<string> {
+  const jobId = jobIdOf(identity);
+  await store.ensureTables('InnoDB');
+  const stored = await store.findUnfinished(identity.target, identity.input.path);
+  if (stored && stored.jobId !== jobId) {
+    if (!o.restart) {
+      const diffs = identityDifferences(stored.identity, identity);
+      throw new FlatloadError(
+        'RESUME_MISMATCH',
+        `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
+        {
+          file: o.file,
+          table: stored.target,
+          hint: 'rerun the original command against the original shard map to finish it; or add --restart to discard it (its committed rows stay on the backends, so remove them first if this run loads the same rows)',
+        },
+      );
+    }
+    await store.abandon(stored.jobId);
+  }
+  if (stored?.jobId !== jobId) {
+    await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan: { route: plan }, rowsBefore: null, resumeCommand, owner: ownerText(), chunksTotal: null, rowsInInput: null });
+  } else await store.update(jobId, { state: 'running', message: null, owner: ownerText() });
+  return jobId;
+}
+
+/** One backend's notes and warnings, named, on the load's own event hub. */
+function shareEvents(events: EventHub, name: string): EventHub {
+  const hub = new EventHub();
+  hub.on((e) => {
+    if (e.type === 'note' || e.type === 'warning') events.emit({ ...e, message: `${name}: ${e.message}` });
+  });
+  return hub;
+}
+
+function shardReport(b: RouteBackend, r: PromiseSettledResult<ExecuteResult>, seconds: number): ShardReport {
+  const base = { backend: backendName(b), key: b.key, seconds };
+  if (r.status === 'rejected') {
+    const e = toFlatloadError(r.reason, `loading into backend ${backendName(b)}`);
+    return { ...base, status: 'stopped', rows: 0, rowsInInput: null, chunks: 0, resumedChunks: 0, error: { code: e.code, message: e.message } };
+  }
+  const rep = r.value.report;
+  return { ...base, status: rep.status, rows: rep.rows, rowsInInput: rep.rowsInInput, chunks: rep.chunks, resumedChunks: rep.resumedChunks, error: rep.error };
+}
+
+/** COUNT(*) through the front against COUNT(*) and CHECKSUM TABLE on every backend table. */
+async function verifyCounts(control: ControlConnection, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan): Promise<NonNullable<LoadReport['verify']>> {
+  const front = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${quoteQualified(map.db, map.table)}`);
+  const backends = await Promise.all(
+    plan.backends.map(async (b) => {
+      const { conn: c } = await openSession(backendConnection(conn, b, `${map.db}.${map.table}`), { localInfile: false });
+      try {
+        const t = quoteQualified(b.database, b.table);
+        const rows = await selectNumber(c, `SELECT COUNT(*) AS n FROM ${t}`);
+        const sum = await selectRows<{ Checksum: string | number | null }>(c, `CHECKSUM TABLE ${t}`);
+        return { backend: backendName(b), rows, checksum: sum[0]?.Checksum === null || sum[0]?.Checksum === undefined ? null : String(sum[0].Checksum) };
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+    }),
+  );
+  return { front, backends, equal: front === backends.reduce((a, b) => a + b.rows, 0) };
+}
+
+/**
+ * Direct routing: the input split by the partition rule into one file per
+ * backend table (in --tmpdir, removed at the end), each loaded by the
+ * single-server pipeline over that backend's own connections, all backends
+ * at once. A chunk's bookkeeping row commits in the same transaction as its
+ * rows, so it lives where the rows do: on the backend (a chunk is one
+ * backend's range of its share). The front keeps the routed job itself,
+ * whose identity holds the shard map, so a rerun against a changed map is
+ * refused before any backend is touched.
+ */
+async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal: AbortSignal | undefined, resumeCommand: string, map: ShardMap, plan: RoutePlan): Promise<ExecuteResult> {
+  const t0 = Date.now();
+  const source = openInput(o.file);
+  const { session, conn: first } = await openSession(conn, { localInfile: false });
+  const control = new ControlConnection(first, session);
+  const tmp = o.tmpdir ?? tmpdir();
+  const local = await materializeInput(source, tmp);
+  let dir: string | undefined;
+  try {
+    const prep = await prepareLoad(o, session, control.connection, source);
+    const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
+    const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
+    await holdJob(control, store, jobIdOf(identity), o, events);
+    const jobId = await routedJob(store, identity, o, plan, resumeCommand);
+    dir = join(tmp, `flatload-route-${jobId}`);
+    rmSync(dir, { recursive: true, force: true });
+    const ts = Date.now();
+    const split = await splitByShard({
+      path: local.path,
+      display: local.display,
+      format: prep.scan,
+      charset: prep.charset,
+      targets: prep.targets,
+      ignoreLines: o.format.ignoreLines,
+      stripBom: o.stripBom && prep.charset.utf8,
+      rule: map.rule,
+      fields: plan.fields,
+      partitionShare: plan.partitionBackend,
+      shares: plan.backends.length,
+      dir,
+    });
+    const shares = plan.backends.map((b, i) => `${backendName(b)} ${split.records[i]!.toLocaleString('en-US')}`).join(', ');
+    events.emit({ type: 'note', message: `split ${local.display} by the partition rule in ${((Date.now() - ts) / 1000).toFixed(1)} s: ${shares} records` });
+
+    const results = await Promise.allSettled(
+      plan.backends.map(async (b, i) => {
+        const started = Date.now();
+        const name = backendName(b);
+        const share: LoadOptions = {
+          ...o,
+          file: split.paths[i]!,
+          db: b.database,
+          table: b.table,
+          // The split files hold data records only, the header and a byte-order mark dropped.
+          format: { ...o.format, ignoreLines: 0 },
+          stripBom: false,
+          rejectFile: o.rejectFile === undefined ? defaultRejectPath(o.file, `${o.table}.${name}`) : `${o.rejectFile}.${name}`,
+          chartPath: undefined,
+          route: undefined,
+          verify: false,
+        };
+        const r = await executeLoad(share, backendConnection(conn, b, prep.display), shareEvents(events, name), signal, resumeCommand, { input: identity.input, map, key: b.key });
+        events.emit({ type: 'note', message: `${name}: ${r.report.rows.toLocaleString('en-US')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s` });
+        return { r, seconds: (Date.now() - started) / 1000 };
+      }),
+    );
+    const shards = results.map((r, i) => shardReport(plan.backends[i]!, r.status === 'fulfilled' ? { status: 'fulfilled', value: r.value.r } : r, r.status === 'fulfilled' ? r.value.seconds : 0));
+    const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.r] : []));
+    const firstError =
+      results.map((r) => (r.status === 'rejected' ? toFlatloadError(r.reason, 'loading') : r.value.r.error)).find((e) => e !== undefined) ?? undefined;
+    const seconds = (Date.now() - t0) / 1000;
+    const base = ok[0];
+    if (!base) throw firstError ?? new FlatloadError('INTERNAL', 'no backend share ran');
+    const sum = (f: (r: LoadReport) => number): number => ok.reduce((a, r) => a + f(r.report), 0);
+    const report: LoadReport = {
+      ...base.report,
+      table: prep.display,
+      engine: 'SPIDER',
+      status: firstError ? 'stopped' : ok.every((r) => r.report.status === 'already-loaded') ? 'already-loaded' : sum((r) => r.rejected) > 0 ? 'rejected-within-budget' : 'ok',
+      rows: sum((r) => r.rows),
+      rowsInInput: split.records.reduce((a, b) => a + b, 0),
+      rejected: sum((r) => r.rejected),
+      skippedDuplicates: sum((r) => r.skippedDuplicates),
+      warnings: sum((r) => r.warnings),
+      inputBytes: local.sizeBytes,
+      seconds,
+      rowsPerSec: seconds > 0 ? (sum((r) => r.rows) - ok.reduce((a, r) => a + (r.report.status === 'already-loaded' ? r.report.rows : 0), 0)) / seconds : 0,
+      mbPerSec: seconds > 0 ? local.sizeBytes / 1e6 / seconds : 0,
+      jobs: sum((r) => r.jobs),
+      chunks: sum((r) => r.chunks),
+      resumedChunks: sum((r) => r.resumedChunks),
+      rejectFile: null,
+      slowestChunk: null,
+      sizes: null,
+      notes: [...plan.reasons, ...ok.flatMap((r, i) => r.report.notes.map((n) => `${shards[i]!.backend}: ${n}`))],
+      error: firstError ? { code: firstError.code, message: firstError.message } : null,
+      shards,
+    };
+    let error = firstError && resumeCommand ? firstError.withContext({ resumeCommand }) : firstError;
+    if (firstError) {
+      await store.update(jobId, { state: firstError.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: firstError.message }).catch(() => undefined);
+    } else {
+      await store.finish(jobId, o.keepHistory, null);
+      if (o.verify) {
+        report.verify = await verifyCounts(control, conn, map, plan);
+        if (!report.verify.equal) {
+          error = new FlatloadError('SERVER_ERROR', `--verify: COUNT(*) through the front is ${report.verify.front}, the backends hold ${report.verify.backends.reduce((a, b) => a + b.rows, 0)}`, { table: prep.display });
+          report.error = { code: error.code, message: error.message };
+        }
+      }
+    }
+    return { report, plan: base.plan, facts: base.facts, sql: base.sql, error };
+  } catch (err) {
+    throw toFlatloadError(err, 'loading');
+  } finally {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    local.dispose();
+    await control.end();
+  }
+}
