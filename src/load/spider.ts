@@ -18,7 +18,7 @@ import { openInput } from '../input/source.js';
 import { materializeInput } from '../input/spool.js';
 import { readShardMap } from '../introspect/cluster.js';
 import { prepareLoad } from '../introspect/target.js';
-import { partitionFields, planRoute, type RouteBackend, type RoutePlan } from '../plan/route.js';
+import { partitionFields, planRoute, routeBackends, type RouteBackend, type RoutePlan } from '../plan/route.js';
 import { EventHub } from '../report/events.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport, ShardReport } from '../report/summary.js';
@@ -59,9 +59,16 @@ async function unreachableBackends(conn: ConnectionOptions, backends: RouteBacke
   return out;
 }
 
-async function tableColumns(conn: Connection, db: string, table: string): Promise<string[]> {
-  const [rows] = await conn.query('SELECT COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION', [db, table]);
-  return (rows as Array<{ c: string }>).map((r) => r.c);
+async function tableColumns(conn: Connection, db: string, table: string): Promise<Array<{ name: string; autoIncrement: boolean }>> {
+  const [rows] = await conn.query('SELECT COLUMN_NAME AS c, EXTRA AS x FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION', [db, table]);
+  return (rows as Array<{ c: string; x: string | null }>).map((r) => ({ name: r.c, autoIncrement: /auto_increment/i.test(r.x ?? '') }));
+}
+
+/** The AUTO_INCREMENT column the input does not carry (the front would fill it), if any. */
+function frontFilled(columns: Array<{ name: string; autoIncrement: boolean }>, o: LoadOptions): string | undefined {
+  const auto = columns.find((c) => c.autoIncrement);
+  if (!auto || !o.columns) return undefined;
+  return o.columns.some((c) => !c.isVariable && c.name.toLowerCase() === auto.name.toLowerCase()) ? undefined : auto.name;
 }
 
 /**
@@ -78,15 +85,21 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
       if (String((rows as Array<{ e: string | null }>)[0]?.e ?? '').toUpperCase() === 'SPIDER') {
         const map = await readShardMap(c, db, o.table);
         const front = `${db}.${o.table}`;
-        const probe = planRoute({ map, unreachable: new Map(), fields: [], inputReason: undefined, mode: o.mode }, 'front');
-        const fields = partitionFields(map, o.columns, await tableColumns(c, db, o.table));
+        const columns = await tableColumns(c, db, o.table);
+        const fields = partitionFields(
+          map,
+          o.columns,
+          columns.map((x) => x.name),
+        );
         const plan = planRoute(
           {
             map,
-            unreachable: await unreachableBackends(conn, probe.backends, front),
+            unreachable: await unreachableBackends(conn, routeBackends(map).backends, front),
             fields,
             inputReason: o.format.linesTerminatedBy.length === 0 ? 'the input has no line terminator (LINES TERMINATED BY empty), so flatload cannot cut it into records' : undefined,
+            frontFilled: frontFilled(columns, o),
             mode: o.mode,
+            strategy: o.strategy,
           },
           o.route,
         );

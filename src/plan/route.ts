@@ -1,4 +1,4 @@
-import type { ColumnTarget, LoadMode } from '../config/loadOptions.js';
+import type { ColumnTarget, LoadMode, StrategyName } from '../config/loadOptions.js';
 import { FlatloadError } from '../errors/index.js';
 import { backendKey, distinctBackends, type ShardMap } from '../shard/map.js';
 
@@ -34,7 +34,15 @@ export interface RouteFacts {
   fields: number[] | string;
   /** Why the input cannot be cut into records here (no line terminator…), or undefined. */
   inputReason: string | undefined;
+  /**
+   * A column the front fills itself and the input does not carry (an
+   * AUTO_INCREMENT key): rows written straight into the backends would not
+   * get the front's values.
+   */
+  frontFilled: string | undefined;
   mode: LoadMode;
+  /** --strategy, when given. */
+  strategy: StrategyName | undefined;
 }
 
 export interface RoutePlan {
@@ -70,7 +78,7 @@ export function partitionFields(map: ShardMap, columns: readonly ColumnTarget[] 
   return out;
 }
 
-function routeBackends(map: ShardMap): { backends: RouteBackend[]; partitionBackend: number[] } {
+export function routeBackends(map: ShardMap): { backends: RouteBackend[]; partitionBackend: number[] } {
   const backends = distinctBackends(map).map(({ backend: b, partitions }) => ({
     key: backendKey(b),
     server: b.server,
@@ -90,6 +98,7 @@ function directObstacle(f: RouteFacts, backends: RouteBackend[]): string | undef
   if (f.map.unevaluable) return `flatload cannot evaluate the partition rule: ${f.map.unevaluable}`;
   if (typeof f.fields === 'string') return f.fields;
   if (f.inputReason) return f.inputReason;
+  if (f.frontFilled) return `the front generates ${f.frontFilled} (AUTO_INCREMENT) and the input does not carry it`;
   if (f.mode !== 'append') return `--mode ${f.mode} empties the table first, which only the front does for every backend at once`;
   const down = backends.filter((b) => f.unreachable.has(b.key));
   if (down.length > 0) return `backend${down.length > 1 ? 's' : ''} ${down.map((b) => `${b.server ?? b.key} (${f.unreachable.get(b.key)})`).join(', ')} could not be reached with the given credentials`;
@@ -117,6 +126,11 @@ export function planRoute(f: RouteFacts, override: SpiderRoute | undefined): Rou
     reasons.push('route direct: flatload evaluates the partition rule per record and loads each backend table over its own connections (the front forwards one INSERT per row)');
   }
   if (override === 'front' && plannerChoice === 'direct') reasons.push('route front: --route front');
+  if (route === 'front' && !f.strategy) {
+    // Measured: batched INSERTs would reach the backends as one statement each, but the insert strategy's
+    // per-batch SAVEPOINT fails on a Spider table (error 1178), so the front gets LOAD DATA.
+    reasons.push('through the front with LOAD DATA LOCAL: Spider forwards it to the backends one row at a time (the batched-INSERT strategy needs SAVEPOINT, which a Spider table refuses with error 1178)');
+  }
   return { route, forced: override !== undefined && override !== plannerChoice, plannerChoice, reasons, backends, partitionBackend, fields: typeof f.fields === 'string' ? [] : f.fields };
 }
 

@@ -176,6 +176,38 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     assert.equal(await total('killed'), ROWS);
   });
 
+  test('a backend killed mid-load: the other backend finishes its share, the rerun finishes the rest exactly', async () => {
+    await spider.createSpiderTable(hashSpec('dead'));
+    const args = load('dead', '--chunk-size', '16KiB', '--jobs', '1');
+    const s = spawnCli(args, { DATABASE_URL: url() });
+    let seen = 0;
+    for (let i = 0; i < 400 && seen < 4000; i++) {
+      await new Promise((res) => setTimeout(res, 20));
+      seen = await total('dead');
+    }
+    await spider.killBackend(1);
+    const tk = Date.now();
+    const stopped = await s.done;
+    process.stderr.write(`spider.test.ts: the load stopped ${Date.now() - tk} ms after the backend was killed\n`);
+    await spider.restartBackend(1);
+    backends[1] = await spider.connectBackend(1);
+    const want = await perBackend('hash_front');
+    const [b1] = await perBackend('dead');
+    assert.notEqual(stopped.code, 0, stopped.stderr);
+    const r = JSON.parse(stopped.stdout) as { status: string; shards: Array<{ backend: string; status: string }> };
+    assert.deepEqual(
+      r.shards.map((x) => [x.backend, x.status]),
+      [
+        ['b1', 'ok'],
+        ['b2', 'stopped'],
+      ],
+    );
+    assert.deepEqual(b1, want[0], 'the live backend finished its share');
+    const rerun = await runCli(args, { env: { DATABASE_URL: url() } });
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.deepEqual(await perBackend('dead'), want);
+  });
+
   test('a rerun after the shard map changed is refused, naming the change', async () => {
     await spider.createSpiderTable(rangeSpec('moved'));
     const args = load('moved', '--chunk-size', '16KiB', '--jobs', '1');

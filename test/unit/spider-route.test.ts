@@ -28,7 +28,7 @@ const columnsOf = (table: string): string[] => rec.tables[table]!.columns.map((c
 
 function facts(table: string, over: Partial<RouteFacts> = {}): RouteFacts {
   const m = map(table);
-  return { map: m, unreachable: new Map(), fields: partitionFields(m, undefined, columnsOf(table)), inputReason: undefined, mode: 'append', ...over };
+  return { map: m, unreachable: new Map(), fields: partitionFields(m, undefined, columnsOf(table)), inputReason: undefined, frontFilled: undefined, mode: 'append', strategy: undefined, ...over };
 }
 
 test('partitionFields: the partitioning columns by position in --columns or the table', () => {
@@ -63,6 +63,7 @@ test('planRoute: direct when the rule is evaluable and every backend answers, el
     ['us_hash', { unreachable: down }, 'front', /backend b2 \(connect ECONNREFUSED\) could not be reached/],
     ['us_hash', { mode: 'replace' }, 'front', /--mode replace empties the table first/],
     ['us_hash', { inputReason: 'no line terminator' }, 'front', /no line terminator/],
+    ['lst', { frontFilled: 'id' }, 'front', /the front generates id \(AUTO_INCREMENT\) and the input does not carry it/],
     ['lst', { fields: 'the partitioning column region is not a field of the input' }, 'front', /region is not a field/],
   ];
   for (const [table, over, route, reason] of cases) {
@@ -91,6 +92,8 @@ test('planRoute: the backends and which partition goes to which', () => {
 test('planRoute: --route overrides, but direct only where it is exact', () => {
   const front = planRoute(facts('us_hash'), 'front');
   assert.deepEqual([front.route, front.forced, front.plannerChoice], ['front', true, 'direct']);
+  assert.match(front.reasons.join('\n'), /through the front with LOAD DATA LOCAL/);
+  assert.doesNotMatch(planRoute(facts('us_hash', { strategy: 'load-data' }), 'front').reasons.join('\n'), /through the front with/);
   assert.match(front.reasons.join('\n'), /--route front/);
   const direct = planRoute(facts('us_hash'), 'direct');
   assert.deepEqual([direct.route, direct.forced], ['direct', false]);
