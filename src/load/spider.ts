@@ -9,7 +9,7 @@ import { CheckpointStore } from '../checkpoint/store.js';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { openSession } from '../db/connect.js';
-import { ControlConnection } from '../db/control.js';
+import { ControlConnection, type Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
@@ -115,6 +115,7 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
     // A dry run shows the route and, as the shape of each load, the plan for the front table.
     const result = await executeLoad(o, conn, events, signal, resumeCommand);
     result.report.notes.unshift(...facts.plan.reasons);
+    if (o.verify && !o.dryRun && !result.error) result.error = await verified(result.report, conn, facts.map, facts.plan);
     return { ...result, route: facts };
   }
   return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
@@ -146,11 +147,39 @@ async function routedJob(store: CheckpointStore, identity: JobIdentity, o: LoadO
   return jobId;
 }
 
-/** One backend's notes and warnings, named, on the load's own event hub. */
-function shareEvents(events: EventHub, name: string): EventHub {
+/**
+ * One backend's events on the load's own hub: notes and warnings named,
+ * chunk and connection events numbered apart from the other backends' (so
+ * one progress display counts them all); each share's own start, scan and
+ * done stay with it.
+ */
+function shareEvents(events: EventHub, name: string, share: number): EventHub {
   const hub = new EventHub();
+  const chunk = (c: number): number => share * 1_000_000 + c;
+  const slot = (s: number): number => share * 1000 + s;
   hub.on((e) => {
-    if (e.type === 'note' || e.type === 'warning') events.emit({ ...e, message: `${name}: ${e.message}` });
+    switch (e.type) {
+      case 'note':
+      case 'warning':
+        events.emit({ ...e, message: `${name}: ${e.message}` });
+        break;
+      case 'connection-state':
+        events.emit({ ...e, slot: slot(e.slot), ...(e.chunk === undefined ? {} : { chunk: chunk(e.chunk) }) });
+        break;
+      case 'chunk-start':
+      case 'chunk-committed':
+        events.emit({ ...e, chunk: chunk(e.chunk), slot: slot(e.slot) });
+        break;
+      case 'chunk-bytes':
+      case 'chunk-retry':
+      case 'chunk-rolled-back':
+        events.emit({ ...e, chunk: chunk(e.chunk) });
+        break;
+      case 'start':
+      case 'scan':
+      case 'done':
+        break;
+    }
   });
   return hub;
 }
@@ -166,8 +195,8 @@ function shardReport(b: RouteBackend, r: PromiseSettledResult<ExecuteResult>, se
 }
 
 /** COUNT(*) through the front against COUNT(*) and CHECKSUM TABLE on every backend table. */
-async function verifyCounts(control: ControlConnection, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan): Promise<NonNullable<LoadReport['verify']>> {
-  const front = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${quoteQualified(map.db, map.table)}`);
+async function verifyCounts(front: Queryable, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan): Promise<NonNullable<LoadReport['verify']>> {
+  const viaFront = await selectNumber(front, `SELECT COUNT(*) AS n FROM ${quoteQualified(map.db, map.table)}`);
   const backends = await Promise.all(
     plan.backends.map(async (b) => {
       const { conn: c } = await openSession(backendConnection(conn, b, `${map.db}.${map.table}`), { localInfile: false });
@@ -181,7 +210,21 @@ async function verifyCounts(control: ControlConnection, conn: ConnectionOptions,
       }
     }),
   );
-  return { front, backends, equal: front === backends.reduce((a, b) => a + b.rows, 0) };
+  return { front: viaFront, backends, equal: viaFront === backends.reduce((a, b) => a + b.rows, 0) };
+}
+
+/** --verify: the counts into the report; an error when the front and the backends disagree. */
+async function verified(report: LoadReport, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan, control?: ControlConnection): Promise<FlatloadError | undefined> {
+  const own = control ? undefined : (await openSession(conn, { localInfile: false })).conn;
+  try {
+    report.verify = await verifyCounts(control ?? own!, conn, map, plan);
+  } finally {
+    await own?.end().catch(() => undefined);
+  }
+  if (report.verify.equal) return undefined;
+  const error = new FlatloadError('SERVER_ERROR', `--verify: COUNT(*) through the front is ${report.verify.front}, the backends hold ${report.verify.backends.reduce((a, b) => a + b.rows, 0)}`, { table: `${map.db}.${map.table}` });
+  report.error = { code: error.code, message: error.message };
+  return error;
 }
 
 /**
@@ -227,6 +270,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     });
     const shares = plan.backends.map((b, i) => `${backendName(b)} ${split.records[i]!.toLocaleString('en-US')}`).join(', ');
     events.emit({ type: 'note', message: `split ${local.display} by the partition rule in ${((Date.now() - ts) / 1000).toFixed(1)} s: ${shares} records` });
+    events.emit({ type: 'start', totalBytes: split.bytes.reduce((a, b) => a + b, 0), jobs: plan.backends.length, table: prep.display, strategy: 'direct to the backends', resumedChunks: 0, resumedBytes: 0, resumedRows: 0 });
 
     const results = await Promise.allSettled(
       plan.backends.map(async (b, i) => {
@@ -245,11 +289,12 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
           route: undefined,
           verify: false,
         };
-        const r = await executeLoad(share, backendConnection(conn, b, prep.display), shareEvents(events, name), signal, resumeCommand, { input: identity.input, map, key: b.key });
+        const r = await executeLoad(share, backendConnection(conn, b, prep.display), shareEvents(events, name, i), signal, resumeCommand, { input: identity.input, map, key: b.key });
         events.emit({ type: 'note', message: `${name}: ${r.report.rows.toLocaleString('en-US')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s` });
         return { r, seconds: (Date.now() - started) / 1000 };
       }),
     );
+    events.emit({ type: 'done' });
     const shards = results.map((r, i) => shardReport(plan.backends[i]!, r.status === 'fulfilled' ? { status: 'fulfilled', value: r.value.r } : r, r.status === 'fulfilled' ? r.value.seconds : 0));
     const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.r] : []));
     const firstError =
@@ -287,13 +332,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       await store.update(jobId, { state: firstError.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: firstError.message }).catch(() => undefined);
     } else {
       await store.finish(jobId, o.keepHistory, null);
-      if (o.verify) {
-        report.verify = await verifyCounts(control, conn, map, plan);
-        if (!report.verify.equal) {
-          error = new FlatloadError('SERVER_ERROR', `--verify: COUNT(*) through the front is ${report.verify.front}, the backends hold ${report.verify.backends.reduce((a, b) => a + b.rows, 0)}`, { table: prep.display });
-          report.error = { code: error.code, message: error.message };
-        }
-      }
+      if (o.verify) error = await verified(report, conn, map, plan, control);
     }
     return { report, plan: base.plan, facts: base.facts, sql: base.sql, error };
   } catch (err) {

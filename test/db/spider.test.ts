@@ -134,10 +134,11 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
       assert.match(direct.stderr, /backend:\s+b1 127\.0\.0\.1:\d+\/s\/\w+: [\d,]+ rows/);
 
       const t1 = Date.now();
-      const viaFront = await runCli(load(`${name}_front`, '--route', 'front'), { env: { DATABASE_URL: url() } });
+      const viaFront = await runCli(load(`${name}_front`, '--route', 'front', '--verify'), { env: { DATABASE_URL: url() } });
       const frontMs = Date.now() - t1;
       assert.equal(viaFront.code, 0, viaFront.stderr);
-      assert.equal((JSON.parse(viaFront.stdout) as { route: { route: string } }).route.route, 'front');
+      const f = JSON.parse(viaFront.stdout) as { route: { route: string; forced: boolean }; verify: { front: number; equal: boolean } };
+      assert.deepEqual([f.route.route, f.route.forced, f.verify.front, f.verify.equal], ['front', true, ROWS, true]);
       process.stderr.write(`spider.test.ts: ${kind} ${ROWS} rows: direct ${directMs} ms, front ${frontMs} ms\n`);
 
       const want = await perBackend(`${name}_front`);
