@@ -110,9 +110,14 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
     }
   }
   if (!facts) return executeLoad(o, conn, events, signal, resumeCommand);
-  for (const r of facts.plan.reasons) events.emit({ type: 'note', message: r });
+  if (o.dryRun && facts.plan.route === 'direct') {
+    // Each share gets a plan of its own from its backend; the first one's shows what they look like.
+    const b = facts.plan.backends[0]!;
+    const result = await executeLoad({ ...o, db: b.database, table: b.table }, backendConnection(conn, b, `${facts.map.db}.${facts.map.table}`), events, signal, resumeCommand);
+    return { ...result, route: facts };
+  }
+  if (!o.dryRun) for (const r of facts.plan.reasons) events.emit({ type: 'note', message: r });
   if (facts.plan.route === 'front' || o.dryRun) {
-    // A dry run shows the route and, as the shape of each load, the plan for the front table.
     const result = await executeLoad(o, conn, events, signal, resumeCommand);
     result.report.notes.unshift(...facts.plan.reasons);
     if (o.verify && !o.dryRun && !result.error) result.error = await verified(result.report, conn, facts.map, facts.plan);

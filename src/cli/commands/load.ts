@@ -33,7 +33,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   if (options.dryRun) {
     if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql), ...(route ? { route: route.plan } : {}) })}\n`);
     else {
-      if (route) io.stdout.write(`${renderRoute(route.plan, route.map)}\n${route.plan.route === 'direct' ? 'each backend share is loaded with a plan of its own, like this one for the front table:\n' : ''}\n`);
+      if (route) io.stdout.write(`${renderRoute(route.plan, route.map)}\n${route.plan.route === 'direct' ? `each backend's share is planned on its backend; the plan for ${route.plan.backends[0]!.server ?? route.plan.backends[0]!.key}'s:\n` : ''}\n`);
       // The plan lists its own warnings; only notes from elsewhere (input, connection) follow it.
       const notes = report.notes.filter((n) => !result.plan.warnings.includes(n));
       io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${notes.map((n) => `note: ${n}\n`).join('')}`);
