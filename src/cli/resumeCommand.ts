@@ -20,10 +20,24 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
       out.push(`--url=${stripUrlPassword(a.slice(6))}`);
       continue;
     }
+    if (a === '--backend' && argv[i + 1] !== undefined) {
+      out.push(a, stripBackendPassword(argv[++i]!));
+      continue;
+    }
+    if (a.startsWith('--backend=')) {
+      out.push(`--backend=${stripBackendPassword(a.slice(10))}`);
+      continue;
+    }
     if (a === '--restart' || a === '--dry-run') continue;
     out.push(a);
   }
   return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
+}
+
+/** `NAME=URL` with the URL's password removed. */
+function stripBackendPassword(arg: string): string {
+  const eq = arg.indexOf('=');
+  return eq === -1 ? arg : `${arg.slice(0, eq + 1)}${stripUrlPassword(arg.slice(eq + 1))}`;
 }
 
 function stripUrlPassword(url: string): string {

@@ -34,18 +34,40 @@ export interface TargetResult extends ExecuteResult {
 /** A backend as the front names it. */
 const backendName = (b: RouteBackend): string => b.server ?? b.key;
 
-/** The user's credentials and TLS settings, the backend's address from the front's shard map. */
-function backendConnection(conn: ConnectionOptions, b: RouteBackend, front: string): ConnectionOptions {
-  return { ...conn, host: b.host, port: b.port, socketPath: b.socket, database: b.database, targetSource: `backend ${backendName(b)} of ${front} (the front's mysql.servers)` };
+/**
+ * How flatload connects to a backend: the address from the front's shard
+ * map with flatload's own user, password and TLS settings, or what
+ * --backend NAME=URL gives for it (the database stays the map's).
+ */
+function backendConnection(conn: ConnectionOptions, b: RouteBackend, front: string, o: LoadOptions): ConnectionOptions {
+  const base = { ...conn, host: b.host, port: b.port, socketPath: b.socket, database: b.database, targetSource: `backend ${backendName(b)} of ${front} (the front's mysql.servers)` };
+  const own = b.server === undefined ? undefined : o.backends[b.server];
+  if (!own) return base;
+  return {
+    ...base,
+    host: own.host ?? base.host,
+    port: own.port ?? (own.host ? 3306 : base.port),
+    socketPath: own.socketPath ?? (own.host ? undefined : base.socketPath),
+    user: own.user ?? base.user,
+    password: own.password ?? base.password,
+    targetSource: `--backend ${b.server}`,
+  };
+}
+
+/** --backend names a server the shard map does not use: a typo, said before anything runs. */
+function checkBackendNames(o: LoadOptions, backends: RouteBackend[]): void {
+  const known = backends.flatMap((b) => (b.server === undefined ? [] : [b.server]));
+  const unknown = Object.keys(o.backends).filter((n) => !known.includes(n));
+  if (unknown.length > 0) throw new FlatloadError('USAGE', `--backend ${unknown.join(', ')}: the table's partitions name the servers ${known.join(', ') || '(none)'}`);
 }
 
 /** Why each backend cannot be reached with the user's credentials (reached backends are absent). */
-async function unreachableBackends(conn: ConnectionOptions, backends: RouteBackend[], front: string): Promise<Map<string, string>> {
+async function unreachableBackends(conn: ConnectionOptions, backends: RouteBackend[], front: string, o: LoadOptions): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   await Promise.all(
     backends.map(async (b) => {
       try {
-        const { conn: c } = await openSession(backendConnection(conn, b, front), { localInfile: false });
+        const { conn: c } = await openSession(backendConnection(conn, b, front, o), { localInfile: false });
         try {
           await c.query(`SELECT 1 FROM ${quoteQualified(b.database, b.table)} LIMIT 0`);
         } finally {
@@ -84,6 +106,7 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
       const [rows] = await c.query('SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, o.table]);
       if (String((rows as Array<{ e: string | null }>)[0]?.e ?? '').toUpperCase() === 'SPIDER') {
         const map = await readShardMap(c, db, o.table);
+        checkBackendNames(o, routeBackends(map).backends);
         const front = `${db}.${o.table}`;
         const columns = await tableColumns(c, db, o.table);
         const fields = partitionFields(
@@ -94,7 +117,7 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
         const plan = planRoute(
           {
             map,
-            unreachable: await unreachableBackends(conn, routeBackends(map).backends, front),
+            unreachable: await unreachableBackends(conn, routeBackends(map).backends, front, o),
             fields,
             inputReason: o.format.linesTerminatedBy.length === 0 ? 'the input has no line terminator (LINES TERMINATED BY empty), so flatload cannot cut it into records' : undefined,
             frontFilled: frontFilled(columns, o),
@@ -113,14 +136,14 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
   if (o.dryRun && facts.plan.route === 'direct') {
     // Each share gets a plan of its own from its backend; the first one's shows what they look like.
     const b = facts.plan.backends[0]!;
-    const result = await executeLoad({ ...o, db: b.database, table: b.table }, backendConnection(conn, b, `${facts.map.db}.${facts.map.table}`), events, signal, resumeCommand);
+    const result = await executeLoad({ ...o, db: b.database, table: b.table }, backendConnection(conn, b, `${facts.map.db}.${facts.map.table}`, o), events, signal, resumeCommand);
     return { ...result, route: facts };
   }
   if (!o.dryRun) for (const r of facts.plan.reasons) events.emit({ type: 'note', message: r });
   if (facts.plan.route === 'front' || o.dryRun) {
     const result = await executeLoad(o, conn, events, signal, resumeCommand);
     result.report.notes.unshift(...facts.plan.reasons);
-    if (o.verify && !o.dryRun && !result.error) result.error = await verified(result.report, conn, facts.map, facts.plan);
+    if (o.verify && !o.dryRun && !result.error) result.error = await verified(result.report, conn, o, facts.map, facts.plan);
     return { ...result, route: facts };
   }
   return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
@@ -200,11 +223,11 @@ function shardReport(b: RouteBackend, r: PromiseSettledResult<ExecuteResult>, se
 }
 
 /** COUNT(*) through the front against COUNT(*) and CHECKSUM TABLE on every backend table. */
-async function verifyCounts(front: Queryable, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan): Promise<NonNullable<LoadReport['verify']>> {
+async function verifyCounts(front: Queryable, connect: (b: RouteBackend) => ConnectionOptions, map: ShardMap, plan: RoutePlan): Promise<NonNullable<LoadReport['verify']>> {
   const viaFront = await selectNumber(front, `SELECT COUNT(*) AS n FROM ${quoteQualified(map.db, map.table)}`);
   const backends = await Promise.all(
     plan.backends.map(async (b) => {
-      const { conn: c } = await openSession(backendConnection(conn, b, `${map.db}.${map.table}`), { localInfile: false });
+      const { conn: c } = await openSession(connect(b), { localInfile: false });
       try {
         const t = quoteQualified(b.database, b.table);
         const rows = await selectNumber(c, `SELECT COUNT(*) AS n FROM ${t}`);
@@ -219,10 +242,10 @@ async function verifyCounts(front: Queryable, conn: ConnectionOptions, map: Shar
 }
 
 /** --verify: the counts into the report; an error when the front and the backends disagree. */
-async function verified(report: LoadReport, conn: ConnectionOptions, map: ShardMap, plan: RoutePlan, control?: ControlConnection): Promise<FlatloadError | undefined> {
+async function verified(report: LoadReport, conn: ConnectionOptions, o: LoadOptions, map: ShardMap, plan: RoutePlan, control?: ControlConnection): Promise<FlatloadError | undefined> {
   const own = control ? undefined : (await openSession(conn, { localInfile: false })).conn;
   try {
-    report.verify = await verifyCounts(control ?? own!, conn, map, plan);
+    report.verify = await verifyCounts(control ?? own!, (b) => backendConnection(conn, b, `${map.db}.${map.table}`, o), map, plan);
   } finally {
     await own?.end().catch(() => undefined);
   }
@@ -294,7 +317,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
           route: undefined,
           verify: false,
         };
-        const r = await executeLoad(share, backendConnection(conn, b, prep.display), shareEvents(events, name, i), signal, resumeCommand, { input: identity.input, map, key: b.key });
+        const r = await executeLoad(share, backendConnection(conn, b, prep.display, o), shareEvents(events, name, i), signal, resumeCommand, { input: identity.input, map, key: b.key });
         events.emit({ type: 'note', message: `${name}: ${r.report.rows.toLocaleString('en-US')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s` });
         return { r, seconds: (Date.now() - started) / 1000 };
       }),
@@ -337,7 +360,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       await store.update(jobId, { state: firstError.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: firstError.message }).catch(() => undefined);
     } else {
       await store.finish(jobId, o.keepHistory, null);
-      if (o.verify) error = await verified(report, conn, map, plan, control);
+      if (o.verify) error = await verified(report, conn, o, map, plan, control);
     }
     return { report, plan: base.plan, facts: base.facts, sql: base.sql, error };
   } catch (err) {

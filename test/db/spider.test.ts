@@ -151,6 +151,29 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     });
   }
 
+  test('--backend NAME=URL: that backend is reached with its own address and credentials, never printed', async () => {
+    await spider.createSpiderTable(hashSpec('creds'));
+    await backends[1]!.query("CREATE USER IF NOT EXISTS 'ld'@'%' IDENTIFIED BY 'b2-s3cret'");
+    await backends[1]!.query("GRANT ALL ON *.* TO 'ld'@'%'");
+    const port = spider.backends[1]!.server.port;
+    const plan = (...extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      runCli(['plan', file, '--table', 's.creds', '--dialect', 'csv-unix', '--ignore-lines', '1', ...extra], { env: { DATABASE_URL: url() } });
+    const ok = await plan('--backend', `b2=mysql://ld:b2-s3cret@127.0.0.1:${port}`);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /route: direct/);
+    const wrong = await plan('--backend', `b2=mysql://ld:not-the-s3cret@127.0.0.1:${port}`);
+    assert.equal(wrong.code, 0, wrong.stderr);
+    assert.match(wrong.stdout, /route: front/);
+    assert.match(wrong.stdout, /backend b2 \(.*[Aa]ccess denied.*\) could not be reached/);
+    for (const r of [ok, wrong]) assert.doesNotMatch(r.stdout + r.stderr, /s3cret/);
+    const typo = await plan('--backend', 'b9=mysql://127.0.0.1');
+    assert.equal(typo.code, 2, typo.stderr);
+    assert.match(typo.stderr, /--backend b9: the table's partitions name the servers b1, b2/);
+    const forced = await plan('--route', 'direct', '--backend', `b2=mysql://ld:not-the-s3cret@127.0.0.1:${port}`);
+    assert.equal(forced.code, 7, forced.stderr);
+    assert.match(forced.stderr, /--route direct: backend b2/);
+  });
+
   test('killed mid-load, then rerun: every backend ends with exactly the front-routed rows', async () => {
     await spider.createSpiderTable(hashSpec('killed'));
     const args = load('killed', '--chunk-size', '16KiB', '--jobs', '1');
