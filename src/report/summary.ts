@@ -37,8 +37,12 @@ export interface LoadReport {
   error: { code: string; message: string } | null;
   /** A Spider table loaded straight into its backends: one entry per backend table. */
   shards?: ShardReport[];
-  /** --verify on a Spider table: COUNT(*) through the front against the backends'. */
-  verify?: { front: number; backends: Array<{ backend: string; rows: number; checksum: string | null }>; equal: boolean };
+  /**
+   * --verify on a Spider table: COUNT(*) through the front against what the
+   * backends hold. The front reads a backend table once per partition that
+   * names it, so `expectedFront` counts each backend's rows that many times.
+   */
+  verify?: { front: number; expectedFront: number; backends: Array<{ backend: string; rows: number; partitions: number; checksum: string | null }>; equal: boolean };
 }
 
 export interface ShardReport {
@@ -91,8 +95,8 @@ export function renderSummary(r: LoadReport): string {
     lines.push(`  backend:  ${sh.backend} ${sh.key}: ${fmtInt(sh.rows)} rows, ${what}${sh.resumedChunks ? ` (${sh.resumedChunks} of ${sh.chunks} chunks from an earlier run)` : ''}`);
   }
   if (r.verify) {
-    const sum = r.verify.backends.reduce((a, b) => a + b.rows, 0);
-    lines.push(`  verify:   COUNT(*) ${fmtInt(r.verify.front)} through the front, ${fmtInt(sum)} on the backends (${r.verify.backends.map((b) => `${b.backend} ${fmtInt(b.rows)}, checksum ${b.checksum ?? '-'}`).join('; ')}): ${r.verify.equal ? 'equal' : 'DIFFERENT'}`);
+    const each = r.verify.backends.map((b) => `${b.backend} ${fmtInt(b.rows)}${b.partitions > 1 ? ` x ${b.partitions} partitions` : ''}, checksum ${b.checksum ?? '-'}`);
+    lines.push(`  verify:   COUNT(*) ${fmtInt(r.verify.front)} through the front, ${fmtInt(r.verify.expectedFront)} expected from the backends (${each.join('; ')}): ${r.verify.equal ? 'equal' : 'DIFFERENT'}`);
   }
   if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile} (the rows, as in the input) and ${r.rejectFile}.log (line, offset, error)`);
   for (const n of r.notes) lines.push(`  note:     ${n}`);

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
-import { spiderUnavailable, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../src/devserver/spider.js';
+import { roundRobinPartitions, spiderUnavailable, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../src/devserver/spider.js';
 import { prng } from '../../fixtures/prng.js';
 import { runCli } from '../support/cli.js';
 import { spawnCli } from '../support/spawn.js';
@@ -122,7 +122,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
       const direct = await runCli(load(`${name}_direct`, '--verify'), { env: { DATABASE_URL: url() } });
       const directMs = Date.now() - t0;
       assert.equal(direct.code, 0, direct.stderr);
-      const r = JSON.parse(direct.stdout) as { rows: number; route: { route: string }; shards: Array<{ backend: string; rows: number }>; verify: { front: number; equal: boolean } };
+      const r = JSON.parse(direct.stdout) as { rows: number; route: { route: string }; shards: Array<{ backend: string; rows: number }>; verify: { front: number; expectedFront: number; equal: boolean } };
       assert.equal(r.route.route, 'direct');
       assert.equal(r.rows, ROWS);
       assert.deepEqual(
@@ -130,7 +130,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
         ['b1', 'b2'],
       );
       assert.ok(r.shards.every((s) => s.rows > 0));
-      assert.deepEqual([r.verify.front, r.verify.equal], [ROWS, true]);
+      assert.deepEqual([r.verify.front, r.verify.expectedFront, r.verify.equal], [ROWS, ROWS, true]);
       assert.match(direct.stderr, /backend:\s+b1 127\.0\.0\.1:\d+\/s\/\w+: [\d,]+ rows/);
 
       const t1 = Date.now();
@@ -150,6 +150,25 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
       assert.ok(want.every(([n]) => n > 0 && n < ROWS), 'both backends hold rows');
     });
   }
+
+  test('--verify: the front reads a backend table once per partition that names it', async () => {
+    await spider.createSpiderTable({ ...hashSpec('four'), partitions: roundRobinPartitions(4, 2) });
+    const r = await runCli(load('four', '--verify'), { env: { DATABASE_URL: url() } });
+    assert.equal(r.code, 0, r.stderr);
+    const v = (JSON.parse(r.stdout) as { verify: { front: number; expectedFront: number; backends: Array<{ rows: number; partitions: number }>; equal: boolean } }).verify;
+    assert.deepEqual(
+      v.backends.map((b) => b.partitions),
+      [2, 2],
+    );
+    assert.equal(
+      v.backends.reduce((a, b) => a + b.rows, 0),
+      ROWS,
+    );
+    assert.deepEqual([v.front, v.expectedFront, v.equal], [2 * ROWS, 2 * ROWS, true]);
+    // Even one partition reads its whole backend table, the other partition's rows included.
+    const [p0] = await front.query('SELECT COUNT(*) AS n FROM s.four PARTITION (p0)');
+    assert.equal(Number((p0 as Array<{ n: unknown }>)[0]!.n), v.backends[0]!.rows);
+  });
 
   test('--backend NAME=URL: that backend is reached with its own address and credentials, never printed', async () => {
     await spider.createSpiderTable(hashSpec('creds'));
