@@ -22,7 +22,8 @@ export interface SplitOptions {
   fields: number[];
   /** Per partition, the share (backend) that takes its rows. */
   partitionShare: number[];
-  shares: number;
+  /** Per share, a name for its file (the backend's). */
+  shareNames: string[];
   /** An empty directory of its own: the shares' files go there, and it is removed by dispose(). */
   dir: string;
 }
@@ -48,17 +49,19 @@ const MiB = 1024 * 1024;
  */
 export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
   mkdirSync(o.dir, { recursive: true });
-  const paths = Array.from({ length: o.shares }, (_, i) => join(o.dir, `share-${i}`));
+  const shares = o.shareNames.length;
+  // The backend's name, made safe for a file name: it shows in messages about the share.
+  const paths = o.shareNames.map((n, i) => join(o.dir, `${i}-${n.replace(/[^A-Za-z0-9_.-]/g, '_')}`));
   const dispose = (): void => rmSync(o.dir, { recursive: true, force: true });
   const fds = paths.map((p) => openSync(p, 'w'));
-  const records = new Array<number>(o.shares).fill(0);
-  const bytes = new Array<number>(o.shares).fill(0);
+  const records = new Array<number>(shares).fill(0);
+  const bytes = new Array<number>(shares).fill(0);
   // Only the fields up to the last partitioning column are read.
   const upTo = Math.max(...o.fields) + 1;
   const targets: ScanTargets = { fields: upTo, textField: o.targets.textField.slice(0, upTo) };
   const pending: Buffer[][] = paths.map(() => []);
   const flush = (): void => {
-    for (let s = 0; s < o.shares; s++) {
+    for (let s = 0; s < shares; s++) {
       if (pending[s]!.length === 0) continue;
       const buf = Buffer.concat(pending[s]!);
       writeSync(fds[s]!, buf);

@@ -149,29 +149,42 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
   return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
 }
 
-/** The routed job on the front: refuses to continue one whose identity (the shard map above all) changed. */
-async function routedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, plan: RoutePlan, resumeCommand: string): Promise<string> {
+/**
+ * The routed job on the front, before anything is loaded: an unfinished run
+ * of this load with another identity (the shard map above all) is refused,
+ * or discarded with --restart. Returns whether this run continues one.
+ */
+async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions): Promise<boolean> {
   const jobId = jobIdOf(identity);
+  if (!(await CheckpointStore.exists(store.conn, store.schema))) return false;
   await store.ensureTables('InnoDB');
   const stored = await store.findUnfinished(identity.target, identity.input.path);
-  if (stored && stored.jobId !== jobId) {
-    if (!o.restart) {
-      const diffs = identityDifferences(stored.identity, identity);
-      throw new FlatloadError(
-        'RESUME_MISMATCH',
-        `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
-        {
-          file: o.file,
-          table: stored.target,
-          hint: 'rerun the original command against the original shard map to finish it; or add --restart to discard it (its committed rows stay on the backends, so remove them first if this run loads the same rows)',
-        },
-      );
-    }
-    await store.abandon(stored.jobId);
+  if (!stored || stored.jobId === jobId) return stored !== undefined;
+  if (!o.restart) {
+    const diffs = identityDifferences(stored.identity, identity);
+    throw new FlatloadError(
+      'RESUME_MISMATCH',
+      `an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and this run differs from it:\n    ${diffs.join('\n    ')}`,
+      {
+        file: o.file,
+        table: stored.target,
+        hint: 'rerun the original command against the original shard map to finish it; or add --restart to discard it (its committed rows stay on the backends, so remove them first if this run loads the same rows)',
+      },
+    );
   }
-  if (stored?.jobId !== jobId) {
-    await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan: { route: plan }, rowsBefore: null, resumeCommand, owner: ownerText(), chunksTotal: null, rowsInInput: null });
-  } else await store.update(jobId, { state: 'running', message: null, owner: ownerText() });
+  await store.abandon(stored.jobId);
+  return false;
+}
+
+/** Records the routed job as running (once the input has split: an input error leaves nothing to resume). */
+async function startRoutedJob(store: CheckpointStore, identity: JobIdentity, continues: boolean, plan: RoutePlan, resumeCommand: string): Promise<string> {
+  const jobId = jobIdOf(identity);
+  if (continues) {
+    await store.update(jobId, { state: 'running', message: null, owner: ownerText() });
+    return jobId;
+  }
+  await store.ensureTables('InnoDB');
+  await store.createJob({ jobId, target: identity.target, inputPath: identity.input.path, identity, plan: { route: plan }, rowsBefore: null, resumeCommand, owner: ownerText(), chunksTotal: null, rowsInInput: null });
   return jobId;
 }
 
@@ -249,6 +262,16 @@ async function verifyCounts(front: Queryable, connect: (b: RouteBackend) => Conn
   return { front: viaFront, expectedFront, backends, equal: viaFront === expectedFront };
 }
 
+/**
+ * A share's error, said of the backend and the user's input: its file is the
+ * share split from the input (deleted at the end), so its line and byte
+ * offset count within that share.
+ */
+function shareError(e: FlatloadError, name: string, input: string): FlatloadError {
+  const where = e.context.file === undefined ? {} : { file: `${input}, the records for ${name} (lines and offsets count within them)` };
+  return new FlatloadError(e.code, `backend ${name}: ${e.message}`, { ...e.context, ...where }, { cause: e.cause });
+}
+
 /** --verify: the counts into the report; an error when the front and the backends disagree. */
 async function verified(report: LoadReport, conn: ConnectionOptions, o: LoadOptions, map: ShardMap, plan: RoutePlan, control?: ControlConnection): Promise<FlatloadError | undefined> {
   const own = control ? undefined : (await openSession(conn, { localInfile: false })).conn;
@@ -285,8 +308,9 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     const prep = await prepareLoad(o, session, control.connection, source);
     const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
     const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
-    await holdJob(control, store, jobIdOf(identity), o, events);
-    const jobId = await routedJob(store, identity, o, plan, resumeCommand);
+    const jobId = jobIdOf(identity);
+    await holdJob(control, store, jobId, o, events);
+    const continues = await checkRoutedJob(store, identity, o);
     dir = join(tmp, `flatload-route-${jobId}`);
     rmSync(dir, { recursive: true, force: true });
     const ts = Date.now();
@@ -301,10 +325,11 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       rule: map.rule,
       fields: plan.fields,
       partitionShare: plan.partitionBackend,
-      shares: plan.backends.length,
+      shareNames: plan.backends.map(backendName),
       dir,
     });
     const shares = plan.backends.map((b, i) => `${backendName(b)} ${split.records[i]!.toLocaleString('en-US')}`).join(', ');
+    await startRoutedJob(store, identity, continues, plan, resumeCommand);
     events.emit({ type: 'note', message: `split ${local.display} by the partition rule in ${((Date.now() - ts) / 1000).toFixed(1)} s: ${shares} records` });
     events.emit({ type: 'start', totalBytes: split.bytes.reduce((a, b) => a + b, 0), jobs: plan.backends.length, table: prep.display, strategy: 'direct to the backends', resumedChunks: 0, resumedBytes: 0, resumedRows: 0 });
 
@@ -333,8 +358,12 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     events.emit({ type: 'done' });
     const shards = results.map((r, i) => shardReport(plan.backends[i]!, r.status === 'fulfilled' ? { status: 'fulfilled', value: r.value.r } : r, r.status === 'fulfilled' ? r.value.seconds : 0));
     const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.r] : []));
-    const firstError =
-      results.map((r) => (r.status === 'rejected' ? toFlatloadError(r.reason, 'loading') : r.value.r.error)).find((e) => e !== undefined) ?? undefined;
+    const firstError = results
+      .map((r, i) => {
+        const e = r.status === 'rejected' ? toFlatloadError(r.reason, 'loading') : r.value.r.error;
+        return e && shareError(e, backendName(plan.backends[i]!), local.display);
+      })
+      .find((e) => e !== undefined);
     const seconds = (Date.now() - t0) / 1000;
     const base = ok[0];
     if (!base) throw firstError ?? new FlatloadError('INTERNAL', 'no backend share ran');

@@ -170,6 +170,27 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     assert.equal(Number((p0 as Array<{ n: unknown }>)[0]!.n), v.backends[0]!.rows);
   });
 
+  test('bad records: one flatload cannot route stops before loading, naming its line; one a backend refuses names the backend', async () => {
+    await spider.createSpiderTable(hashSpec('bad'));
+    const small = join(dir, 'bad.csv');
+    const args = ['load', small, '--table', 's.bad', '--dialect', 'csv-unix', '--progress', 'none'];
+    writeFileSync(small, '1,1,"a"\n2,2,"b, with\na line break"\n3x,3,"c"\n4,4,"d"\n');
+    const unroutable = await runCli(args, { env: { DATABASE_URL: url() } });
+    assert.equal(unroutable.code, 5, unroutable.stderr);
+    assert.match(unroutable.stderr, /cannot tell which partition/);
+    assert.match(unroutable.stderr, /bad\.csv.*line 4.*byte offset 35/s);
+    assert.equal(await total('bad'), 0);
+    writeFileSync(small, '1,1,"a"\n2,two,"b"\n3,3,"c"\n4,4,"d"\n');
+    const refused = await runCli(args, { env: { DATABASE_URL: url() } });
+    assert.equal(refused.code, 4, refused.stderr);
+    assert.match(refused.stderr, /backend b1: .*bad\.csv, the records for b1/s);
+    assert.deepEqual(
+      (await perBackend('bad')).map(([n]) => n),
+      [0, 2],
+      'b2 loaded its share; b1 rolled back the chunk with the bad row',
+    );
+  });
+
   test('--backend NAME=URL: that backend is reached with its own address and credentials, never printed', async () => {
     await spider.createSpiderTable(hashSpec('creds'));
     await backends[1]!.query("CREATE USER IF NOT EXISTS 'ld'@'%' IDENTIFIED BY 'b2-s3cret'");
