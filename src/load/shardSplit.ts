@@ -59,14 +59,15 @@ export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
   // Only the fields up to the last partitioning column are read.
   const upTo = Math.max(...o.fields) + 1;
   const targets: ScanTargets = { fields: upTo, textField: o.targets.textField.slice(0, upTo) };
-  const pending: Buffer[][] = paths.map(() => []);
+  // Per share, its records of the current chunk, copied end to end (a chunk's worth at most, plus a terminator).
+  let out = paths.map(() => Buffer.alloc(0));
+  const used = new Array<number>(shares).fill(0);
   const flush = (): void => {
     for (let s = 0; s < shares; s++) {
-      if (pending[s]!.length === 0) continue;
-      const buf = Buffer.concat(pending[s]!);
-      writeSync(fds[s]!, buf);
-      bytes[s]! += buf.length;
-      pending[s] = [];
+      if (used[s] === 0) continue;
+      writeSync(fds[s]!, out[s]!, 0, used[s]);
+      bytes[s]! += used[s]!;
+      used[s] = 0;
     }
   };
   try {
@@ -85,6 +86,8 @@ export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
     for await (const c of chunks) {
       const buf = Buffer.concat(c.buffers ?? []);
       const table = recordTable(buf, o.format, o.charset, o.targets);
+      const room = buf.length + o.format.lineTerm.length;
+      if (out[0]!.length < room) out = out.map(() => Buffer.allocUnsafe(room));
       for (let i = 0; i < table.ends.length; i++) {
         const start = i === 0 ? 0 : table.ends[i - 1]!;
         const end = table.ends[i]!;
@@ -100,8 +103,8 @@ export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
           });
         }
         const s = o.partitionShare[p]!;
-        pending[s]!.push(buf.subarray(start, end));
-        if (i === table.ends.length - 1 && !table.terminated) pending[s]!.push(o.format.lineTerm);
+        used[s]! += buf.copy(out[s]!, used[s], start, end);
+        if (i === table.ends.length - 1 && !table.terminated) used[s]! += o.format.lineTerm.copy(out[s]!, used[s]);
         records[s]!++;
       }
       flush();

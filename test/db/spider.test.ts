@@ -191,6 +191,21 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     );
   });
 
+  test('a last record without a line terminator: its share gets one, and the row loads whole', async () => {
+    await spider.createSpiderTable(hashSpec('tail'));
+    const small = join(dir, 'tail.csv');
+    writeFileSync(small, '\ufeffid,a,s\n1,1,"one"\n3,3,"three"\n2,2,"two, last"');
+    const r = await runCli(['load', small, '--table', 's.tail', '--dialect', 'csv-unix', '--ignore-lines', '1', '--progress', 'none'], { env: { DATABASE_URL: url() } });
+    assert.equal(r.code, 0, r.stderr);
+    const [b1] = await backends[0]!.query('SELECT id, a, s FROM s.tail ORDER BY id');
+    const [b2] = await backends[1]!.query('SELECT id, a, s FROM s.tail ORDER BY id');
+    assert.deepEqual(b1, [{ id: 2, a: 2, s: 'two, last' }]);
+    assert.deepEqual(b2, [
+      { id: 1, a: 1, s: 'one' },
+      { id: 3, a: 3, s: 'three' },
+    ]);
+  });
+
   test('--backend NAME=URL: that backend is reached with its own address and credentials, never printed', async () => {
     await spider.createSpiderTable(hashSpec('creds'));
     await backends[1]!.query("CREATE USER IF NOT EXISTS 'ld'@'%' IDENTIFIED BY 'b2-s3cret'");
