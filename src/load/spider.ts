@@ -13,7 +13,7 @@ import { ControlConnection, type Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import { openInput } from '../input/source.js';
 import { materializeInput } from '../input/spool.js';
 import { readShardMap } from '../introspect/cluster.js';
@@ -104,21 +104,28 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
     const { conn: c } = await openSession(conn, { localInfile: false });
     try {
       const [rows] = await c.query('SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, o.table]);
-      if (String((rows as Array<{ e: string | null }>)[0]?.e ?? '').toUpperCase() === 'SPIDER') {
-        const map = await readShardMap(c, db, o.table);
-        checkBackendNames(o, routeBackends(map).backends);
-        const front = `${db}.${o.table}`;
+      const spider = String((rows as Array<{ e: string | null }>)[0]?.e ?? '').toUpperCase() === 'SPIDER';
+      const map = spider
+        ? await readShardMap(c, db, o.table).catch((err: unknown) => {
+            // Without SELECT on mysql.servers the backends are unknown, but the front can still take the load.
+            if (o.route === 'direct' || !isFlatloadError(err) || err.code !== 'MISSING_PRIVILEGE') throw err;
+            events.emit({ type: 'note', message: `${err.message}: loading through the Spider front` });
+            return undefined;
+          })
+        : undefined;
+      if (map) {
+        const { backends } = routeBackends(map);
+        checkBackendNames(o, backends);
         const columns = await tableColumns(c, db, o.table);
-        const fields = partitionFields(
-          map,
-          o.columns,
-          columns.map((x) => x.name),
-        );
         const plan = planRoute(
           {
             map,
-            unreachable: await unreachableBackends(conn, routeBackends(map).backends, front, o),
-            fields,
+            unreachable: await unreachableBackends(conn, backends, `${db}.${o.table}`, o),
+            fields: partitionFields(
+              map,
+              o.columns,
+              columns.map((x) => x.name),
+            ),
             inputReason: o.format.linesTerminatedBy.length === 0 ? 'the input has no line terminator (LINES TERMINATED BY empty), so flatload cannot cut it into records' : undefined,
             frontFilled: frontFilled(columns, o),
             mode: o.mode,

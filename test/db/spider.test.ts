@@ -229,6 +229,21 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     assert.match(forced.stderr, /--route direct: backend b2/);
   });
 
+  test('a user who may not read mysql.servers loads through the front; --route direct says what to grant', async () => {
+    await spider.createSpiderTable(hashSpec('nopriv'));
+    await front.query("CREATE USER IF NOT EXISTS 'lim'@'%'");
+    await front.query("GRANT ALL ON s.* TO 'lim'@'%'");
+    const limited = { DATABASE_URL: `mysql://lim@127.0.0.1:${spider.front.port}/s` };
+    const args = ['load', file, '--table', 's.nopriv', '--dialect', 'csv-unix', '--ignore-lines', '1', '--progress', 'lines'];
+    const direct = await runCli([...args, '--route', 'direct'], { env: limited });
+    assert.equal(direct.code, 7, direct.stderr);
+    assert.match(direct.stderr, /needs SELECT on mysql\.servers/);
+    const plan = await runCli(['plan', ...args.slice(1)], { env: limited });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stderr, /needs SELECT on mysql\.servers.*: loading through the Spider front/);
+    assert.doesNotMatch(plan.stdout, /route:/);
+  });
+
   test('killed mid-load, then rerun: every backend ends with exactly the front-routed rows', async () => {
     await spider.createSpiderTable(hashSpec('killed'));
     const args = load('killed', '--chunk-size', '16KiB', '--jobs', '1');
