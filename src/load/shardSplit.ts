@@ -1,11 +1,12 @@
-import { createReadStream, closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { createReadStream, closeSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import { cutChunks } from '../chunking/cut.js';
 import { parseRecord } from '../chunking/fields.js';
 import { recordTable } from '../chunking/records.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import { FlatloadError } from '../errors/index.js';
+import { freeBytes } from '../input/spool.js';
 import { partitionIndex, type PartitionRule } from '../shard/partition.js';
 
 export interface SplitOptions {
@@ -38,6 +39,22 @@ export interface ShardSplit {
 
 const MiB = 1024 * 1024;
 
+/** Removes a share directory; one that cannot be removed (never created, say) is left as it is. */
+export function removeDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // nothing of ours to remove
+  }
+}
+
+/** A file system error on the shares' side (an error reading the input passes through as it is). */
+function writeError(err: unknown, dir: string, input: string): unknown {
+  const e = err as NodeJS.ErrnoException;
+  if (err instanceof FlatloadError || typeof e.code !== 'string' || e.path === input) return err;
+  return new FlatloadError('OUTPUT_UNWRITABLE', `cannot write the backends' shares into ${dir}: ${e.message}`, { hint: 'point --tmpdir at a writable file system with room for a copy of the input' });
+}
+
 /**
  * Reads the input once and writes each record to the file of the backend
  * its partition rule names. Records are found by the chunking scanner and
@@ -48,12 +65,30 @@ const MiB = 1024 * 1024;
  * naming its line and byte offset: nothing has been loaded yet.
  */
 export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
-  mkdirSync(o.dir, { recursive: true });
+  const free = freeBytes(dirname(o.dir));
+  if (free !== undefined && free < statSync(o.path).size) {
+    throw new FlatloadError('OUTPUT_UNWRITABLE', `splitting the input by backend needs about its size (${statSync(o.path).size} bytes) in ${dirname(o.dir)}, which has ${free} bytes free`, {
+      hint: 'point --tmpdir at a file system with room for a copy of the input, or load through the Spider front with --route front',
+    });
+  }
+  try {
+    // A run killed before it could clean up left the same directory: split again from scratch.
+    rmSync(o.dir, { recursive: true, force: true });
+    mkdirSync(o.dir, { recursive: true });
+  } catch (err) {
+    throw writeError(err, o.dir, o.path);
+  }
   const shares = o.shareNames.length;
   // The backend's name, made safe for a file name: it shows in messages about the share.
   const paths = o.shareNames.map((n, i) => join(o.dir, `${i}-${n.replace(/[^A-Za-z0-9_.-]/g, '_')}`));
-  const dispose = (): void => rmSync(o.dir, { recursive: true, force: true });
-  const fds = paths.map((p) => openSync(p, 'w'));
+  const dispose = (): void => removeDir(o.dir);
+  let fds: number[];
+  try {
+    fds = paths.map((p) => openSync(p, 'w'));
+  } catch (err) {
+    dispose();
+    throw writeError(err, o.dir, o.path);
+  }
   const records = new Array<number>(shares).fill(0);
   const bytes = new Array<number>(shares).fill(0);
   // Only the fields up to the last partitioning column are read.
@@ -112,7 +147,7 @@ export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
   } catch (err) {
     for (const fd of fds) closeSync(fd);
     dispose();
-    throw err;
+    throw writeError(err, o.dir, o.path);
   }
   for (const fd of fds) closeSync(fd);
   return { paths, records, bytes, dispose };

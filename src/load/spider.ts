@@ -1,4 +1,3 @@
-import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
@@ -24,7 +23,7 @@ import { defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport, ShardReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
 import { autoChunkSize, executeLoad, type ExecuteResult } from './execute.js';
-import { splitByShard } from './shardSplit.js';
+import { removeDir, splitByShard } from './shardSplit.js';
 
 export interface TargetResult extends ExecuteResult {
   /** For a Spider table: how its rows reached the backends, and its shard map. */
@@ -319,7 +318,6 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     await holdJob(control, store, jobId, o, events);
     const continues = await checkRoutedJob(store, identity, o);
     dir = join(tmp, `flatload-route-${jobId}`);
-    rmSync(dir, { recursive: true, force: true });
     const ts = Date.now();
     const split = await splitByShard({
       path: local.path,
@@ -410,7 +408,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
   } catch (err) {
     throw toFlatloadError(err, 'loading');
   } finally {
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) removeDir(dir);
     local.dispose();
     await control.end();
   }

@@ -180,6 +180,10 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     assert.match(unroutable.stderr, /cannot tell which partition/);
     assert.match(unroutable.stderr, /bad\.csv.*line 4.*byte offset 35/s);
     assert.equal(await total('bad'), 0);
+    writeFileSync(small, '1,1,"a"\n2,2,"b"\n');
+    const unwritable = await runCli([...args, '--tmpdir', join(small, 'not-a-directory')], { env: { DATABASE_URL: url() } });
+    assert.equal(unwritable.code, 5, unwritable.stderr);
+    assert.match(unwritable.stderr, /cannot write the backends' shares into/);
     writeFileSync(small, '1,1,"a"\n2,two,"b"\n3,3,"c"\n4,4,"d"\n');
     const refused = await runCli(args, { env: { DATABASE_URL: url() } });
     assert.equal(refused.code, 4, refused.stderr);
