@@ -1,5 +1,5 @@
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { identityDifferences, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { holdJob } from '../checkpoint/job.js';
@@ -278,6 +278,12 @@ function shareError(e: FlatloadError, name: string, input: string): FlatloadErro
   return new FlatloadError(e.code, `backend ${name}: ${e.message}`, { ...e.context, ...where }, { cause: e.cause });
 }
 
+/** The reject file of one backend's share: the load's, with the backend's name before its extension (rows.rejects.b1.csv). */
+export function shareRejectPath(path: string, backend: string): string {
+  const ext = extname(path);
+  return `${path.slice(0, path.length - ext.length)}.${backend.replace(/[^A-Za-z0-9_.-]/g, '_')}${ext}`;
+}
+
 /** --verify: the counts into the report; an error when the front and the backends disagree. */
 async function verified(report: LoadReport, conn: ConnectionOptions, o: LoadOptions, map: ShardMap, plan: RoutePlan, control?: ControlConnection): Promise<FlatloadError | undefined> {
   const own = control ? undefined : (await openSession(conn, { localInfile: false })).conn;
@@ -350,7 +356,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
           // The split files hold data records only, the header and a byte-order mark dropped.
           format: { ...o.format, ignoreLines: 0 },
           stripBom: false,
-          rejectFile: o.rejectFile === undefined ? defaultRejectPath(o.file, `${o.table}.${name}`) : `${o.rejectFile}.${name}`,
+          rejectFile: shareRejectPath(o.rejectFile ?? defaultRejectPath(o.file, o.table), name),
           chartPath: undefined,
           route: undefined,
           verify: false,
@@ -362,7 +368,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     );
     events.emit({ type: 'done' });
     const shards = results.map((r, i) => shardReport(plan.backends[i]!, r.status === 'fulfilled' ? { status: 'fulfilled', value: r.value.r } : r, r.status === 'fulfilled' ? r.value.seconds : 0));
-    const ok = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.r] : []));
+    const ok = results.flatMap((r, i) => (r.status === 'fulfilled' ? [{ ...r.value.r, name: backendName(plan.backends[i]!) }] : []));
     const firstError = results
       .map((r, i) => {
         const e = r.status === 'rejected' ? toFlatloadError(r.reason, 'loading') : r.value.r.error;
@@ -393,7 +399,10 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       rejectFile: null,
       slowestChunk: null,
       sizes: null,
-      notes: [...plan.reasons, ...ok.flatMap((r, i) => r.report.notes.map((n) => `${shards[i]!.backend}: ${n}`))],
+      notes: [
+        ...plan.reasons,
+        ...ok.flatMap(({ name, report: r }) => [...r.notes.map((n) => `${name}: ${n}`), ...(r.rejectFile && r.rejected > 0 ? [`${name}: rejected rows in ${r.rejectFile}`] : [])]),
+      ],
       error: firstError ? { code: firstError.code, message: firstError.message } : null,
       shards,
     };

@@ -6,7 +6,7 @@
  * where mariadb-plugin-spider is missing.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -193,6 +193,14 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
       [0, 2],
       'b2 loaded its share; b1 rolled back the chunk with the bad row',
     );
+    // Within --max-errors the row goes to b1's own reject file.
+    await spider.createSpiderTable(hashSpec('bad2'));
+    const budget = await runCli(['load', small, '--table', 's.bad2', '--dialect', 'csv-unix', '--progress', 'none', '--max-errors', '5'], { env: { DATABASE_URL: url() } });
+    assert.equal(budget.code, 3, budget.stderr);
+    assert.match(budget.stdout, /b1: rejected rows in \S*bad\.rejects\.b1\.csv/);
+    assert.match(readFileSync(join(dir, 'bad.rejects.b1.csv'), 'utf8'), /^2,two,"b"\n$/);
+    const b2 = join(dir, 'bad.rejects.b2.csv');
+    assert.equal(existsSync(b2) ? readFileSync(b2, 'utf8') : '', '', "b2's share rejected nothing");
   });
 
   test('a last record without a line terminator: its share gets one, and the row loads whole', async () => {

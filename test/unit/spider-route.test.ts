@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { FlatloadError } from '../../src/errors/index.js';
+import { shareRejectPath } from '../../src/load/spider.js';
 import { partitionFields, planRoute, renderRoute, type RouteFacts } from '../../src/plan/route.js';
 import { buildShardMap, type ShardMap } from '../../src/shard/map.js';
 
@@ -102,4 +103,14 @@ test('planRoute: --route overrides, but direct only where it is exact', () => {
     (e: unknown) => e instanceof FlatloadError && e.code === 'UNSUPPORTED' && /--route direct: flatload cannot evaluate/.test(e.message),
   );
   assert.throws(() => planRoute(facts('us_hash', { unreachable: new Map([['127.0.0.1:34501/f/us_hash', 'timeout']]) }), 'direct'), /b1 \(timeout\)/);
+});
+
+test('shareRejectPath: one reject file per backend, named before the extension', () => {
+  const cases: Array<[string, string, string]> = [
+    ['/data/rows.rejects.csv', 'b1', '/data/rows.rejects.b1.csv'],
+    ['t.rejects.txt', 'b2', 't.rejects.b2.txt'],
+    ['/tmp/bad', 'b1', '/tmp/bad.b1'],
+    ['x.csv', '127.0.0.1:3307/f/t', 'x.127.0.0.1_3307_f_t.csv'],
+  ];
+  for (const [path, backend, want] of cases) assert.equal(shareRejectPath(path, backend), want);
 });
