@@ -3,7 +3,7 @@ import { extname, join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { identityDifferences, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { holdJob } from '../checkpoint/job.js';
-import { ownerText } from '../checkpoint/lock.js';
+import { jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
@@ -155,17 +155,29 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
   return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
 }
 
+/** Where a routed job's shares are split to (one directory per job, so a rerun finds what a killed run left). */
+const routeDir = (tmp: string, jobId: string): string => join(tmp, `flatload-route-${jobId}`);
+
 /**
  * The routed job on the front, before anything is loaded: an unfinished run
  * of this load with another identity (the shard map above all) is refused,
  * or discarded with --restart. Returns whether this run continues one.
  */
-async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions): Promise<boolean> {
+async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, tmp: string): Promise<boolean> {
   const jobId = jobIdOf(identity);
   if (!(await CheckpointStore.exists(store.conn, store.schema))) return false;
   await store.ensureTables('InnoDB');
   const stored = await store.findUnfinished(identity.target, identity.input.path);
   if (!stored || stored.jobId === jobId) return stored !== undefined;
+  const holder = await jobLockHolder(store.conn, stored.jobId);
+  if (holder) {
+    throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with another shard map or other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
+      table: stored.target,
+      hint: 'wait for it to finish (flatload status shows it)',
+    });
+  }
+  // Every run splits anew, so the shares a killed run of that job left behind are of no use to anyone.
+  removeDir(routeDir(tmp, stored.jobId));
   if (!o.restart) {
     const diffs = identityDifferences(stored.identity, identity);
     throw new FlatloadError(
@@ -322,8 +334,8 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
     const jobId = jobIdOf(identity);
     await holdJob(control, store, jobId, o, events);
-    const continues = await checkRoutedJob(store, identity, o);
-    dir = join(tmp, `flatload-route-${jobId}`);
+    const continues = await checkRoutedJob(store, identity, o, tmp);
+    dir = routeDir(tmp, jobId);
     const ts = Date.now();
     const split = await splitByShard({
       path: local.path,

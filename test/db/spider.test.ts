@@ -6,7 +6,7 @@
  * where mariadb-plugin-spider is missing.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -51,7 +51,9 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
   let dir: string;
   let file: string;
   const url = (): string => `${spider.front.url}s`;
-  const load = (table: string, ...extra: string[]): string[] => ['load', file, '--table', `s.${table}`, '--dialect', 'csv-unix', '--ignore-lines', '1', '--progress', 'none', '--json', ...extra];
+  const load = (table: string, ...extra: string[]): string[] => ['load', file, '--table', `s.${table}`, '--dialect', 'csv-unix', '--ignore-lines', '1', '--progress', 'none', '--json', '--tmpdir', dir, ...extra];
+  /** The share directories left in the test's --tmpdir. */
+  const leftovers = (): string[] => readdirSync(dir).filter((n) => n.startsWith('flatload-route-'));
 
   const hashSpec = (table: string): SpiderTableSpec => ({
     db: 's',
@@ -272,6 +274,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
 
     const rerun = await runCli(args, { env: { DATABASE_URL: url() } });
     assert.equal(rerun.code, 0, rerun.stderr);
+    assert.deepEqual(leftovers(), [], 'the rerun removed the shares the killed run left');
     const r = JSON.parse(rerun.stdout) as { rows: number; resumedChunks: number };
     assert.equal(r.rows, ROWS);
     assert.ok(r.resumedChunks > 0, 'the rerun skipped the committed chunks');
@@ -335,5 +338,6 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /unfinished load .* differs/);
     assert.match(refused.stderr, /shard map: partition lo's values changed from 20000 to 30000/);
+    assert.deepEqual(leftovers(), [], "the killed run's shares are removed, as no run can use them");
   });
 });
