@@ -216,6 +216,12 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
   if (applied.input.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
 }
 
+/** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
+export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
+  return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
+}
+
 /**
  * One load, end to end, in stages: read the facts (read-only), find or plan
  * the job (the resume guard), and unless it is a dry run or already done,
@@ -329,8 +335,7 @@ export async function executeLoad(
       }
     }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const resumable = stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(stoppedBy.code);
-    const error = stoppedBy && resumeCommand && resumable ? stoppedBy.withContext({ resumeCommand }) : stoppedBy;
+    const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
     return { report, plan, facts, sql, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.

@@ -22,7 +22,7 @@ import { EventHub } from '../report/events.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport, ShardReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
-import { autoChunkSize, executeLoad, type ExecuteResult } from './execute.js';
+import { autoChunkSize, executeLoad, withResumeCommand, type ExecuteResult } from './execute.js';
 import { removeDir, splitByShard } from './shardSplit.js';
 
 export interface TargetResult extends ExecuteResult {
@@ -403,7 +403,8 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       warnings: sum((r) => r.warnings),
       inputBytes: local.sizeBytes,
       seconds,
-      rowsPerSec: seconds > 0 ? (sum((r) => r.rows) - ok.reduce((a, r) => a + (r.report.status === 'already-loaded' ? r.report.rows : 0), 0)) / seconds : 0,
+      // Rates describe this run: each share's rate times its time is the rows it loaded now (resumed chunks excluded).
+      rowsPerSec: seconds > 0 ? Math.round(sum((r) => r.rowsPerSec * r.seconds)) / seconds : 0,
       mbPerSec: seconds > 0 ? local.sizeBytes / 1e6 / seconds : 0,
       jobs: sum((r) => r.jobs),
       chunks: sum((r) => r.chunks),
@@ -418,7 +419,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
       error: firstError ? { code: firstError.code, message: firstError.message } : null,
       shards,
     };
-    let error = firstError && resumeCommand ? firstError.withContext({ resumeCommand }) : firstError;
+    let error = firstError && withResumeCommand(firstError, resumeCommand);
     if (firstError) {
       await store.update(jobId, { state: firstError.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: firstError.message }).catch(() => undefined);
     } else {

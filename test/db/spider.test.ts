@@ -302,7 +302,8 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
     backends[1] = await spider.connectBackend(1);
     const want = await perBackend('hash_front');
     const [b1] = await perBackend('dead');
-    assert.notEqual(stopped.code, 0, stopped.stderr);
+    assert.equal(stopped.code, 4, stopped.stderr);
+    assert.match(stopped.stderr, /backend b2: [^]*resume with: cd \S+ && flatload load/);
     const r = JSON.parse(stopped.stdout) as { status: string; shards: Array<{ backend: string; status: string }> };
     assert.deepEqual(
       r.shards.map((x) => [x.backend, x.status]),
