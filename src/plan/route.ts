@@ -1,6 +1,6 @@
 import type { ColumnTarget, LoadMode, StrategyName } from '../config/loadOptions.js';
 import { FlatloadError } from '../errors/index.js';
-import { backendKey, distinctBackends, type ShardMap } from '../shard/map.js';
+import { backendKey, distinctBackends, type ShardBackend, type ShardMap } from '../shard/map.js';
 
 /**
  * How the rows of a Spider table reach its backends. `front`: the front
@@ -12,16 +12,10 @@ import { backendKey, distinctBackends, type ShardMap } from '../shard/map.js';
 export const ROUTES = ['front', 'direct'] as const;
 export type SpiderRoute = (typeof ROUTES)[number];
 
-export interface RouteBackend {
+/** A backend table as the route loads it: where it is (never who logs in), and which partitions it holds. */
+export interface RouteBackend extends Omit<ShardBackend, 'user'> {
   /** host:port (or socket) / database / table: what identifies a share. */
   key: string;
-  /** mysql.servers name, when the partitions name one. */
-  server: string | undefined;
-  host: string;
-  port: number;
-  socket: string | undefined;
-  database: string;
-  table: string;
   /** The partitions whose rows this backend table holds. */
   partitions: string[];
 }
@@ -79,14 +73,9 @@ export function partitionFields(map: ShardMap, columns: readonly ColumnTarget[] 
 }
 
 export function routeBackends(map: ShardMap): { backends: RouteBackend[]; partitionBackend: number[] } {
-  const backends = distinctBackends(map).map(({ backend: b, partitions }) => ({
-    key: backendKey(b),
-    server: b.server,
-    host: b.host,
-    port: b.port,
-    socket: b.socket,
-    database: b.database,
-    table: b.table,
+  const backends = distinctBackends(map).map(({ backend: { user: _user, ...b }, partitions }) => ({
+    ...b,
+    key: backendKey({ ...b, user: undefined }),
     partitions: partitions.map((i) => map.partitions[i]!.name),
   }));
   const partitionBackend = map.partitions.map((p) => backends.findIndex((b) => b.key === backendKey(p.backend)));

@@ -91,6 +91,23 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
   }
   const total = async (table: string): Promise<number> => (await perBackend(table)).reduce((a, [n]) => a + n, 0);
 
+  /** Creates the table, starts a load of it in small chunks and SIGKILLs it once `rows` are in; returns the load's arguments. */
+  async function killMidLoad(spec: SpiderTableSpec, rows: number): Promise<string[]> {
+    await spider.createSpiderTable(spec);
+    const args = load(spec.table, '--chunk-size', '16KiB', '--jobs', '1');
+    const s = await startLoad(spec.table, args, rows);
+    s.child.kill('SIGKILL');
+    await s.done;
+    return args;
+  }
+
+  /** Starts a load in a child process and returns once the backends hold at least `rows` of it (or after 8 s). */
+  async function startLoad(table: string, args: string[], rows: number): Promise<ReturnType<typeof spawnCli>> {
+    const s = spawnCli(args, { DATABASE_URL: url() });
+    for (let i = 0; i < 400 && (await total(table)) < rows; i++) await new Promise((res) => setTimeout(res, 20));
+    return s;
+  }
+
   before(async () => {
     const t = Date.now();
     spider = await startSpiderCluster({ backends: 2 });
@@ -259,16 +276,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
   });
 
   test('killed mid-load, then rerun: every backend ends with exactly the front-routed rows', async () => {
-    await spider.createSpiderTable(hashSpec('killed'));
-    const args = load('killed', '--chunk-size', '16KiB', '--jobs', '1');
-    const s = spawnCli(args, { DATABASE_URL: url() });
-    let seen = 0;
-    for (let i = 0; i < 400 && seen < 4000; i++) {
-      await new Promise((res) => setTimeout(res, 20));
-      seen = await total('killed');
-    }
-    s.child.kill('SIGKILL');
-    await s.done;
+    const args = await killMidLoad(hashSpec('killed'), 4_000);
     const mid = await total('killed');
     assert.ok(mid > 0 && mid < ROWS, `killed mid-load (${mid} rows on the backends)`);
 
@@ -288,12 +296,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
   test('a backend killed mid-load: the other backend finishes its share, the rerun finishes the rest exactly', async () => {
     await spider.createSpiderTable(hashSpec('dead'));
     const args = load('dead', '--chunk-size', '16KiB', '--jobs', '1');
-    const s = spawnCli(args, { DATABASE_URL: url() });
-    let seen = 0;
-    for (let i = 0; i < 400 && seen < 4000; i++) {
-      await new Promise((res) => setTimeout(res, 20));
-      seen = await total('dead');
-    }
+    const s = await startLoad('dead', args, 4_000);
     await spider.killBackend(1);
     const tk = Date.now();
     const stopped = await s.done;
@@ -319,16 +322,7 @@ describe('Spider tables: direct routing against the front', { skip: noSpider ? `
   });
 
   test('a rerun after the shard map changed is refused, naming the change', async () => {
-    await spider.createSpiderTable(rangeSpec('moved'));
-    const args = load('moved', '--chunk-size', '16KiB', '--jobs', '1');
-    const s = spawnCli(args, { DATABASE_URL: url() });
-    let seen = 0;
-    for (let i = 0; i < 400 && seen < 2000; i++) {
-      await new Promise((res) => setTimeout(res, 20));
-      seen = await total('moved');
-    }
-    s.child.kill('SIGKILL');
-    await s.done;
+    const args = await killMidLoad(rangeSpec('moved'), 2_000);
     assert.ok((await total('moved')) < ROWS, 'killed mid-load');
     // The same backend tables, another bound: rows would now go elsewhere.
     await front.query('DROP TABLE s.moved');
