@@ -3,6 +3,7 @@ import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
 import type { LoadOptions } from '../config/loadOptions.js';
 import type { InputSource } from '../input/source.js';
 import type { LocalInput } from '../input/spool.js';
+import { describeShardMapChange, shardMapFingerprint, type ShardMap } from '../shard/map.js';
 
 const MiB = 1024 * 1024;
 
@@ -36,6 +37,28 @@ export interface JobIdentity {
   mode: string;
   onDuplicate: string;
   allowTruncation: boolean;
+  /**
+   * A load routed straight to a Spider table's backends: the shard map it
+   * routed by (which rows go to which backend table) and, for one backend's
+   * share, that backend. Absent for every other load, so their job ids stay
+   * as they were.
+   */
+  route?: { map: ShardMap; backend?: string };
+}
+
+/** The map as a job stores it: JSON (bounds are kept as the server's text in each partition's description). */
+function storableShardMap(map: ShardMap): ShardMap {
+  const { rangeBounds: _r, listValues: _l, ...rule } = map.rule;
+  return { ...map, rule };
+}
+
+/**
+ * The identity of a routed load (backend undefined) or of one backend's
+ * share: the user's input and options, and the shard map. A share loads a
+ * file split from the input, so it is the input's identity that counts.
+ */
+export function routedIdentity(of: JobIdentity, map: ShardMap, backend?: { input: JobIdentity['input']; key: string }): JobIdentity {
+  return { ...of, ...(backend ? { input: backend.input } : {}), route: { map: storableShardMap(map), ...(backend ? { backend: backend.key } : {}) } };
 }
 
 /** sha256 over the first and last MiB of a file: a cheap "same contents" check beside size and mtime. */
@@ -120,5 +143,14 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('--mode', stored.mode, now.mode);
   cmp('--on-duplicate', stored.onDuplicate, now.onDuplicate);
   cmp('--allow-truncation', stored.allowTruncation, now.allowTruncation);
+  const [a, b] = [stored.route, now.route];
+  if (!a !== !b) out.push(`route: ${a ? 'direct to the backends' : 'through the front'} then, ${b ? 'direct to the backends' : 'through the front'} now`);
+  else if (a && b) {
+    if (shardMapFingerprint(a.map) !== shardMapFingerprint(b.map)) {
+      const change = describeShardMapChange(a.map, b.map);
+      out.push(...(change.length > 0 ? change : ['the partitioning columns changed']).map((d) => `shard map: ${d}`));
+    }
+    cmp('backend', a.backend, b.backend);
+  }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/control.js';
 import { quoteId } from '../db/quote.js';
+import type { RoutePlan } from '../plan/route.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { JobIdentity } from './identity.js';
 import { JOB_LOCK_PREFIX } from './lock.js';
@@ -206,7 +207,8 @@ export class CheckpointStore {
     target: string;
     inputPath: string;
     identity: JobIdentity;
-    plan: LoadPlan;
+    /** A routed Spider load stores its route: each backend's share has its own job and plan on that backend. */
+    plan: LoadPlan | { route: RoutePlan };
     rowsBefore: number | null;
     resumeCommand: string;
     owner: string;

@@ -137,9 +137,9 @@ export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
   return out;
 }
 
-/** The password part of a mysql:// URL, if any, masked with `x` (same length). */
+/** The password part of a mysql:// URL (also `--backend NAME=URL`'s), if any, masked with `x` (same length). */
 function maskUrl(text: string): string {
-  return text.replace(/^((?:mysql|mariadb):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
+  return text.replace(/^((?:\S*=)?(?:mysql|mariadb):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
 }
 
 /**

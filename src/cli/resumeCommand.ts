@@ -12,18 +12,27 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
     // argv is already in mysql form (normalizeMysqlStyleArgs): -p never takes the next word.
     if (a === '--password' || a === '-p') continue;
     if (a.startsWith('--password=') || (a.startsWith('-p') && a.length > 2 && !a.startsWith('--'))) continue;
-    if (a === '--url' && argv[i + 1] !== undefined) {
-      out.push(a, stripUrlPassword(argv[++i]!));
+    const strip = WITH_PASSWORD[a];
+    if (strip && argv[i + 1] !== undefined) {
+      out.push(a, strip(argv[++i]!));
       continue;
     }
-    if (a.startsWith('--url=')) {
-      out.push(`--url=${stripUrlPassword(a.slice(6))}`);
+    const eq = a.indexOf('=');
+    const stripInline = eq > 0 && a.startsWith('--') ? WITH_PASSWORD[a.slice(0, eq)] : undefined;
+    if (stripInline) {
+      out.push(`${a.slice(0, eq + 1)}${stripInline(a.slice(eq + 1))}`);
       continue;
     }
     if (a === '--restart' || a === '--dry-run') continue;
     out.push(a);
   }
   return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
+}
+
+/** `NAME=URL` with the URL's password removed. */
+function stripBackendPassword(arg: string): string {
+  const eq = arg.indexOf('=');
+  return eq === -1 ? arg : `${arg.slice(0, eq + 1)}${stripUrlPassword(arg.slice(eq + 1))}`;
 }
 
 function stripUrlPassword(url: string): string {
@@ -40,3 +49,6 @@ function stripUrlPassword(url: string): string {
 export function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
+
+/** Options whose value may hold a password, and how to take it out. */
+const WITH_PASSWORD: Record<string, (value: string) => string> = { '--url': stripUrlPassword, '--backend': stripBackendPassword };

@@ -3,6 +3,7 @@ import { splitQualifiedName } from './names.js';
 import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';
+import { parseConnectionUrl, type UrlParts } from './url.js';
 
 export type DuplicateHandling = 'error' | 'ignore' | 'replace';
 
@@ -55,6 +56,12 @@ export interface LoadOptions {
   tmpdir: string | undefined;
   /** When another process is running this load: wait for it instead of stopping. */
   wait: boolean;
+  /** For a Spider table: through the front, or straight to the backends (undefined: the planner's choice). */
+  route: 'front' | 'direct' | undefined;
+  /** After the load, check the row counts (for a Spider table: through the front against the sum over the backends). */
+  verify: boolean;
+  /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
+  backends: Record<string, UrlParts>;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -86,6 +93,9 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   skipSizeReport?: boolean;
   tmpdir?: string;
   wait?: boolean;
+  route?: string;
+  verify?: boolean;
+  backend?: string | string[];
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -139,6 +149,19 @@ function splitCommas(text: string): string[] {
   return parts;
 }
 
+/** `--backend b1=mysql://user:pw@host:port` (repeatable) by server name. Messages never repeat a URL. */
+export function parseBackends(arg: string | string[] | undefined): Record<string, UrlParts> {
+  const out: Record<string, UrlParts> = {};
+  for (const item of arg === undefined ? [] : Array.isArray(arg) ? arg : [arg]) {
+    const eq = item.indexOf('=');
+    const name = eq === -1 ? '' : item.slice(0, eq);
+    if (!/^[A-Za-z0-9_$-]+$/.test(name)) throw new FlatloadError('USAGE', '--backend takes NAME=URL, NAME being the backend server\'s name on the front (mysql.servers), e.g. b1=mysql://user@host:3306');
+    if (out[name]) throw new FlatloadError('USAGE', `--backend ${name} is given twice`);
+    out[name] = parseConnectionUrl(item.slice(eq + 1), `--backend ${name}`);
+  }
+  return out;
+}
+
 export function toLoadOptions(a: LoadArgs): LoadOptions {
   if (!a.file) throw new FlatloadError('USAGE', 'missing the input file (use - for standard input)');
   if (!a.table) throw new FlatloadError('USAGE', 'missing --table [db.]table');
@@ -185,5 +208,8 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
     wait: a.wait ?? false,
+    route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
+    verify: a.verify ?? false,
+    backends: parseBackends(a.backend),
   };
 }

@@ -2,7 +2,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { openSession, type Session } from '../db/connect.js';
-import { jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
 import { CheckpointStore } from '../checkpoint/store.js';
@@ -19,6 +19,7 @@ import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
+import type { ShardMap } from '../shard/map.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 
 export interface ExecuteResult {
@@ -106,8 +107,27 @@ interface Facts {
   identity: JobIdentity;
 }
 
+/**
+ * One backend's share of a load routed by a Spider table's partition rule:
+ * its file is split from the user's input, so the job is identified by that
+ * input, the shard map and the backend (see routedIdentity).
+ */
+export interface ShareOf {
+  input: JobIdentity['input'];
+  map: ShardMap;
+  key: string;
+}
+
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
-async function readFacts(o: LoadOptions, session: Session, control: ControlConnection, source: InputSource, events: EventHub, spool: (l: LocalInput) => void): Promise<Facts> {
+async function readFacts(
+  o: LoadOptions,
+  session: Session,
+  control: ControlConnection,
+  source: InputSource,
+  events: EventHub,
+  spool: (l: LocalInput) => void,
+  share: ShareOf | undefined,
+): Promise<Facts> {
   const prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
     events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
@@ -125,7 +145,8 @@ async function readFacts(o: LoadOptions, session: Session, control: ControlConne
   });
   const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
   const planOptions = planOptionsOf(o, local.sizeBytes);
-  const identity = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+  const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+  const identity = share ? routedIdentity(own, share.map, share) : own;
   return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
@@ -195,6 +216,12 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
   if (applied.input.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
 }
 
+/** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
+export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
+  return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
+}
+
 /**
  * One load, end to end, in stages: read the facts (read-only), find or plan
  * the job (the resume guard), and unless it is a dry run or already done,
@@ -207,6 +234,7 @@ export async function executeLoad(
   signal?: AbortSignal,
   /** The command line that resumes this load (credentials removed). */
   resumeCommand = '',
+  share?: ShareOf,
 ): Promise<ExecuteResult> {
   const t0 = Date.now();
   const source = openInput(o.file);
@@ -215,7 +243,7 @@ export async function executeLoad(
   let local: LocalInput | undefined;
   let chunks: ChunkInputOf | undefined;
   try {
-    const f = await readFacts(o, session, control, source, events, (l) => (local = l));
+    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     const { prep, facts } = f;
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
@@ -307,8 +335,7 @@ export async function executeLoad(
       }
     }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const resumable = stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(stoppedBy.code);
-    const error = stoppedBy && resumeCommand && resumable ? stoppedBy.withContext({ resumeCommand }) : stoppedBy;
+    const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
     return { report, plan, facts, sql, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.

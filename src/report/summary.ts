@@ -35,6 +35,28 @@ export interface LoadReport {
   sizes: (TableSizes & { inputToOnDiskRatio: number | null; growthBytes: number | null }) | null;
   notes: string[];
   error: { code: string; message: string } | null;
+  /** A Spider table loaded straight into its backends: one entry per backend table. */
+  shards?: ShardReport[];
+  /**
+   * --verify on a Spider table: COUNT(*) through the front against what the
+   * backends hold. The front reads a backend table once per partition that
+   * names it, so `expectedFront` counts each backend's rows that many times.
+   */
+  verify?: { front: number; expectedFront: number; backends: Array<{ backend: string; rows: number; partitions: number; checksum: string | null }>; equal: boolean };
+}
+
+export interface ShardReport {
+  /** The front's server name for it (mysql.servers), or its address. */
+  backend: string;
+  /** host:port/database/table. */
+  key: string;
+  status: LoadReport['status'];
+  rows: number;
+  rowsInInput: number | null;
+  seconds: number;
+  chunks: number;
+  resumedChunks: number;
+  error: { code: string; message: string } | null;
 }
 
 export function renderSummary(r: LoadReport): string {
@@ -67,6 +89,14 @@ export function renderSummary(r: LoadReport): string {
     lines.push(
       `  on disk:  ${disk} (${s.onDiskSource})${s.inputToOnDiskRatio !== null ? `, input/on-disk ${s.inputToOnDiskRatio.toFixed(2)}` : ''}${s.growthBytes !== null ? `, grew by ${fmtMB(s.growthBytes)}` : ''}`,
     );
+  }
+  for (const sh of r.shards ?? []) {
+    const what = sh.status === 'already-loaded' ? 'already loaded' : sh.error ? `stopped: ${sh.error.code}` : `${sh.seconds.toFixed(2)} s`;
+    lines.push(`  backend:  ${sh.backend} ${sh.key}: ${fmtInt(sh.rows)} rows, ${what}${sh.resumedChunks ? ` (${sh.resumedChunks} of ${sh.chunks} chunks from an earlier run)` : ''}`);
+  }
+  if (r.verify) {
+    const each = r.verify.backends.map((b) => `${b.backend} ${fmtInt(b.rows)}${b.partitions > 1 ? ` x ${b.partitions} partitions` : ''}, checksum ${b.checksum ?? '-'}`);
+    lines.push(`  verify:   COUNT(*) ${fmtInt(r.verify.front)} through the front, ${fmtInt(r.verify.expectedFront)} expected from the backends (${each.join('; ')}): ${r.verify.equal ? 'equal' : 'DIFFERENT'}`);
   }
   if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile} (the rows, as in the input) and ${r.rejectFile}.log (line, offset, error)`);
   for (const n of r.notes) lines.push(`  note:     ${n}`);

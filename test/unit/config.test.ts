@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { resolveConnection } from '../../src/config/connection.js';
 import { displayBytes, interpretEscapes } from '../../src/config/escapes.js';
 import { isChunkable, resolveFormat } from '../../src/config/format.js';
-import { parseColumnList, toLoadOptions } from '../../src/config/loadOptions.js';
+import { parseBackends, parseColumnList, toLoadOptions } from '../../src/config/loadOptions.js';
 import { clientOptions, parseOptionText } from '../../src/config/optionFiles.js';
 import { parseByteSize } from '../../src/config/size.js';
 import { parseConnectionUrl, redactUrl } from '../../src/config/url.js';
@@ -238,4 +238,22 @@ test('load options: defaults, aliases and validation', () => {
   throwsCode(() => toLoadOptions({ file: 'x', table: 'a.b.c' }), 'USAGE', /table/);
   throwsCode(() => toLoadOptions({ file: 'x' }), 'USAGE', /--table/);
   throwsCode(() => toLoadOptions({ table: 't' }), 'USAGE', /file/);
+});
+
+test('--route, --verify and --backend NAME=URL', () => {
+  const o = toLoadOptions({ file: 'f', table: 't', route: 'direct', verify: true, backend: ['b1=mysql://u:pw@h1:3307', 'b2=mysql://h2'] });
+  assert.equal(o.route, 'direct');
+  assert.equal(o.verify, true);
+  assert.deepEqual(o.backends, { b1: { host: 'h1', port: 3307, user: 'u', password: 'pw', params: {} }, b2: { host: 'h2', params: {} } });
+  assert.equal(toLoadOptions({ file: 'f', table: 't', route: 'auto' }).route, undefined);
+  assert.equal(toLoadOptions({ file: 'f', table: 't' }).route, undefined);
+  assert.throws(() => toLoadOptions({ file: 'f', table: 't', route: 'sideways' }), /--route: "sideways" is not one of front, direct/);
+  assert.deepEqual(parseBackends(undefined), {});
+  for (const bad of ['mysql://h', '=mysql://h', 'b 1=mysql://h']) assert.throws(() => parseBackends(bad), /--backend takes NAME=URL/);
+  assert.throws(() => parseBackends(['b1=mysql://h', 'b1=mysql://g']), /--backend b1 is given twice/);
+  // The message never repeats the URL (it may hold a password).
+  assert.throws(
+    () => parseBackends('b1=http://u:secret@h'),
+    (e: unknown) => isFlatloadError(e) && !e.message.includes('secret'),
+  );
 });

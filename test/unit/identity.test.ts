@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { identityDifferences, jobIdOf, type JobIdentity } from '../../src/checkpoint/identity.js';
+import { identityDifferences, jobIdOf, routedIdentity, type JobIdentity } from '../../src/checkpoint/identity.js';
+import { buildShardMap, type ShardMap } from '../../src/shard/map.js';
 
 function identity(): JobIdentity {
   return {
@@ -64,4 +65,38 @@ for (const [name, change, differences] of cases) {
 test('jobIdOf: 24 hex digits, stable for equal identities', () => {
   assert.match(jobIdOf(identity()), /^[0-9a-f]{24}$/);
   assert.equal(jobIdOf(identity()), jobIdOf(identity()));
+});
+
+/** A RANGE Spider table over servers b1 and b2 (port 3307 and 3308), with the first bound and p1's server as given. */
+function rangeMap(bound: number, p1Server = 'b2'): ShardMap {
+  return buildShardMap({
+    db: 'shop',
+    table: 'orders',
+    engine: 'SPIDER',
+    showCreateTable:
+      'CREATE TABLE `orders` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=SPIDER COMMENT=\'wrapper "mysql", table "orders"\'\n' +
+      ` PARTITION BY RANGE (\`id\`)\n(PARTITION \`p0\` VALUES LESS THAN (${bound}) COMMENT = 'srv "b1"' ENGINE = SPIDER,\n PARTITION \`p1\` VALUES LESS THAN MAXVALUE COMMENT = 'srv "${p1Server}"' ENGINE = SPIDER)`,
+    columns: [{ name: 'id', dataType: 'int', columnType: 'int(11)', collation: null, maxChars: null }],
+    partitions: undefined,
+    servers: ['b1', 'b2'].map((name, i) => ({ name, host: '127.0.0.1', port: 3307 + i, socket: '', db: 'shop', username: 'root', wrapper: 'mysql' })),
+  });
+}
+
+test('routedIdentity: the shard map is part of the identity, and a changed map is described', () => {
+  const routed = routedIdentity(identity(), rangeMap(100));
+  // Stored as JSON in the bookkeeping: no BigInt may be left in it.
+  const stored = JSON.parse(JSON.stringify(routed)) as JobIdentity;
+  assert.deepEqual(identityDifferences(stored, routedIdentity(identity(), rangeMap(100))), []);
+  assert.notEqual(jobIdOf(routed), jobIdOf(identity()));
+  assert.deepEqual(identityDifferences(stored, routedIdentity(identity(), rangeMap(200))), ["shard map: partition p0's values changed from 100 to 200"]);
+  assert.deepEqual(identityDifferences(stored, routedIdentity(identity(), rangeMap(100, 'b1'))), ['shard map: partition p1 moved from 127.0.0.1:3308/shop/orders to 127.0.0.1:3307/shop/orders']);
+  assert.deepEqual(identityDifferences(stored, identity()), ['route: direct to the backends then, through the front now']);
+});
+
+test('routedIdentity: a backend share keeps the user input and names its backend', () => {
+  const input = identity().input;
+  const split = { ...identity(), input: { ...input, path: '/tmp/split/0', sizeBytes: 10, mtimeMs: 5 } };
+  const share = routedIdentity(split, rangeMap(100), { input, key: '127.0.0.1:3307/shop/orders' });
+  assert.deepEqual(share.input, input);
+  assert.deepEqual(identityDifferences(share, routedIdentity(split, rangeMap(100), { input, key: '127.0.0.1:3308/shop/orders' })), ['backend: "127.0.0.1:3307/shop/orders" then, "127.0.0.1:3308/shop/orders" now']);
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { SslOptions } from '../../src/config/connection.js';
 import { applyPromptInput, maskPasswordArgs, newPromptState, normalizeMysqlStyleArgs } from '../../src/cli/prompt.js';
+import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
 import { refuseInfileRequest, tlsConfig } from '../../src/db/connect.js';
 import { splitQualifiedName } from '../../src/config/names.js';
 import { quoteBytes, quoteId, quoteQualified, quoteString } from '../../src/db/quote.js';
@@ -171,5 +172,12 @@ describe('mysql-style argv (-pSECRET, -p, --password)', () => {
     ]);
     assert.deepEqual(maskPasswordArgs(['mysql://u@h/db', '--port=3306', '-P3306']), ['mysql://u@h/db', '--port=3306', '-P3306']);
     assert.deepEqual(maskPasswordArgs(['--url', 'mysql://u:p@ss@h/db']), ['--url', 'mysql://u:xxxx@h/db']);
+    assert.deepEqual(maskPasswordArgs(['--backend', 'b1=mysql://u:pw@h:3307', '--backend=b2=mariadb://v:secret@h2']), ['--backend', 'b1=mysql://u:xx@h:3307', '--backend=b2=mariadb://v:xxxxxx@h2']);
+  });
+
+  test('the resume command drops passwords: -p, --url and --backend NAME=URL', () => {
+    const line = resumeCommandLine(['load', 'f.tsv', '--password=pw1', '--url', 'mysql://u:pw2@h/db', '--backend', 'b1=mysql://u:pw3@h:3307', '--backend=b2=mysql://v:pw4@h2', '--restart'], '/data');
+    assert.doesNotMatch(line, /pw[1-4]/);
+    assert.equal(line, "cd /data && flatload load f.tsv --url mysql://u@h/db --backend b1=mysql://u@h:3307 --backend=b2=mysql://v@h2");
   });
 });

@@ -1,12 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { toLoadOptions, type LoadArgs } from '../../config/loadOptions.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
-import { executeLoad } from '../../load/execute.js';
+import { executeTargetLoad } from '../../load/spider.js';
 import { renderChart } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
 import { makeReporter } from '../../report/reporters.js';
 import { renderSummary } from '../../report/summary.js';
 import { planJson, renderPlan } from '../../plan/explain.js';
+import { renderRoute } from '../../plan/route.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { resumeCommandLine } from '../resumeCommand.js';
@@ -23,15 +24,16 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const offSignals = io.onInterrupt(() => stop.abort());
   let result;
   try {
-    result = await executeLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv, io.cwd));
+    result = await executeTargetLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv, io.cwd));
   } finally {
     offSignals();
     reporter.close();
   }
-  const { report, error } = result;
+  const { report, error, route } = result;
   if (options.dryRun) {
-    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql) })}\n`);
+    if (options.json) io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql), ...(route ? { route: route.plan } : {}) })}\n`);
     else {
+      if (route) io.stdout.write(`${renderRoute(route.plan, route.map)}\n${route.plan.route === 'direct' ? `each backend's share is planned on its backend; the plan for ${route.plan.backends[0]!.server ?? route.plan.backends[0]!.key}'s:\n` : ''}\n`);
       // The plan lists its own warnings; only notes from elsewhere (input, connection) follow it.
       const notes = report.notes.filter((n) => !result.plan.warnings.includes(n));
       io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${notes.map((n) => `note: ${n}\n`).join('')}`);
@@ -45,7 +47,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): P
   const text = renderSummary(report);
   if (options.json) {
     // The plan that ran goes with the outcome, so a nightly job's log says how each load was done.
-    io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql) })}\n`);
+    io.stdout.write(`${JSON.stringify({ ...report, plan: planJson(result.plan, result.facts, result.sql), ...(route ? { route: route.plan } : {}) })}\n`);
     io.stderr.write(`${text}\n`);
   } else {
     io.stdout.write(`${text}\n`);
