@@ -33,6 +33,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
+    .option('verify', { type: 'boolean', describe: 'on a Galera cluster: check afterwards that every node holds the same COUNT(*) and CHECKSUM TABLE (read with wsrep_sync_wait=1); a difference stops with exit code 4', group: 'Output:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
 

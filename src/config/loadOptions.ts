@@ -55,6 +55,8 @@ export interface LoadOptions {
   tmpdir: string | undefined;
   /** When another process is running this load: wait for it instead of stopping. */
   wait: boolean;
+  /** After the load, check that every node of a cluster holds the same COUNT(*) and CHECKSUM TABLE. */
+  verify: boolean;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -86,6 +88,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   skipSizeReport?: boolean;
   tmpdir?: string;
   wait?: boolean;
+  verify?: boolean;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -185,5 +188,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
     wait: a.wait ?? false,
+    verify: a.verify ?? false,
   };
 }

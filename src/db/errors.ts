@@ -38,6 +38,11 @@ export function isConnectionLost(err: unknown): boolean {
   );
 }
 
+/** Galera: the node is not in the primary component, or not yet synced (1047): another node, or this one later, takes the statement. */
+export function isNodeNotReady(err: unknown): boolean {
+  return asServerError(err)?.errno === 1047;
+}
+
 /** Deadlock (1213) and lock wait timeout (1205): the chunk rolled back (we roll back 1205 ourselves) and can be retried. */
 export function isRetryableLock(err: unknown): boolean {
   const e = asServerError(err);

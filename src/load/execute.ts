@@ -8,7 +8,7 @@ import { ownerText } from '../checkpoint/lock.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
-import type { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
 import { sampleInput } from '../introspect/input.js';
@@ -20,6 +20,7 @@ import type { EventHub } from '../report/events.js';
 import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
+import { clusterReport, digestsAgree, nodeDigests } from './cluster.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -87,6 +88,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
     slowestChunk: null,
     timeline: [],
     sizes: null,
+    cluster: null,
     notes: [],
     error: null,
   };
@@ -196,6 +198,20 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
 }
 
 /**
+ * On a Galera node the control connection reads with wsrep_sync_wait=1: a
+ * chunk's bookkeeping row read after failover then reflects every commit the
+ * cluster certified before the read, the dead node's included
+ * (docs/scale-out.md#get_lock-on-galera). Set again on every new connection.
+ */
+async function readCausally(control: ControlConnection): Promise<void> {
+  const sql = 'SET SESSION wsrep_sync_wait = 1';
+  await control.query(sql);
+  control.onReconnect(async (conn) => {
+    await conn.query(sql);
+  });
+}
+
+/**
  * One load, end to end, in stages: read the facts (read-only), find or plan
  * the job (the resume guard), and unless it is a dry run or already done,
  * start it, apply the plan and report.
@@ -217,6 +233,7 @@ export async function executeLoad(
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l));
     const { prep, facts } = f;
+    if (prep.server.galera) await readCausally(control);
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) await holdJob(control, store, jobIdOf(f.identity), o, events);
@@ -306,6 +323,23 @@ export async function executeLoad(
         report.notes.push(`on-disk size not measured: ${(err as Error).message}`);
       }
     }
+    let verifyError: FlatloadError | undefined;
+    if (prep.server.galera) {
+      report.cluster = await clusterReport(session, control, prep.server.galera);
+      if (o.verify && !stoppedBy) {
+        const digests = await nodeDigests(session, plan.target);
+        report.cluster.verify = digests;
+        if (!digestsAgree(digests)) {
+          verifyError = new FlatloadError('SERVER_ERROR', `--verify: the nodes do not hold the same rows: ${digests.map((d) => `${d.node} ${d.error ?? `${d.count} rows, checksum ${d.checksum}`}`).join('; ')}`, {
+            table: prep.display,
+            hint: 'a node that differs is out of sync with the cluster: check its wsrep_local_state_comment and error log',
+          });
+        }
+      }
+    } else if (o.verify) {
+      report.notes.push('--verify compares the nodes of a Galera cluster; this server is not one');
+    }
+    if (verifyError) return { report, plan, facts, sql, error: verifyError };
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
     const resumable = stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(stoppedBy.code);
     const error = stoppedBy && resumeCommand && resumable ? stoppedBy.withContext({ resumeCommand }) : stoppedBy;

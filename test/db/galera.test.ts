@@ -1,0 +1,159 @@
+/**
+ * flatload against a real 3-node Galera cluster (started by this file, with
+ * wsrep_max_ws_size = 1 MiB so a plain LOAD DATA of the file fails): chunks
+ * sized under the limit, a node killed mid-load, refusals. The reference is
+ * the same file loaded by the single test server's own LOAD DATA.
+ */
+import assert from 'node:assert/strict';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Connection } from 'mysql2/promise';
+import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
+import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
+import { runCli } from '../support/cli.js';
+import { adminConnection, tableDigest } from '../support/db.js';
+import { spawnCli } from '../support/spawn.js';
+
+const noGalera = galeraUnavailable();
+if (noGalera) process.stderr.write(`galera.test.ts: skipped: ${noGalera}\n`);
+
+const ROWS = 100_000;
+const WS_LIMIT = 1 << 20;
+const DB = 'gl';
+
+describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or rsync missing: ${noGalera}` : false }, () => {
+  let cluster: GaleraCluster;
+  let dir: string;
+  let file: string;
+  let reference: { count: string; checksum: string };
+  const conns = new Map<number, Connection>();
+
+  /** A connection to node i that reads everything the cluster committed before the read. */
+  const node = async (i: number): Promise<Connection> => {
+    let c = conns.get(i);
+    if (!c) {
+      c = await cluster.connect(i, { multipleStatements: true, database: DB });
+      c.on('error', () => undefined);
+      await c.query('SET SESSION wsrep_sync_wait = 1');
+      conns.set(i, c);
+    }
+    return c;
+  };
+  const forget = async (i: number): Promise<void> => {
+    const c = conns.get(i);
+    conns.delete(i);
+    c?.destroy();
+  };
+  const url = (nodes = cluster.nodes): string => `mysql://root@${nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}/${DB}`;
+  const createTable = async (name: string, engine = 'InnoDB', definition = ddl('user_summary')): Promise<void> => {
+    const c = await node(0);
+    await c.query(`DROP TABLE IF EXISTS ${name}`);
+    await c.query(`${definition.replace(/CREATE TABLE \w+/, `CREATE TABLE ${name}`)} ENGINE=${engine}`);
+  };
+  const digestsOnRunningNodes = async (table: string): Promise<Array<{ count: string; checksum: string }>> => {
+    const out = [];
+    for (const n of cluster.nodes.filter((x) => x.running)) out.push(await tableDigest(await node(n.index), table));
+    return out;
+  };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'flatload-galera-'));
+    file = join(dir, 'us.tsv');
+    await generateToFile(file, { table: 'user_summary', rows: ROWS, seed: 14 });
+    // The reference: the single test server's own LOAD DATA of the same file.
+    const admin = await adminConnection();
+    try {
+      await admin.query(`CREATE DATABASE IF NOT EXISTS galera_ref`);
+      await admin.query('DROP TABLE IF EXISTS galera_ref.us');
+      await admin.query(`${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE galera_ref.us')} ENGINE=InnoDB`);
+      await admin.query(`LOAD DATA INFILE ? INTO TABLE galera_ref.us ${loadDataOptions('tsv')}`, [file]);
+      reference = await tableDigest(admin, 'galera_ref.us');
+      await admin.query('DROP DATABASE galera_ref');
+    } finally {
+      await admin.end();
+    }
+    assert.equal(reference.count, String(ROWS));
+    const t = Date.now();
+    cluster = await startGaleraCluster({ nodes: 3, wsrepMaxWsSize: WS_LIMIT });
+    process.stderr.write(`galera.test.ts: cluster up in ${Date.now() - t} ms\n`);
+    const c0 = await cluster.connect(0);
+    await c0.query(`CREATE DATABASE ${DB}`);
+    await c0.end();
+  });
+  after(async () => {
+    for (const i of [...conns.keys()]) await forget(i);
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a plain LOAD DATA of the file is over wsrep_max_ws_size (1105) and commits nothing', async () => {
+    await createTable('plain');
+    const c = await cluster.connect(0, { database: DB, infileStreamFactory: () => createReadStream(file) });
+    c.on('error', () => undefined);
+    await assert.rejects(c.query(`LOAD DATA LOCAL INFILE 'x' INTO TABLE plain ${loadDataOptions('tsv')}`), (e: { errno?: number }) => e.errno === 1105);
+    await c.end();
+    assert.equal((await tableDigest(await node(2), 'plain')).count, '0');
+  });
+
+  test('flatload sizes chunks under the limit: every node holds exactly the reference', async () => {
+    await createTable('us');
+    const r = await runCli(['load', file, '--url', url(), '--table', 'us', '--progress', 'none', '--json', '--verify'], { timeoutMs: 150_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as {
+      chunkSizeBytes: number;
+      chunks: number;
+      rows: number;
+      cluster: { nodes: string[]; nodesUsed: string[]; nodesLost: string[]; clusterSize: number; flowControlPausedMs: number | null; verify: Array<{ node: string; count: string; checksum: string }> };
+    };
+    assert.ok(report.chunkSizeBytes * 1.2 < WS_LIMIT, `chunk ${report.chunkSizeBytes} bytes fits the 1 MiB write-set`);
+    assert.ok(report.chunks >= 8, `${report.chunks} chunks`);
+    assert.equal(report.rows, ROWS);
+    const first = `127.0.0.1:${cluster.nodes[0]!.port}`;
+    assert.deepEqual(report.cluster.nodesUsed, [first], 'one node: the planner does not spread');
+    assert.deepEqual(report.cluster.nodesLost, []);
+    assert.equal(report.cluster.clusterSize, 3);
+    assert.equal(typeof report.cluster.flowControlPausedMs, 'number');
+    assert.deepEqual(
+      report.cluster.verify.map((d) => [d.node, d.count, d.checksum]),
+      cluster.nodes.map((n) => [`127.0.0.1:${n.port}`, reference.count, reference.checksum]),
+    );
+    for (const d of await digestsOnRunningNodes('us')) assert.deepEqual(d, reference);
+  });
+
+  test('MyISAM and a table without a key are refused, naming the reason', async () => {
+    await createTable('my', 'MyISAM');
+    const m = await runCli(['load', file, '--url', url(), '--table', 'my', '--progress', 'none']);
+    assert.equal(m.code, 7, m.stderr);
+    assert.match(m.stderr, /ENGINE=MYISAM on a Galera node .*only InnoDB is replicated/);
+    await createTable('nokey', 'InnoDB', 'CREATE TABLE nokey (user_id BIGINT, weight INT, level INT, beat_rate INT, level_num INT)');
+    const k = await runCli(['load', file, '--url', url(), '--table', 'nokey', '--progress', 'none']);
+    assert.equal(k.code, 7, k.stderr);
+    assert.match(k.stderr, /no PRIMARY KEY and no UNIQUE NOT NULL key/);
+    assert.equal((await tableDigest(await node(1), 'my')).count, '0');
+  });
+
+  test('kill -9 of the node flatload loads through, mid-load: the load moves on and lands exactly once', async () => {
+    await createTable('killed');
+    const s = spawnCli(['load', file, '--url', url(), '--table', 'killed', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json'], {});
+    const watcher = await node(1);
+    const deadline = Date.now() + 60_000;
+    while (Number((await tableDigest(watcher, 'killed')).count) < ROWS / 4) {
+      assert.ok(Date.now() < deadline, 'the load got a quarter through');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await forget(0);
+    await cluster.killNode(0);
+    const r = await s.done;
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { rows: number; cluster?: { nodesUsed: string[]; nodesLost: string[] } };
+    assert.equal(report.rows, ROWS);
+    assert.deepEqual(report.cluster?.nodesLost, [`127.0.0.1:${cluster.nodes[0]!.port}`]);
+    for (const d of await digestsOnRunningNodes('killed')) assert.deepEqual(d, reference);
+    // The killed node rejoins (IST) with the same rows.
+    await cluster.restartNode(0);
+    assert.deepEqual(await tableDigest(await node(0), 'killed'), reference);
+  });
+});
+
