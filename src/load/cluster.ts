@@ -13,9 +13,9 @@ import type { ClusterReport, NodeDigest } from '../report/summary.js';
  * wsrep_flow_control_paused_ns on the node loaded through; its value is
  * per node, so it is unknown when the load moved to another node).
  */
-export async function clusterReport(session: Session, control: Queryable, start: GaleraFacts): Promise<ClusterReport> {
+export async function clusterReport(session: Session, control: Queryable | undefined, start: GaleraFacts): Promise<ClusterReport> {
   const { used, lost } = session.router.report();
-  const end = await readGaleraFacts(control).catch(() => undefined);
+  const end = control ? await readGaleraFacts(control).catch(() => undefined) : undefined;
   const sameNode = end !== undefined && end.nodeName === start.nodeName && lost.length === 0;
   return {
     nodes: session.router.nodes.map(endpointText),

@@ -5,6 +5,7 @@ import { openSession, type Session } from '../db/connect.js';
 import { jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
+import type { JobLease } from '../checkpoint/lease.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
@@ -32,6 +33,9 @@ export interface ExecuteResult {
 }
 
 const MiB = 1024 * 1024;
+
+/** Stops a rerun can finish: the reason was outside the input, and the input can be read again. */
+const RESUMABLE: readonly string[] = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'];
 
 /**
  * Without --chunk-size: about 16 chunks, between 1 MiB and 64 MiB each, so a
@@ -205,6 +209,7 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
  */
 async function readCausally(control: ControlConnection): Promise<void> {
   const sql = 'SET SESSION wsrep_sync_wait = 1';
+  control.retryClusterErrors();
   await control.query(sql);
   control.onReconnect(async (conn) => {
     await conn.query(sql);
@@ -230,13 +235,16 @@ export async function executeLoad(
   const control = new ControlConnection(first, session);
   let local: LocalInput | undefined;
   let chunks: ChunkInputOf | undefined;
+  let lease: JobLease | undefined;
+  let reachable = true;
+  let jobStarted = false;
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l));
     const { prep, facts } = f;
     if (prep.server.galera) await readCausally(control);
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    if (!o.dryRun) await holdJob(control, store, jobIdOf(f.identity), o, events);
+    if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
     const job = await findOrPlanJob(o, prep, facts, f.planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
@@ -272,6 +280,7 @@ export async function executeLoad(
     }
 
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i));
+    jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
     if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
@@ -324,8 +333,10 @@ export async function executeLoad(
       }
     }
     let verifyError: FlatloadError | undefined;
+    // With every node gone, asking one again only waits out the control connection's reconnects.
+    reachable = stoppedBy?.code !== 'CONNECTION_LOST';
     if (prep.server.galera) {
-      report.cluster = await clusterReport(session, control, prep.server.galera);
+      report.cluster = await clusterReport(session, reachable ? control : undefined, prep.server.galera);
       if (o.verify && !stoppedBy) {
         const digests = await nodeDigests(session, plan.target);
         report.cluster.verify = digests;
@@ -341,15 +352,20 @@ export async function executeLoad(
     }
     if (verifyError) return { report, plan, facts, sql, error: verifyError };
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const resumable = stoppedBy && ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(stoppedBy.code);
+    const resumable = stoppedBy && RESUMABLE.includes(stoppedBy.code);
     const error = stoppedBy && resumeCommand && resumable ? stoppedBy.withContext({ resumeCommand }) : stoppedBy;
     return { report, plan, facts, sql, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.
-    throw toFlatloadError(err, 'loading');
+    const fe = toFlatloadError(err, 'loading');
+    if (fe.code === 'CONNECTION_LOST') reachable = false;
+    // Once the job is recorded, a load stopped by the server (a cluster with every node gone) resumes like any other.
+    throw jobStarted && resumeCommand && RESUMABLE.includes(fe.code) ? fe.withContext({ resumeCommand }) : fe;
   } finally {
     chunks?.dispose?.();
     local?.dispose();
+    // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
+    if (reachable) await lease?.release();
     await control.end();
   }
 }

@@ -134,15 +134,56 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     assert.equal((await tableDigest(await node(1), 'my')).count, '0');
   });
 
+  /** Waits until node i holds at least `rows` rows of the table (read with wsrep_sync_wait=1). */
+  const waitRows = async (i: number, table: string, rows: number): Promise<void> => {
+    const watcher = await node(i);
+    const deadline = Date.now() + 60_000;
+    while (Number((await tableDigest(watcher, table)).count) < rows) {
+      assert.ok(Date.now() < deadline, `${table} reached ${rows} rows`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  test('a second run of the same load through another node stops (exit 8): the job is held cluster-wide, not by a node-local GET_LOCK', async () => {
+    await createTable('twice');
+    const args = (u: string): string[] => ['load', file, '--url', u, '--table', 'twice', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none'];
+    const first = spawnCli(args(url()), {});
+    await waitRows(1, 'twice', 1);
+    const second = await runCli(args(url([cluster.nodes[1]!, cluster.nodes[2]!])));
+    assert.equal(second.code, 8, second.stderr);
+    assert.match(second.stderr, /already running: job \w+ is held by .* pid \d+ \(its lease on the cluster/);
+    const r = await first.done;
+    assert.equal(r.code, 0, r.stderr);
+    for (const d of await digestsOnRunningNodes('twice')) assert.deepEqual(d, reference);
+  });
+
+  test('every node of the list gone mid-load: stops resumable (exit 4); the rerun through the others finishes exactly', async () => {
+    await createTable('gone');
+    // flatload is given node 3 alone, so killing it leaves it no node.
+    const only3 = url([cluster.nodes[2]!]);
+    const args = (u: string): string[] => ['load', file, '--url', u, '--table', 'gone', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none'];
+    const s = spawnCli(args(only3), {});
+    await waitRows(0, 'gone', ROWS / 4);
+    await forget(2);
+    await cluster.killNode(2);
+    const r = await s.done;
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /resume with: /);
+    const partial = Number((await tableDigest(await node(0), 'gone')).count);
+    assert.ok(partial > 0 && partial < ROWS, `${partial} rows before the rerun`);
+    // The rerun goes through nodes 1 and 2; the dead run's lease is taken over (its process is gone).
+    const again = await runCli(args(url([cluster.nodes[0]!, cluster.nodes[1]!])), { timeoutMs: 150_000 });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /resuming job/);
+    for (const d of await digestsOnRunningNodes('gone')) assert.deepEqual(d, reference);
+    await cluster.restartNode(2);
+    assert.deepEqual(await tableDigest(await node(2), 'gone'), reference);
+  });
+
   test('kill -9 of the node flatload loads through, mid-load: the load moves on and lands exactly once', async () => {
     await createTable('killed');
     const s = spawnCli(['load', file, '--url', url(), '--table', 'killed', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json'], {});
-    const watcher = await node(1);
-    const deadline = Date.now() + 60_000;
-    while (Number((await tableDigest(watcher, 'killed')).count) < ROWS / 4) {
-      assert.ok(Date.now() < deadline, 'the load got a quarter through');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitRows(1, 'killed', ROWS / 4);
     await forget(0);
     await cluster.killNode(0);
     const r = await s.done;
