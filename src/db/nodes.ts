@@ -13,7 +13,14 @@ export class NodeRouter {
   private readonly used: string[] = [];
   private readonly lost: string[] = [];
 
+  private readonly listeners: Array<(lost: string, next: string) => void> = [];
+
   constructor(readonly nodes: readonly Endpoint[]) {}
+
+  /** Told each time the current node is given up: which one, and where connections go now. */
+  onFailover(fn: (lost: string, next: string) => void): void {
+    this.listeners.push(fn);
+  }
 
   get current(): Endpoint {
     return this.nodes[this.index]!;
@@ -37,7 +44,9 @@ export class NodeRouter {
   failed(node: Endpoint): void {
     const key = endpointText(node);
     if (!this.lost.includes(key)) this.lost.push(key);
-    if (endpointText(this.current) === key) this.index = (this.index + 1) % this.nodes.length;
+    if (endpointText(this.current) !== key) return;
+    this.index = (this.index + 1) % this.nodes.length;
+    for (const fn of this.listeners) fn(key, endpointText(this.current));
   }
 
   /** Nodes connected to, and nodes lost, in the order it happened. */

@@ -241,7 +241,10 @@ export async function executeLoad(
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l));
     const { prep, facts } = f;
-    if (prep.server.galera) await readCausally(control);
+    if (prep.server.galera) {
+      await readCausally(control);
+      session.router.onFailover((lost, next) => events.emit({ type: 'warning', message: `Galera node ${lost} refused a connection or is not ready: new connections go to ${next}` }));
+    }
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);

@@ -99,6 +99,10 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
 
   test('flatload sizes chunks under the limit: every node holds exactly the reference', async () => {
     await createTable('us');
+    const plan = await runCli(['plan', file, '--url', url(), '--table', 'us']);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /Galera node node1 of cluster flatload: 3 nodes, Primary, Synced/);
+    assert.match(plan.stdout, /wsrep_max_ws_size=1048576 bytes .*chunks are cut at 436906 bytes/);
     const r = await runCli(['load', file, '--url', url(), '--table', 'us', '--progress', 'none', '--json', '--verify'], { timeoutMs: 150_000 });
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as {
@@ -181,6 +185,8 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
         .then(() => other.query('DELETE FROM conflict WHERE user_id = ?', [k]))
         .then(() => other.query('COMMIT'))
         .catch(() => other.query('ROLLBACK').catch(() => undefined));
+      // A breath between them: enough conflicts, never so many that one chunk runs out of attempts.
+      await new Promise((r) => setTimeout(r, 2));
     }
     await other.end();
     const r = await s.done;
@@ -225,6 +231,7 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     const report = JSON.parse(r.stdout) as { rows: number; cluster?: { nodesUsed: string[]; nodesLost: string[] } };
     assert.equal(report.rows, ROWS);
     assert.deepEqual(report.cluster?.nodesLost, [`127.0.0.1:${cluster.nodes[0]!.port}`]);
+    assert.match(r.stderr, new RegExp(`Galera node 127\\.0\\.0\\.1:${cluster.nodes[0]!.port} refused a connection or is not ready: new connections go to 127\\.0\\.0\\.1:${cluster.nodes[1]!.port}`));
     for (const d of await digestsOnRunningNodes('killed')) assert.deepEqual(d, reference);
     // The killed node rejoins (IST) with the same rows.
     await cluster.restartNode(0);

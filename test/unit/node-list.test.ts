@@ -79,10 +79,13 @@ describe('NodeRouter: one node at a time, the next when it fails', () => {
   });
   test('a failed node moves everyone to the next; a second report of the same failure does not skip a node', () => {
     const r = new NodeRouter(three);
+    const told: string[] = [];
+    r.onFailover((lost, next) => told.push(`${lost} -> ${next}`));
     r.connected(three[0]!);
     r.failed(three[0]!);
     r.failed(three[0]!);
     assert.deepEqual(r.current, three[1]);
+    assert.deepEqual(told, ['a:1 -> b:2']);
     r.connected(three[1]!);
     assert.deepEqual(r.report(), { used: ['a:1', 'b:2'], lost: ['a:1'] });
   });
