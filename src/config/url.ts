@@ -40,18 +40,36 @@ export function parseHostList(text: string, sourceName: string): HostPort[] {
   });
 }
 
+/**
+ * `scheme://user:pass@hosts/rest` in pieces, without a URL parser (which
+ * refuses a list of hosts): userinfo is everything before the last `@` of
+ * the authority ('' when none).
+ */
+function splitAuthority(text: string): { scheme: string; userinfo: string; hosts: string; rest: string } | undefined {
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(text);
+  if (!m) return undefined;
+  const at = m[2]!.lastIndexOf('@');
+  return { scheme: m[1]!, userinfo: at >= 0 ? m[2]!.slice(0, at) : '', hosts: m[2]!.slice(at + 1), rest: m[3]! };
+}
+
+/** The URL with its password replaced by `mask` ('' drops it with its colon); the hosts may be a list. */
+export function maskUrlPassword(text: string, mask: string): string | undefined {
+  const a = splitAuthority(text);
+  if (!a) return undefined;
+  const colon = a.userinfo.indexOf(':');
+  if (colon < 0) return text;
+  const user = a.userinfo.slice(0, colon);
+  return `${a.scheme}${user}${mask === '' ? '' : `:${mask}`}@${a.hosts}${a.rest}`;
+}
+
 /** `user@h1:p1,h2:p2` → the authority with the first node only, and the list (undefined for one node). */
 function splitNodeList(text: string, sourceName: string): { text: string; nodes: HostPort[] | undefined } {
-  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(text);
-  if (!m) return { text, nodes: undefined };
-  const at = m[2]!.lastIndexOf('@');
-  const userinfo = at >= 0 ? m[2]!.slice(0, at + 1) : '';
-  const hosts = m[2]!.slice(at + 1);
-  if (!hosts.includes(',')) return { text, nodes: undefined };
-  const nodes = parseHostList(hosts, sourceName);
+  const a = splitAuthority(text);
+  if (!a || !a.hosts.includes(',')) return { text, nodes: undefined };
+  const nodes = parseHostList(a.hosts, sourceName);
   const first = nodes[0]!;
   const shown = first.host.includes(':') ? `[${first.host}]` : first.host;
-  return { text: `${m[1]}${userinfo}${shown}${first.port !== undefined ? `:${first.port}` : ''}${m[3]}`, nodes };
+  return { text: `${a.scheme}${a.userinfo === '' ? '' : `${a.userinfo}@`}${shown}${first.port !== undefined ? `:${first.port}` : ''}${a.rest}`, nodes };
 }
 
 /**
@@ -102,6 +120,7 @@ export function redactUrl(text: string): string {
     if (u.password) u.password = '***';
     return u.toString();
   } catch {
-    return '<unparseable URL>';
+    // A list of nodes is no URL to the parser, but its password is masked all the same.
+    return text.includes(',') ? (maskUrlPassword(text, '***') ?? '<unparseable URL>') : '<unparseable URL>';
   }
 }

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { resolveConnection, type ConnectionFlags } from '../../src/config/connection.js';
-import { parseConnectionUrl, parseHostList } from '../../src/config/url.js';
+import { maskUrlPassword, parseConnectionUrl, parseHostList, redactUrl } from '../../src/config/url.js';
+import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
 import { FlatloadError } from '../../src/errors/index.js';
 import { NodeRouter } from '../../src/db/nodes.js';
 
@@ -106,4 +107,22 @@ describe('NodeRouter: one node at a time, the next when it fails', () => {
     r.connected(three[0]!);
     assert.deepEqual(r.report(), { used: ['a:1'], lost: ['a:1', 'b:2', 'c:3'] });
   });
+});
+
+describe('a list URL never shows its password', () => {
+  const cases: Array<[string, string, string]> = [
+    // url, redactUrl, resume command's --url
+    ['mysql://u:s3cret@h1:1,h2:2/db', 'mysql://u:***@h1:1,h2:2/db', 'mysql://u@h1:1,h2:2/db'],
+    ['mysql://u:p@ss@h1,h2/db?ssl-mode=REQUIRED', 'mysql://u:***@h1,h2/db?ssl-mode=REQUIRED', 'mysql://u@h1,h2/db?ssl-mode=REQUIRED'],
+    ['mysql://u@h1:1,h2:2/db', 'mysql://u@h1:1,h2:2/db', 'mysql://u@h1:1,h2:2/db'],
+  ];
+  for (const [url, redacted, resumed] of cases) {
+    test(redacted, () => {
+      assert.equal(redactUrl(url), redacted);
+      assert.equal(maskUrlPassword(url, ''), resumed);
+      const line = resumeCommandLine(['load', 'f.tsv', '--url', url, '--table', 't'], '/w');
+      assert.ok(line.includes(resumed), line);
+      assert.ok(!/s3cret|p@ss/.test(line), line);
+    });
+  }
 });
