@@ -163,7 +163,12 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
 
   test('writes on another node to the keys being loaded conflict (1213) and are retried: no row lost or doubled', async () => {
     await createTable('conflict');
-    const keys = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.slice(0, l.indexOf('\t')));
+    // The load sorts the input by user_id, so the chunks in flight hold the keys just above the largest loaded.
+    const keys = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => BigInt(l.slice(0, l.indexOf('\t'))))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const aborts = async (): Promise<number> => {
       const [rows] = await (await node(0)).query("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')");
       return (rows as Array<{ Value: string }>).reduce((a, r) => a + Number(r.Value), 0);
@@ -172,21 +177,29 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     const s = spawnCli(['load', file, '--url', url(), '--table', 'conflict', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'lines'], {});
     // On node 2: insert a key of the file and delete it again in one transaction. It leaves nothing behind,
     // but its write-set carries the key, so a chunk loading that key on node 1 at the same time conflicts.
-    const other = await cluster.connect(1, { database: DB });
+    const other = await cluster.connect(1, { database: DB, supportBigNumbers: true, bigNumberStrings: true });
     other.on('error', () => undefined);
     let running = true;
     void s.done.then(() => (running = false));
     let i = 0;
-    while (running) {
-      const k = keys[(i++ * 7919) % keys.length]!;
+    let frontier = 0;
+    // A handful of conflicts proves the point; many more could make one chunk run out of its 5 attempts.
+    while (running && (i % 20 !== 0 || (await aborts()) - before < 6)) {
+      if (i % 20 === 0) {
+        const [m] = await other.query('SELECT MAX(user_id) AS m FROM conflict');
+        const max = (m as Array<{ m: string | null }>)[0]!.m;
+        if (max !== null) {
+          const top = BigInt(max);
+          while (frontier < keys.length && keys[frontier]! <= top) frontier++;
+        }
+      }
+      const k = keys[Math.min(keys.length - 1, frontier + ((i++ * 97) % 3500))]!.toString();
       await other.query('BEGIN');
       await other
         .query("INSERT INTO conflict VALUES (?, 1, 'x', 'x', 1)", [k])
         .then(() => other.query('DELETE FROM conflict WHERE user_id = ?', [k]))
         .then(() => other.query('COMMIT'))
         .catch(() => other.query('ROLLBACK').catch(() => undefined));
-      // A breath between them: enough conflicts, never so many that one chunk runs out of attempts.
-      await new Promise((r) => setTimeout(r, 2));
     }
     await other.end();
     const r = await s.done;
@@ -206,13 +219,17 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     await waitRows(0, 'gone', ROWS / 4);
     await forget(2);
     await cluster.killNode(2);
+    const killedAt = Date.now();
     const r = await s.done;
+    const stoppedMs = Date.now() - killedAt;
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /resume with: /);
     const partial = Number((await tableDigest(await node(0), 'gone')).count);
     assert.ok(partial > 0 && partial < ROWS, `${partial} rows before the rerun`);
     // The rerun goes through nodes 1 and 2; the dead run's lease is taken over (its process is gone).
+    const rerunAt = Date.now();
     const again = await runCli(args(url([cluster.nodes[0]!, cluster.nodes[1]!])), { timeoutMs: 150_000 });
+    process.stderr.write(`galera.test.ts: every node gone: flatload stopped ${stoppedMs} ms after the kill; the rerun took ${Date.now() - rerunAt} ms\n`);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /resuming job/);
     for (const d of await digestsOnRunningNodes('gone')) assert.deepEqual(d, reference);
@@ -226,7 +243,9 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     await waitRows(1, 'killed', ROWS / 4);
     await forget(0);
     await cluster.killNode(0);
+    const killedAt = Date.now();
     const r = await s.done;
+    process.stderr.write(`galera.test.ts: node killed mid-load: flatload finished ${Date.now() - killedAt} ms after the kill\n`);
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout) as { rows: number; cluster?: { nodesUsed: string[]; nodesLost: string[] } };
     assert.equal(report.rows, ROWS);
