@@ -8,6 +8,7 @@ import { maskUrlPassword, parseConnectionUrl, parseHostList, redactUrl } from '.
 import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
 import { FlatloadError } from '../../src/errors/index.js';
 import { NodeRouter } from '../../src/db/nodes.js';
+import { isRetryable } from '../../src/db/retry.js';
 
 const nodes = (flags: ConnectionFlags, env: Record<string, string> = {}): string[] => resolveConnection(flags, env, new Map()).nodes.map((n) => `${n.host}:${n.port}`);
 
@@ -125,4 +126,15 @@ describe('a list URL never shows its password', () => {
       assert.ok(!/s3cret|p@ss/.test(line), line);
     });
   }
+});
+
+describe('which Galera errors are retried', () => {
+  const cases: Array<[string, { errno: number; sqlMessage: string }, boolean]> = [
+    ['1047 node not ready', { errno: 1047, sqlMessage: 'WSREP has not yet prepared node for application use' }, true],
+    ['1180 lost the primary component', { errno: 1180, sqlMessage: 'Got error 6 "No such device or address" during COMMIT: Not connected to Primary Component' }, true],
+    ['1180 too many rows in a write-set', { errno: 1180, sqlMessage: 'Got error 5 "Input/output error" during COMMIT: wsrep_max_ws_rows exceeded' }, false],
+    ['1213 certification conflict', { errno: 1213, sqlMessage: 'Deadlock found when trying to get lock; try restarting transaction' }, true],
+    ['1105 write-set too large', { errno: 1105, sqlMessage: 'Maximum writeset size exceeded' }, false],
+  ];
+  for (const [name, err, want] of cases) test(name, () => assert.equal(isRetryable(err), want));
 });
