@@ -126,6 +126,25 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     for (const d of await digestsOnRunningNodes('us')) assert.deepEqual(d, reference);
   });
 
+  test('pre-assigned surrogate keys: dense 1..N on every node, and the nodes number later rows past them', async () => {
+    const u3 = join(dir, 'u3.tsv');
+    const n = 20_000;
+    await generateToFile(u3, { table: 'user3', rows: n, seed: 3 });
+    await createTable('u3', 'InnoDB', ddl('user3'));
+    const r = await runCli(['load', u3, '--url', url(), '--table', 'u3', '--progress', 'none', '--json'], { timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { plan: { surrogateKey: { kind: string } } }).plan.surrogateKey.kind, 'pre-assign');
+    for (const x of cluster.nodes) {
+      const [rows] = await (await node(x.index)).query('SELECT COUNT(*) AS c, MIN(id) AS lo, MAX(id) AS hi, COUNT(DISTINCT id) AS d FROM u3');
+      assert.deepEqual({ ...(rows as Array<Record<string, unknown>>)[0] }, { c: n, lo: 1, hi: n, d: n }, `node${x.index + 1}`);
+    }
+    // A row a node numbers itself afterwards lands past the loaded keys, in that node's offset.
+    const c2 = await node(1);
+    await c2.query("INSERT INTO u3 (user_id, weight, level, beat_rate, level_num) VALUES (1, '1', 'x', 'x', 1)");
+    const [last] = await c2.query('SELECT LAST_INSERT_ID() AS id');
+    assert.ok(Number((last as Array<{ id: number }>)[0]!.id) > n);
+  });
+
   test('MyISAM and a table without a key are refused, naming the reason', async () => {
     await createTable('my', 'MyISAM');
     const m = await runCli(['load', file, '--url', url(), '--table', 'my', '--progress', 'none']);
