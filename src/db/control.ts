@@ -59,7 +59,13 @@ export class ControlConnection implements Queryable {
           await this.sleep(backoffMs(attempt, Math.random, 8000));
           continue;
         }
-        if (!isConnectionLost(err) || attempt >= 8) throw err;
+        if (!isConnectionLost(err)) throw err;
+        if (attempt >= 8) {
+          // The server (every node of a list) stayed away through every reconnection: later statements fail at once
+          // instead of waiting it out again, so a stopped load reports and exits.
+          this.broken = toFlatloadError(err, 'the control connection gave up reconnecting');
+          throw err;
+        }
         // Another caller may already have replaced the connection this one lost.
         if (used === this.conn) {
           this.reconnecting ??= this.reconnect(attempt).finally(() => (this.reconnecting = undefined));
