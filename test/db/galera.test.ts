@@ -145,6 +145,29 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     assert.ok(Number((last as Array<{ id: number }>)[0]!.id) > n);
   });
 
+  test('wsrep_max_ws_rows set: chunks stay under half of it, and the load is exact', async () => {
+    const small = join(dir, 'us20k.tsv');
+    await generateToFile(small, { table: 'user_summary', rows: 20_000, seed: 5 });
+    await createTable('rowcap');
+    const setRows = async (n: number): Promise<void> => {
+      for (const x of cluster.nodes.filter((y) => y.running)) await (await node(x.index)).query(`SET GLOBAL wsrep_max_ws_rows = ${n}`);
+    };
+    await setRows(1000);
+    try {
+      const r = await runCli(['load', small, '--url', url(), '--table', 'rowcap', '--progress', 'none', '--json'], { timeoutMs: 120_000 });
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { rows: number; chunks: number; perChunk?: unknown; plan: { chunkMaxRecords: number | null; reasons: string[] } };
+      assert.equal(report.rows, 20_000);
+      assert.equal(report.plan.chunkMaxRecords, 499);
+      assert.ok(report.chunks >= 20_000 / 1000, `${report.chunks} chunks of under 1000 rows`);
+      assert.ok(report.plan.reasons.some((x) => /at most 499 records \(half of wsrep_max_ws_rows=1000/.test(x)));
+    } finally {
+      await setRows(0);
+    }
+    const counts = await digestsOnRunningNodes('rowcap');
+    assert.ok(counts.every((d) => d.count === '20000' && d.checksum === counts[0]!.checksum), JSON.stringify(counts));
+  });
+
   test('MyISAM and a table without a key are refused, naming the reason', async () => {
     await createTable('my', 'MyISAM');
     const m = await runCli(['load', file, '--url', url(), '--table', 'my', '--progress', 'none']);
@@ -182,7 +205,8 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
 
   test('writes on another node to the keys being loaded conflict (1213) and are retried: no row lost or doubled', async () => {
     await createTable('conflict');
-    // The load sorts the input by user_id, so the chunks in flight hold the keys just above the largest loaded.
+    // The load sorts the input by user_id (32 KiB chunks leave room under the 1 MiB write-set limit for key order),
+    // so the chunks in flight hold the keys just above the largest loaded.
     const keys = readFileSync(file, 'utf8')
       .split('\n')
       .filter(Boolean)
@@ -193,7 +217,7 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
       return (rows as Array<{ Value: string }>).reduce((a, r) => a + Number(r.Value), 0);
     };
     const before = await aborts();
-    const s = spawnCli(['load', file, '--url', url(), '--table', 'conflict', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'lines'], {});
+    const s = spawnCli(['load', file, '--url', url(), '--table', 'conflict', '--chunk-size', '32KiB', '--jobs', '2', '--progress', 'lines'], {});
     // On node 2: insert a key of the file and delete it again in one transaction. It leaves nothing behind,
     // but its write-set carries the key, so a chunk loading that key on node 1 at the same time conflicts.
     const other = await cluster.connect(1, { database: DB, supportBigNumbers: true, bigNumberStrings: true });

@@ -83,6 +83,8 @@ interface PlanCase {
   name: string;
   facts: () => PlanFacts;
   options?: Partial<PlanOptions>;
+  /** The order rows go in (key: sorted by the clustered key first). */
+  order?: 'key' | 'file';
   chunkSizeBytes: number;
   chunkMaxRecords: number | 'none';
   reasons?: RegExp[];
@@ -95,21 +97,24 @@ const PLANS: PlanCase[] = [
   {
     name: 'default 2 GiB write-set limit: the chunk size stays, the plan still says why it fits',
     facts: () => on('user_summary', 'InnoDB', 'us.tsv'),
+    order: 'key',
     chunkSizeBytes: 64 * MiB,
     chunkMaxRecords: 'none',
     reasons: [/^Galera node node1 of cluster flatload: 3 nodes, Primary, Synced/, /chunks are cut at 67108864 bytes, at most half of the 1789569705 input bytes that fit \(wsrep_max_ws_rows=0: no row limit\)/, /no empty-table bulk insert/, /one node, the others are failover targets/, /1213.*1047.*wsrep_sync_wait=1/],
     noWarning: [/Total Order Isolation/],
   },
   {
-    name: '1 MiB write-set limit: chunks of 436906 bytes',
+    name: '1 MiB write-set limit: chunks of 436906 bytes, cut in file order (exact), not sorted by key',
     facts: () => on('user_summary', 'InnoDB', 'us.tsv', { maxWsSize: MiB }),
+    order: 'file',
     chunkSizeBytes: 436906,
     chunkMaxRecords: 'none',
-    reasons: [/wsrep_max_ws_size=1048576 bytes .*cut at 436906 bytes \(not 67108864\)/],
+    reasons: [/wsrep_max_ws_size=1048576 bytes .*cut at 436906 bytes \(not 67108864\)/, /loaded in file order, not sorted by key/],
   },
   {
     name: 'a row limit caps the records, and the bytes by the sampled record size',
     facts: () => on('user_summary', 'InnoDB', 'us.tsv', { maxWsRows: 10000 }),
+    order: 'file',
     chunkSizeBytes: Math.floor(4999 * 36.8325 * 0.5),
     chunkMaxRecords: 4999,
     reasons: [/at most 4999 records \(half of wsrep_max_ws_rows=10000, less the bookkeeping row\)/],
@@ -167,6 +172,7 @@ describe('Galera: InnoDB plans on a cluster node', () => {
       const plan = planLoad(c.facts(), F.planOptions(c.options));
       assert.equal(plan.chunkSizeBytes, c.chunkSizeBytes, 'chunkSizeBytes');
       assert.equal(plan.chunkMaxRecords ?? 'none', c.chunkMaxRecords, 'chunkMaxRecords');
+      if (c.order !== undefined) assert.equal(plan.order.kind, c.order, 'order');
       assert.equal(plan.guarantee.kind, 'exactly-once');
       assert.equal(plan.commitScope, 'chunk');
       // Never the empty-table bulk insert: no session turns unique or foreign-key checks off.
@@ -178,6 +184,11 @@ describe('Galera: InnoDB plans on a cluster node', () => {
       for (const re of c.after ?? []) assert.ok(after.some((s) => re.test(s)), `no after statement matches ${re}: ${JSON.stringify(after)}`);
     });
   }
+  test('--order key with a binding limit: file order all the same, and a warning says why', () => {
+    const plan = planLoad(on('user_summary', 'InnoDB', 'us.tsv', { maxWsSize: MiB }), F.planOptions({ order: 'key' }));
+    assert.equal(plan.order.kind, 'file');
+    assert.ok(plan.warnings.some((w) => /loaded in file order, not sorted by key/.test(w)));
+  });
   test('a plain server (no galera facts) gets none of it', () => {
     const plan = planLoad({ server: F.mariadb1011(), table: F.table('user_summary', 'InnoDB'), input: F.input('us.tsv') }, F.planOptions());
     assert.ok(!plan.reasons.some((r) => /Galera/.test(r)));
