@@ -17,7 +17,9 @@ import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.j
 import { PLAN_VERSION, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { identityDifferences, jobIdOf, type JobIdentity } from './identity.js';
-import { acquireJobLock, jobLockHolder, jobLockName } from './lock.js';
+import { acquireJobLease, type JobLease } from './lease.js';
+import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from './lock.js';
+import type { Session } from '../db/connect.js';
 import type { CheckpointContext } from './resume.js';
 import { chunkTableFor, CheckpointStore, type StoredJob } from './store.js';
 
@@ -189,7 +191,12 @@ export function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptio
  * Takes the job's lock for this process (a second run of the same load stops
  * or waits), and takes it again if the control connection is replaced.
  */
-export async function holdJob(control: ControlConnection, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub): Promise<void> {
+/**
+ * Holds the job for this run: the server's named lock, and on a Galera
+ * cluster (where that lock is node-local) also the job's lease row. The
+ * returned lease, if any, is released when the run ends.
+ */
+export async function holdJob(control: ControlConnection, session: Session, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub, cluster: boolean): Promise<JobLease | undefined> {
   await acquireJobLock(control, jobId, {
     wait: o.wait,
     describeHolder: async () => {
@@ -210,5 +217,11 @@ export async function holdJob(control: ControlConnection, store: CheckpointStore
     if ((await selectNumber(conn, 'SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)])) !== 1) {
       throw new FlatloadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
     }
+  });
+  if (!cluster) return undefined;
+  return acquireJobLease(control, session, store.schema, jobId, ownerText(), {
+    wait: o.wait,
+    onWaiting: (message) => events.emit({ type: 'note', message }),
+    onLost: (message) => events.emit({ type: 'warning', message }),
   });
 }

@@ -32,7 +32,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })
     .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })
-    .option('verify', { type: 'boolean', describe: 'after the load, compare row counts (Spider: COUNT(*) through the front against the sum over the backends)', group: 'Load:' })
+    .option('verify', { type: 'boolean', describe: 'after the load, check the copies agree: on a Galera cluster every node\'s COUNT(*) and CHECKSUM TABLE (read with wsrep_sync_wait=1); on a Spider table COUNT(*) through the front against the backends; a difference stops with exit code 4', group: 'Load:' })
     .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input (default: the system temporary directory)', group: 'Load:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })

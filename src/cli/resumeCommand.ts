@@ -1,3 +1,5 @@
+import { maskUrlPassword } from '../config/url.js';
+
 /**
  * The command that resumes a stopped load: the same command line with every
  * credential removed (a password given with -p/--password or inside --url is
@@ -42,7 +44,8 @@ function stripUrlPassword(url: string): string {
     u.password = '';
     return u.toString();
   } catch {
-    return '<url>';
+    // A list of nodes (h1:3306,h2:3306) is no URL to the parser; its password is cut out the same way.
+    return (url.includes(',') ? maskUrlPassword(url, '') : undefined) ?? '<url>';
   }
 }
 

@@ -1,6 +1,6 @@
 import { userInfo } from 'node:os';
 import { FlatloadError } from '../errors/index.js';
-import { parseConnectionUrl, type UrlParts } from './url.js';
+import { parseConnectionUrl, parseHostList, type HostPort, type UrlParts } from './url.js';
 
 export const SSL_MODES = ['DISABLED', 'PREFERRED', 'REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY'] as const;
 export type SslMode = (typeof SSL_MODES)[number];
@@ -29,9 +29,20 @@ export interface ConnectionFlags {
 
 export type PasswordSource = 'command line' | '--url' | 'DATABASE_URL' | 'option file' | 'MYSQL_PWD' | 'prompt' | 'none';
 
+/** One server of the list flatload may connect to. */
+export interface Endpoint {
+  host: string;
+  port: number;
+}
+
 export interface ConnectionOptions {
   host: string;
   port: number;
+  /**
+   * Every node given (`--host h1,h2,h3`, `mysql://u@h1:3306,h2:3306/db`), in
+   * order; the first is host/port. One entry for a single server.
+   */
+  nodes: Endpoint[];
   socketPath: string | undefined;
   user: string;
   password: string | undefined;
@@ -46,6 +57,8 @@ interface Level {
   name: string;
   host?: string | undefined;
   port?: number | undefined;
+  /** A list of nodes, when the source named several. */
+  nodes?: HostPort[] | undefined;
   socketPath?: string | undefined;
   user?: string | undefined;
   password?: string | undefined;
@@ -60,7 +73,9 @@ function fromUrl(name: string, u: UrlParts): Level {
   return {
     name,
     host: u.host,
-    port: u.port,
+    // In a list, an entry without a port means 3306 (as the connectors read it), not the first entry's port.
+    port: u.nodes ? undefined : u.port,
+    nodes: u.nodes,
     socketPath: u.socketPath,
     user: u.user,
     password: u.password,
@@ -105,11 +120,13 @@ export function resolveConnection(
   env: Readonly<Record<string, string | undefined>>,
   optionFile: ReadonlyMap<string, string>,
 ): ConnectionOptions {
+  const hostList = flags.host !== undefined && flags.host.includes(',') ? parseHostList(flags.host, '--host') : undefined;
   const levels: Level[] = [
     {
       name: 'command line',
-      host: flags.host,
-      port: flags.port,
+      host: hostList ? hostList[0]!.host : flags.host,
+      port: flags.port === undefined || (flags.port as unknown) === '' ? undefined : Number(flags.port),
+      nodes: hostList,
       socketPath: flags.socket,
       user: flags.user,
       password: flags.password,
@@ -131,10 +148,15 @@ export function resolveConnection(
   };
 
   const target = levels.find((l) => l.host !== undefined || l.port !== undefined || l.socketPath !== undefined);
-  const host = target?.host ?? 'localhost';
-  const port = target?.port ?? 3306;
-  if (!Number.isInteger(port) || port <= 0 || port > 65535) {
-    throw new FlatloadError('USAGE', `port ${String(target?.port)} from ${target?.name ?? 'defaults'} is not a valid TCP port`);
+  // An entry of a list without its own port takes the source's port (--port, or the URL's first), else 3306.
+  const listPort = target?.nodes?.[0]?.port;
+  const port = (target?.nodes ? listPort : undefined) ?? target?.port ?? 3306;
+  const nodes: Endpoint[] = (target?.nodes ?? [{ host: target?.host ?? 'localhost', port }]).map((n) => ({ host: n.host, port: n.port ?? target?.port ?? 3306 }));
+  const host = nodes[0]!.host;
+  for (const n of [{ port }, ...nodes]) {
+    if (!Number.isInteger(n.port) || n.port <= 0 || n.port > 65535) {
+      throw new FlatloadError('USAGE', `port ${String(n.port)} from ${target?.name ?? 'defaults'} is not a valid TCP port`);
+    }
   }
   // As with the mysql client, "localhost" (or no host) means the socket when one is known.
   const socketPath = target?.socketPath ?? undefined;
@@ -161,7 +183,8 @@ export function resolveConnection(
 
   return {
     host,
-    port,
+    port: nodes[0]!.port,
+    nodes,
     // As the mysql client: a host other than localhost means TCP, whatever socket an option file names.
     socketPath: socketPath && host === 'localhost' ? socketPath : undefined,
     user: first('user')?.value ?? safeUserName(),
@@ -184,4 +207,9 @@ function safeUserName(): string {
 /** `user@host:port` or `user@localhost via socket`, never the password. */
 export function describeConnection(c: ConnectionOptions): string {
   return c.socketPath ? `${c.user}@localhost (socket ${c.socketPath})` : `${c.user}@${c.host}:${c.port}`;
+}
+
+/** `host:port` (IPv6 in brackets), as node lists and reports show an endpoint. */
+export function endpointText(e: Endpoint): string {
+  return `${e.host.includes(':') ? `[${e.host}]` : e.host}:${e.port}`;
 }

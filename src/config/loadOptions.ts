@@ -58,7 +58,7 @@ export interface LoadOptions {
   wait: boolean;
   /** For a Spider table: through the front, or straight to the backends (undefined: the planner's choice). */
   route: 'front' | 'direct' | undefined;
-  /** After the load, check the row counts (for a Spider table: through the front against the sum over the backends). */
+  /** After the load, check the copies agree: every Galera node's COUNT(*) and CHECKSUM TABLE; for a Spider table, COUNT(*) through the front against the backends. */
   verify: boolean;
   /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
   backends: Record<string, UrlParts>;

@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { checkServerIdentity, createSecureContext, TLSSocket } from 'node:tls';
-import mysql, { type Connection, type ConnectionOptions as Mysql2Options, type Pool } from 'mysql2/promise';
-import type { ConnectionOptions, SslOptions } from '../config/connection.js';
+import mysql, { type Connection, type ConnectionOptions as Mysql2Options, type Pool, type PoolConnection } from 'mysql2/promise';
+import type { ConnectionOptions, Endpoint, SslOptions } from '../config/connection.js';
 import { describeConnection } from '../config/connection.js';
 import { FlatloadError } from '../errors/index.js';
 import { toFlatloadError } from './errors.js';
+import { NodeRouter } from './nodes.js';
 
 /**
  * A LOCAL INFILE request that flatload did not initiate (a hostile or
@@ -96,18 +97,38 @@ export function tlsConfig(ssl: SslOptions, _host?: string): TlsSettings | undefi
  * "localhost". Recording the address here makes VERIFY_IDENTITY check the
  * address actually connected to, before any credentials are sent.
  */
-function socketFactory(c: ConnectionOptions): () => Socket {
+function socketFactory(c: ConnectionOptions, router: NodeRouter): () => Socket {
   return () => {
     if (c.socketPath) return netConnect(c.socketPath);
-    const s = netConnect({ host: c.host, port: c.port });
+    // Each new connection goes to the router's current node; one that cannot be reached moves the router on.
+    const node = router.current;
+    const s = netConnect({ host: node.host, port: node.port });
     s.setNoDelay(true);
-    s.once('connect', () => s.setKeepAlive(true));
-    (s as unknown as { _host: string | null })._host = c.host;
+    let reached = false;
+    s.once('connect', () => {
+      reached = true;
+      s.setKeepAlive(true);
+      router.connected(node);
+    });
+    s.once('error', () => {
+      if (!reached) router.failed(node);
+    });
+    (s as unknown as { _host: string | null })._host = node.host;
+    socketNodes.set(s, node);
     return s;
   };
 }
 
-function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings | undefined): Mysql2Options {
+/** The node each socket was opened to (a connection's node, for the router and the report). */
+const socketNodes = new WeakMap<object, Endpoint>();
+
+/** The node a connection was opened to, or undefined for a Unix socket. */
+export function nodeOf(conn: Connection | PoolConnection): Endpoint | undefined {
+  const sock = socketOf(conn);
+  return typeof sock === 'object' && sock !== null ? socketNodes.get(sock) : undefined;
+}
+
+function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings | undefined, router: NodeRouter): Mysql2Options {
   const o: Mysql2Options = {
     user: c.user,
     charset: 'utf8mb4',
@@ -117,7 +138,7 @@ function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings |
     multipleStatements: false,
     connectTimeout: 10_000,
     infileStreamFactory: refuseInfileRequest,
-    stream: socketFactory(c),
+    stream: socketFactory(c, router),
   };
   if (c.socketPath) o.socketPath = c.socketPath;
   else {
@@ -190,6 +211,8 @@ export interface TlsInfo {
 /** Resolved once per process: whether PREFERRED ended up encrypted. */
 export interface Session {
   options: ConnectionOptions;
+  /** Which node of --host/--url new connections go to (one entry for a single server). */
+  router: NodeRouter;
   ssl: TlsSettings | undefined;
   /**
    * The connection really is TLS: the client socket is a TLS socket and the
@@ -250,46 +273,71 @@ async function inspectTls(conn: Connection, c: ConnectionOptions, ssl: TlsSettin
  * client does). The returned Session is reused for every later connection.
  */
 export async function openSession(c: ConnectionOptions, open: OpenOptions = {}): Promise<{ session: Session; conn: Connection }> {
-  const where = `connecting to ${describeConnection(c)}`;
   // As with the mysql client, PREFERRED over a Unix socket does not try TLS (the socket is local).
   const ssl = c.socketPath && c.ssl.mode === 'PREFERRED' ? undefined : tlsConfig(c.ssl, c.host);
+  const router = new NodeRouter(c.nodes.length > 0 ? c.nodes : [{ host: c.host, port: c.port }]);
+  // A node of a list that cannot be reached is skipped; the last one's error is the one reported.
+  for (let tries = 1; ; tries++) {
+    try {
+      return await openSessionOn(c, open, ssl, router);
+    } catch (err) {
+      const reachable = !(err instanceof FlatloadError) || err.code !== 'CONNECTION_REFUSED';
+      if (reachable || tries >= router.nodes.length) throw err;
+    }
+  }
+}
+
+async function openSessionOn(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings | undefined, router: NodeRouter): Promise<{ session: Session; conn: Connection }> {
+  const node = router.current;
+  // The node's own address: messages name it, and VERIFY_IDENTITY checks its certificate against it.
+  const at: ConnectionOptions = { ...c, host: node.host, port: node.port };
+  const where = `connecting to ${describeConnection(at)}`;
   let conn: Connection;
   let used = ssl;
   try {
-    conn = await mysql.createConnection(baseOptions(c, open, ssl));
+    conn = await mysql.createConnection(baseOptions(c, open, ssl, router));
   } catch (err) {
     if (c.ssl.mode === 'PREFERRED' && ssl !== undefined && isNoTlsOnServer(err)) {
       used = undefined;
       try {
-        conn = await mysql.createConnection(baseOptions(c, open, undefined));
+        conn = await mysql.createConnection(baseOptions(c, open, undefined, router));
       } catch (err2) {
-        throw connectError(err2, c, where);
+        throw connectError(err2, at, where);
       }
     } else {
-      throw connectError(err, c, where);
+      throw connectError(err, at, where);
     }
   }
   try {
-    const tls = await inspectTls(conn, c, used, where);
+    const tls = await inspectTls(conn, at, used, where);
     // A server that says it has no cipher for a TLS socket is behind something that terminated TLS: not end to end.
     const encrypted = tls !== undefined && tls.serverCipher !== '';
-    return { session: { options: c, ssl: used, encrypted, tls }, conn };
+    return { session: { options: c, router, ssl: used, encrypted, tls }, conn };
   } catch (err) {
     conn.destroy();
-    throw connectError(err, c, where);
+    throw connectError(err, at, where);
   }
 }
 
 export async function openConnection(s: Session, open: OpenOptions = {}): Promise<Connection> {
   try {
-    return await mysql.createConnection(baseOptions(s.options, open, s.ssl));
+    return await mysql.createConnection(baseOptions(s.options, open, s.ssl, s.router));
   } catch (err) {
-    throw connectError(err, s.options, `connecting to ${describeConnection(s.options)}`);
+    throw connectError(err, s.options, `connecting to ${describeConnection({ ...s.options, ...s.router.current })}`);
+  }
+}
+
+/** A connection to one given node of the list, whatever the router's current node (to read each node in turn). */
+export async function openConnectionTo(s: Session, node: Endpoint): Promise<Connection> {
+  try {
+    return await mysql.createConnection(baseOptions({ ...s.options, host: node.host, port: node.port }, {}, s.ssl, new NodeRouter([node])));
+  } catch (err) {
+    throw connectError(err, s.options, `connecting to ${describeConnection({ ...s.options, ...node })}`);
   }
 }
 
 export function openPool(s: Session, size: number, open: OpenOptions = {}): Pool {
-  const pool = mysql.createPool({ ...baseOptions(s.options, open, s.ssl), connectionLimit: size, maxIdle: size, waitForConnections: true });
+  const pool = mysql.createPool({ ...baseOptions(s.options, open, s.ssl, s.router), connectionLimit: size, maxIdle: size, waitForConnections: true });
   if (s.ssl !== undefined) {
     // mysql2 already refuses to go on without TLS when `ssl` is set; a pooled connection that is somehow plain is dropped.
     pool.pool.on('connection', (c) => {

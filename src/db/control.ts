@@ -1,8 +1,8 @@
 import type { Connection } from 'mysql2/promise';
 import { openConnection, type Session } from './connect.js';
 import type { FlatloadError } from '../errors/index.js';
-import { isConnectionLost, toFlatloadError } from './errors.js';
-import { backoffMs } from './retry.js';
+import { isConnectionLost, isNodeNotReady, isRetryableLock, toFlatloadError } from './errors.js';
+import { backoffMs, isRetryable } from './retry.js';
 
 /**
  * The control connection (bookkeeping, before/after statements): if the
@@ -31,6 +31,16 @@ export class ControlConnection implements Queryable {
   /** Session state to restore on a new connection (a named lock); a hook that throws ends this connection's use. */
   private readonly restore: Array<(conn: Connection) => Promise<void>> = [];
   private broken: FlatloadError | undefined;
+  /**
+   * On a Galera cluster a statement may also fail while the group changes:
+   * 1047 (node not ready), 1213 (certification conflict), 1205 (a causal
+   * read timed out). Each rolled the statement back, so it is repeated too.
+   */
+  private clusterRetries = false;
+
+  retryClusterErrors(): void {
+    this.clusterRetries = true;
+  }
 
   /** Runs `fn` on every replacement connection, before any caller's statement. */
   onReconnect(fn: (conn: Connection) => Promise<void>): void {
@@ -45,7 +55,17 @@ export class ControlConnection implements Queryable {
         const [rows, fields] = await used.query(sql, values);
         return [rows, fields];
       } catch (err) {
-        if (!isConnectionLost(err) || attempt >= 8) throw err;
+        if (this.clusterRetries && (isNodeNotReady(err) || isRetryableLock(err)) && attempt < 8) {
+          await this.sleep(backoffMs(attempt, Math.random, 8000));
+          continue;
+        }
+        if (!isConnectionLost(err)) throw err;
+        if (attempt >= 8) {
+          // The server (every node of a list) stayed away through every reconnection: later statements fail at once
+          // instead of waiting it out again, so a stopped load reports and exits.
+          this.broken = toFlatloadError(err, 'the control connection gave up reconnecting');
+          throw err;
+        }
         // Another caller may already have replaced the connection this one lost.
         if (used === this.conn) {
           this.reconnecting ??= this.reconnect(attempt).finally(() => (this.reconnecting = undefined));
@@ -69,8 +89,9 @@ export class ControlConnection implements Queryable {
     try {
       for (const fn of this.restore) await fn(fresh);
     } catch (err) {
-      // A connection lost again is retried by the caller's next attempt; anything else (the lock taken by another process) is final.
-      if (!isConnectionLost(err)) this.broken = toFlatloadError(err, 'reconnecting');
+      // A connection lost again (or a cluster node not ready yet) is retried by the caller's next attempt; anything else
+      // (the lock taken by another process) is final.
+      if (!isRetryable(err)) this.broken = toFlatloadError(err, 'reconnecting');
     }
   }
 

@@ -38,6 +38,17 @@ export function isConnectionLost(err: unknown): boolean {
   );
 }
 
+/**
+ * Galera: the node is not in the primary component, or not yet synced
+ * (1047), or lost the primary component under a running statement (1180
+ * "Not connected to Primary Component"): another node, or this one later,
+ * takes the statement. Other 1180s (wsrep_max_ws_rows exceeded) are final.
+ */
+export function isNodeNotReady(err: unknown): boolean {
+  const e = asServerError(err);
+  return e?.errno === 1047 || (e?.errno === 1180 && /primary component/i.test(e.sqlMessage ?? e.message ?? ''));
+}
+
 /** Deadlock (1213) and lock wait timeout (1205): the chunk rolled back (we roll back 1205 ourselves) and can be retried. */
 export function isRetryableLock(err: unknown): boolean {
   const e = asServerError(err);

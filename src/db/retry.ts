@@ -1,8 +1,12 @@
-import { isConnectionLost, isRetryableLock } from './errors.js';
+import { isConnectionLost, isNodeNotReady, isRetryableLock } from './errors.js';
 
-/** Faults after which the chunk's transaction is gone and a fresh attempt is safe. */
+/**
+ * Faults after which the chunk's transaction is gone and a fresh attempt is
+ * safe: a lost connection, a deadlock or Galera certification conflict
+ * (1213), a lock wait timeout, a Galera node not ready (1047).
+ */
 export function isRetryable(err: unknown): boolean {
-  return isConnectionLost(err) || isRetryableLock(err);
+  return isConnectionLost(err) || isRetryableLock(err) || isNodeNotReady(err);
 }
 
 /** The one backoff: exponential with a little jitter, 0.5 s, 1 s, 2 s, 4 s … up to `capMs`. */

@@ -1,8 +1,9 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
+import type { Queryable } from '../db/control.js';
 import { FlatloadError } from '../errors/index.js';
 import { buildShardMap, type ColumnRow, type PartitionRow, type ServerRow, type ShardMap } from '../shard/map.js';
 
-type Conn = Connection | PoolConnection;
+type Conn = Connection | PoolConnection | Queryable;
 
 async function rows<T>(conn: Conn, sql: string, values?: unknown[]): Promise<T[]> {
   const [r] = await conn.query(sql, values);

@@ -1,6 +1,7 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
 import type { Flavor, ServerFacts } from './types.js';
 import { redactGrant } from './grants.js';
+import { readGaleraFacts } from './cluster.js';
 
 type Conn = Connection | PoolConnection;
 
@@ -78,6 +79,8 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
   const user = await rows<{ u: string }>(conn, 'SELECT CURRENT_USER() AS u').catch(() => []);
   const { flavor, number } = parseVersion(version, variables['version_comment'] ?? '');
   const cpus = Number(variables['thread_pool_size']);
+  // A server without wsrep variables (MySQL, TiDB) answers with nothing or an error: not a cluster node either way.
+  const galera = await readGaleraFacts(conn).catch(() => undefined);
   return {
     flavor,
     version,
@@ -91,5 +94,6 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
     currentUser: user[0]?.u,
     lowerCaseTableNames: Number(variables['lower_case_table_names'] ?? 0),
     serverCpus: Number.isFinite(cpus) && cpus > 0 ? cpus : undefined,
+    ...(galera?.wsrepOn ? { galera } : {}),
   };
 }

@@ -1,4 +1,5 @@
 /** Facts read from the server, the table and the input; the planner's only inputs besides options. */
+import type { GaleraFacts } from './cluster.js';
 
 export type Flavor = 'mariadb' | 'mysql' | 'percona' | 'tidb' | 'unknown';
 
@@ -24,6 +25,8 @@ export interface ServerFacts {
   lowerCaseTableNames: number;
   /** Best guess of the server's CPU count (thread_pool_size defaults to it on MariaDB). */
   serverCpus: number | undefined;
+  /** The node's Galera facts when it replicates (wsrep_on with a provider); undefined on a plain server. */
+  galera?: GaleraFacts | undefined;
 }
 
 export interface ColumnFacts {

@@ -11,9 +11,9 @@ import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
 import { landedPrefix, skippingDone } from '../checkpoint/resume.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import type { LoadOptions } from '../config/loadOptions.js';
-import { openPool, type Session } from '../db/connect.js';
+import { nodeOf, openPool, type Session } from '../db/connect.js';
 import type { Queryable } from '../db/control.js';
-import { toFlatloadError } from '../db/errors.js';
+import { isNodeNotReady, toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
@@ -267,6 +267,11 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       // an interrupted chunk: a retry would load that part twice, so the load stops there and the rerun counts the
       // table's rows to skip exactly that part.
       ...(plan.commitScope !== 'chunk' || plan.sessionEnd.length > 0 ? { maxAttempts: 1 } : {}),
+      // A Galera node that says it is not ready (1047) is left for the next node of the list.
+      onFault: (conn, err) => {
+        const node = isNodeNotReady(err) ? nodeOf(conn) : undefined;
+        if (node) session.router.failed(node);
+      },
       events,
       ...(r.signal ? { signal: r.signal } : {}),
     });

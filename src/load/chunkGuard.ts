@@ -3,6 +3,7 @@ import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
 import { locateRecords } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
+import { ER } from '../db/errnos.js';
 import type { Prepared } from '../introspect/target.js';
 import { sqlOf } from '../plan/ops.js';
 import type { LoadPlan } from '../plan/types.js';
@@ -84,20 +85,35 @@ export function guardChunks(g: GuardOptions): ChunkExecutor {
     return { ...out, records: out.records + partial.skip, rowsLoaded: out.rowsLoaded + partial.skip };
   };
 
+  /** The outcome of a chunk another session committed (its bookkeeping row exists), or undefined. */
+  const committedElsewhere = async (chunk: CutChunk, why: string): Promise<ChunkOutcome | undefined> => {
+    const d = await cp.store.doneChunk(cp.jobId, chunk.index);
+    if (!d) return undefined;
+    events.emit({ type: 'note', message: `chunk ${chunk.index}: ${why}; not loaded again` });
+    g.rejects.keep(decodeRejects(d.rejects, d.index));
+    return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
+  };
+
   const underChunkLock: ChunkExecutor = async (chunk, ctx) => {
     if ((await selectNumber(ctx.conn, 'SELECT GET_LOCK(?, 60) AS got', [lockName(chunk)])) !== 1) {
       throw new FlatloadError('CONNECTION_LOST', `chunk ${chunk.index}: an earlier session still holds it after 60 s; cannot tell whether it committed`, { chunk: chunk.index });
     }
     try {
       if (ctx.attempt > 1 || cp.resumed) {
-        const d = await cp.store.doneChunk(cp.jobId, chunk.index);
-        if (d) {
-          events.emit({ type: 'note', message: `chunk ${chunk.index}: committed by a session whose connection was lost before it heard; not loaded again` });
-          g.rejects.keep(decodeRejects(d.rejects, d.index));
-          return { records: d.records, rowsLoaded: d.rowsLoaded, rejected: d.rejected, warnings: 0, bytes: d.endByte - d.startByte };
-        }
+        const done = await committedElsewhere(chunk, 'committed by a session whose connection was lost before it heard');
+        if (done) return done;
       }
-      return await withResumeFixups(chunk, ctx);
+      try {
+        return await withResumeFixups(chunk, ctx);
+      } catch (err) {
+        // On a Galera cluster the named lock is node-local: a session on another node may have committed this chunk
+        // after it was looked up. Its bookkeeping row's key then refuses this one (1062), and the chunk rolled back.
+        // Whichever row the 1062 was about, a chunk whose bookkeeping row exists is in the table.
+        const dup = (err as { errno?: number }).errno === ER.DUP_ENTRY;
+        const done = dup ? await committedElsewhere(chunk, 'committed meanwhile by a session on another node') : undefined;
+        if (done) return done;
+        throw err;
+      }
     } finally {
       await ctx.conn.query('DO RELEASE_LOCK(?)', [lockName(chunk)]).catch(() => undefined);
     }

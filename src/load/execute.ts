@@ -5,10 +5,11 @@ import { openSession, type Session } from '../db/connect.js';
 import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
+import type { JobLease } from '../checkpoint/lease.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
-import type { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
 import { sampleInput } from '../introspect/input.js';
@@ -21,6 +22,7 @@ import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
+import { clusterReport, digestsAgree, nodeDigests } from './cluster.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -33,6 +35,7 @@ export interface ExecuteResult {
 
 const MiB = 1024 * 1024;
 
+/** Stops a rerun can finish: the reason was outside the input, and the input can be read again. */
 /**
  * Without --chunk-size: about 16 chunks, between 1 MiB and 64 MiB each, so a
  * mid-sized file still spreads over every connection. It depends on the
@@ -88,6 +91,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
     slowestChunk: null,
     timeline: [],
     sizes: null,
+    cluster: null,
     notes: [],
     error: null,
   };
@@ -223,6 +227,21 @@ export function withResumeCommand(e: FlatloadError, resumeCommand: string): Flat
 }
 
 /**
+ * On a Galera node the control connection reads with wsrep_sync_wait=1: a
+ * chunk's bookkeeping row read after failover then reflects every commit the
+ * cluster certified before the read, the dead node's included
+ * (docs/scale-out.md#get_lock-on-galera). Set again on every new connection.
+ */
+async function readCausally(control: ControlConnection): Promise<void> {
+  const sql = 'SET SESSION wsrep_sync_wait = 1';
+  control.retryClusterErrors();
+  await control.query(sql);
+  control.onReconnect(async (conn) => {
+    await conn.query(sql);
+  });
+}
+
+/**
  * One load, end to end, in stages: read the facts (read-only), find or plan
  * the job (the resume guard), and unless it is a dry run or already done,
  * start it, apply the plan and report.
@@ -242,12 +261,19 @@ export async function executeLoad(
   const control = new ControlConnection(first, session);
   let local: LocalInput | undefined;
   let chunks: ChunkInputOf | undefined;
+  let lease: JobLease | undefined;
+  let reachable = true;
+  let jobStarted = false;
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     const { prep, facts } = f;
+    if (prep.server.galera) {
+      await readCausally(control);
+      session.router.onFailover((lost, next) => events.emit({ type: 'warning', message: `Galera node ${lost} refused a connection or is not ready: new connections go to ${next}` }));
+    }
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
-    if (!o.dryRun) await holdJob(control, store, jobIdOf(f.identity), o, events);
+    if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
     const job = await findOrPlanJob(o, prep, facts, f.planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
@@ -283,6 +309,7 @@ export async function executeLoad(
     }
 
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i));
+    jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
     if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
@@ -334,15 +361,40 @@ export async function executeLoad(
         report.notes.push(`on-disk size not measured: ${(err as Error).message}`);
       }
     }
+    let verifyError: FlatloadError | undefined;
+    // With every node gone, asking one again only waits out the control connection's reconnects.
+    reachable = stoppedBy?.code !== 'CONNECTION_LOST';
+    if (prep.server.galera) {
+      report.cluster = await clusterReport(session, reachable ? control : undefined, prep.server.galera);
+      if (o.verify && !stoppedBy) {
+        const digests = await nodeDigests(session, plan.target);
+        report.cluster.verify = digests;
+        if (!digestsAgree(digests)) {
+          verifyError = new FlatloadError('SERVER_ERROR', `--verify: the nodes do not hold the same rows: ${digests.map((d) => `${d.node} ${d.error ?? `${d.count} rows, checksum ${d.checksum}`}`).join('; ')}`, {
+            table: prep.display,
+            hint: 'a node that differs is out of sync with the cluster: check its wsrep_local_state_comment and error log',
+          });
+        }
+      }
+    } else if (o.verify && prep.table.engine !== 'SPIDER') {
+      // A Spider table's counts are compared by the routing layer, around this load.
+      report.notes.push('--verify compares the nodes of a Galera cluster or a Spider table\'s backends; this is neither');
+    }
+    if (verifyError) return { report, plan, facts, sql, error: verifyError };
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
     const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
     return { report, plan, facts, sql, error };
   } catch (err) {
     // Anything the server said that no step mapped is still a server error, not a crash.
-    throw toFlatloadError(err, 'loading');
+    const fe = toFlatloadError(err, 'loading');
+    if (fe.code === 'CONNECTION_LOST') reachable = false;
+    // Once the job is recorded, a load stopped by the server (a cluster with every node gone) resumes like any other.
+    throw jobStarted ? withResumeCommand(fe, resumeCommand) : fe;
   } finally {
     chunks?.dispose?.();
     local?.dispose();
+    // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
+    if (reachable) await lease?.release();
     await control.end();
   }
 }

@@ -49,6 +49,8 @@ export interface RunOptions {
   /** After an abort, in-flight chunks get this long to commit before their connections are cut (they then roll back). */
   abortGraceMs?: number;
   maxAttempts?: number;
+  /** Told of every failed attempt before its connection is dropped (a node that said it is not ready is avoided). */
+  onFault?: (conn: PoolConnection, err: unknown) => void;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -60,6 +62,16 @@ export interface RunResult {
   perChunk: Array<{ chunk: number; records: number; elapsedMs: number; bytes: number }>;
   /** Set when the run stopped before the end (error or interrupt). */
   stoppedBy: FlatloadError | undefined;
+}
+
+/**
+ * A server (or every node of a list) that refuses connections once the load
+ * has begun went away under it: the load stops resumable, like any lost
+ * connection, rather than as a configuration error.
+ */
+function midLoadError(fe: FlatloadError): FlatloadError {
+  if (fe.code !== 'CONNECTION_REFUSED') return fe;
+  return new FlatloadError('CONNECTION_LOST', `${fe.message}; the server went away during the load`, { ...fe.context, hint: 'start the server (or a node of the list) again, then rerun the same command to resume' });
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -150,6 +162,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           return;
         } catch (err) {
           if (conn) {
+            o.onFault?.(conn, err);
             // A connection that failed mid-statement may hold a half-done transaction: never reuse it.
             conn.destroy();
             conn = undefined;
@@ -162,7 +175,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
             await sleep(delayMs);
             continue;
           }
-          const fe = toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, ...chunkPlace(chunk) });
+          const fe = midLoadError(toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, ...chunkPlace(chunk) }));
           o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: fe.message });
           stop(fe);
           return;

@@ -21,6 +21,7 @@ import {
   type EmptyHow,
   type EngineDecision,
 } from './rules/context.js';
+import { galeraOf, planGalera, refuseOnGalera } from './rules/galera.js';
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
 import { planMode, type ModePlan } from './rules/modes.js';
@@ -326,6 +327,8 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   const { strategy, plannerChoice } = planStrategy(facts, options, ai, engine, reasons, warnings);
   const sk = planSurrogate(facts, options, strategy, engine, mode, reasons, warnings);
   const ctx = ruleContext(facts, options, engine, strategy, mode, sk, reasons, warnings);
+  const galera = galeraOf(ctx);
+  if (galera) refuseOnGalera(ctx, galera);
   const defer = planDeferSurrogate(ctx, sk);
   planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
   const d = engineRule(ctx);
@@ -341,6 +344,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     );
   }
   after.push(...mode.finish);
+  if (galera) planGalera(ctx, d, galera, [...mode.before, ...defer.before, ...d.before, ...after], sk.key);
 
   let batch: number | undefined;
   if (ctx.transport === 'insert') {

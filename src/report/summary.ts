@@ -33,6 +33,8 @@ export interface LoadReport {
   /** [seconds since start, rows committed in that second]. */
   timeline: Array<[number, number]>;
   sizes: (TableSizes & { inputToOnDiskRatio: number | null; growthBytes: number | null }) | null;
+  /** Galera: the nodes given, connected to and lost, flow control, and (--verify) each node's digest; null on one server. */
+  cluster: ClusterReport | null;
   notes: string[];
   error: { code: string; message: string } | null;
   /** A Spider table loaded straight into its backends: one entry per backend table. */
@@ -57,6 +59,31 @@ export interface ShardReport {
   chunks: number;
   resumedChunks: number;
   error: { code: string; message: string } | null;
+}
+
+/** One node's view of the loaded table, read with wsrep_sync_wait=1. */
+export interface NodeDigest {
+  node: string;
+  count: string | null;
+  checksum: string | null;
+  /** Why the node could not be read (down, not ready). */
+  error: string | null;
+}
+
+export interface ClusterReport {
+  /** Every node of --url/--host, host:port. */
+  nodes: string[];
+  nodesUsed: string[];
+  /** Nodes that refused or dropped a connection, or said they were not ready, during the run. */
+  nodesLost: string[];
+  clusterSize: number;
+  /**
+   * wsrep_flow_control_paused_ns grew by this much (ms) on the node loaded
+   * through, from before the load to after it; null when that node changed.
+   */
+  flowControlPausedMs: number | null;
+  /** --verify: every node's COUNT(*) and CHECKSUM TABLE; null without --verify. */
+  verify: NodeDigest[] | null;
 }
 
 export function renderSummary(r: LoadReport): string {
@@ -97,6 +124,13 @@ export function renderSummary(r: LoadReport): string {
   if (r.verify) {
     const each = r.verify.backends.map((b) => `${b.backend} ${fmtInt(b.rows)}${b.partitions > 1 ? ` x ${b.partitions} partitions` : ''}, checksum ${b.checksum ?? '-'}`);
     lines.push(`  verify:   COUNT(*) ${fmtInt(r.verify.front)} through the front, ${fmtInt(r.verify.expectedFront)} expected from the backends (${each.join('; ')}): ${r.verify.equal ? 'equal' : 'DIFFERENT'}`);
+  }
+  if (r.cluster) {
+    const c = r.cluster;
+    lines.push(
+      `  cluster:  Galera, ${c.clusterSize} nodes; loaded through ${c.nodesUsed.join(', ') || 'none'}${c.nodesLost.length ? `; lost ${c.nodesLost.join(', ')}` : ''}; flow control paused ${c.flowControlPausedMs === null ? 'unknown (the node changed)' : `${c.flowControlPausedMs.toFixed(0)} ms`}`,
+    );
+    for (const d of c.verify ?? []) lines.push(`  verify:   ${d.node}: ${d.error ?? `${d.count} rows, checksum ${d.checksum}`}`);
   }
   if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile} (the rows, as in the input) and ${r.rejectFile}.log (line, offset, error)`);
   for (const n of r.notes) lines.push(`  note:     ${n}`);

@@ -16,6 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexFacts, ServerFacts, TableFacts } from '../../../src/introspect/types.js';
 import type { InputFacts } from '../../../src/introspect/types.js';
+import type { GaleraFacts } from '../../../src/introspect/cluster.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -277,4 +278,41 @@ export function planOptions(o: Partial<PlanOptions> = {}): PlanOptions {
     clientCpus: 2,
     ...o,
   };
+}
+
+/**
+ * A Galera node of the throwaway 3-node cluster as readGaleraFacts read it
+ * (test/db/clusters.test.ts asserts these values on the real cluster), with
+ * the write-set limits a case is about.
+ */
+export function galeraNode(patch: Partial<GaleraFacts> = {}): GaleraFacts {
+  return {
+    wsrepOn: true,
+    provider: '/usr/lib/galera/libgalera_smm.so',
+    providerName: 'Galera',
+    providerVersion: '26.4.23(r…)',
+    nodeName: 'node1',
+    clusterName: 'flatload',
+    clusterSize: 3,
+    clusterStatus: 'Primary',
+    localState: 'Synced',
+    ready: true,
+    clusterStateUuid: null,
+    maxWsSize: 2147483647,
+    maxWsRows: 0,
+    autoIncrementControl: true,
+    autoIncrementIncrement: 3,
+    autoIncrementOffset: 1,
+    syncWait: 0,
+    mode: '',
+    loadDataSplitting: false,
+    flowControl: { paused: 0, pausedNs: 0, sent: 0, received: 0 },
+    incomingAddresses: ['127.0.0.1:3307', '127.0.0.1:3308', '127.0.0.1:3309'],
+    ...patch,
+  };
+}
+
+/** The recorded MariaDB 10.11 server as one node of a Galera cluster (Galera needs innodb_autoinc_lock_mode=2). */
+export function mariadbGalera(patch: Partial<GaleraFacts> = {}): ServerFacts {
+  return withVars(mariadb1011(), { innodb_autoinc_lock_mode: '2', binlog_format: 'ROW' }, { galera: galeraNode(patch) });
 }
