@@ -333,7 +333,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
     const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
     const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
     const jobId = jobIdOf(identity);
-    await holdJob(control, store, jobId, o, events);
+    await holdJob(control, session, store, jobId, o, events, false);
     const continues = await checkRoutedJob(store, identity, o, tmp);
     dir = routeDir(tmp, jobId);
     const ts = Date.now();
