@@ -39,17 +39,20 @@ const backendName = (b: RouteBackend): string => b.server ?? b.key;
  * --backend NAME=URL gives for it (the database stays the map's).
  */
 function backendConnection(conn: ConnectionOptions, b: RouteBackend, front: string, o: LoadOptions): ConnectionOptions {
-  const base = { ...conn, host: b.host, port: b.port, socketPath: b.socket, database: b.database, targetSource: `backend ${backendName(b)} of ${front} (the front's mysql.servers)` };
   const own = b.server === undefined ? undefined : o.backends[b.server];
-  if (!own) return base;
+  const host = own?.host ?? b.host;
+  const port = own?.port ?? (own?.host ? 3306 : b.port);
   return {
-    ...base,
-    host: own.host ?? base.host,
-    port: own.port ?? (own.host ? 3306 : base.port),
-    socketPath: own.socketPath ?? (own.host ? undefined : base.socketPath),
-    user: own.user ?? base.user,
-    password: own.password ?? base.password,
-    targetSource: `--backend ${b.server}`,
+    ...conn,
+    host,
+    port,
+    // The front's node list would send every connection back to the front: a backend is its one node.
+    nodes: [{ host, port }],
+    socketPath: own?.socketPath ?? (own?.host ? undefined : b.socket),
+    database: b.database,
+    user: own?.user ?? conn.user,
+    password: own?.password ?? conn.password,
+    targetSource: own ? `--backend ${b.server}` : `backend ${backendName(b)} of ${front} (the front's mysql.servers)`,
   };
 }
 
