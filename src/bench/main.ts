@@ -9,6 +9,7 @@
  *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
  *   npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
  *   npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
+ *   npm run bench -- --cluster [--rows 300000] [--repeat 3]  (a Spider table: direct routing against the front → docs/benchmarks.md)
  *   npm run bench -- --export [--rows 2000000] [--jobs 2]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N)
  */
 import { join } from 'node:path';
@@ -19,6 +20,7 @@ import { runComparison, SCENARIOS, type ScenarioId } from './comparison.js';
 import { runMemoryBench } from './memory.js';
 import { runStrategiesBench } from './strategies.js';
 import { runEnginesBench } from './engines.js';
+import { runClusterBench } from './spiderRoute.js';
 import { runExportBench } from './exportBench.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -33,6 +35,7 @@ const { values: args } = parseArgs({
     memory: { type: 'boolean', default: false },
     strategies: { type: 'boolean', default: false },
     engines: { type: 'boolean', default: false },
+    cluster: { type: 'boolean', default: false },
     export: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '3' },
     'memory-gb': { type: 'string', default: '2' },
@@ -49,6 +52,10 @@ async function main(): Promise<void> {
   const repeat = positive('repeat', args.repeat);
   if (args.strategies) {
     await runStrategiesBench(positive('rows', args.rows ?? '1000000'), root, !args['no-write'], cli, repeat);
+    return;
+  }
+  if (args.cluster) {
+    await runClusterBench(positive('rows', args.rows ?? '300000'), repeat, root, !args['no-write'], cli);
     return;
   }
   if (args.engines) {
