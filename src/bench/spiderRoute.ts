@@ -92,6 +92,8 @@ must equal what direct routing left. The front's own LOAD DATA is what the \`mar
 | route | median s (runs) | rows/s | × direct's time |
 |---|---:|---:|---:|
 ${lines.join('\n')}
+
+Rows per backend (COUNT(*)/CHECKSUM TABLE, the same after every run): ${(sums['direct'] ?? '').split(' ').map((c, i) => `backend ${i + 1} ${c}`).join(', ')}.
 `;
     process.stdout.write(`\n${text}\n`);
     if (write) writeDocSection(join(root, 'docs/benchmarks.md'), 'cluster', text);
