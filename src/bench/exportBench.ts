@@ -35,6 +35,8 @@ export interface ExportBenchOptions {
   write: boolean;
   root: string;
   cli: string;
+  /** innodb_buffer_pool_size of the throwaway server: 2G holds every table; 128M makes them outgrow it, as a multi-GB nightly export does. */
+  bufferPool: string;
 }
 
 interface Competitor {
@@ -93,8 +95,8 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     let url: string;
     if (external) url = external;
     else {
-      process.stderr.write('starting a throwaway MariaDB (2G buffer pool, 1 GiB redo log)…\n');
-      server = await startThrowawayServer({ innodbBufferPoolSize: '2G', innodbLogFileSize: '1G' });
+      process.stderr.write(`starting a throwaway MariaDB (${o.bufferPool} buffer pool, 1 GiB redo log)…\n`);
+      server = await startThrowawayServer({ innodbBufferPoolSize: o.bufferPool, innodbLogFileSize: '1G' });
       url = server.url;
     }
     admin = await mysql.createConnection({ uri: url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
@@ -140,12 +142,12 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const imp = series[0]!;
     const fl = series[1]!;
     const lines = [
-      '## A whole export: flatload against mariadb-import',
+      o.bufferPool === '2G' ? '## A whole export: flatload against mariadb-import' : `## A whole export: flatload against mariadb-import, ${o.bufferPool} buffer pool`,
       '',
-      `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
+      `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}${o.bufferPool === '2G' ? '' : ` --buffer-pool ${o.bufferPool}`}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
       `Machine: ${machineDescription(version)}.`,
       '',
-      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a 2 GiB buffer pool and a 1 GiB redo log. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} connections between the tables, biggest first. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
+      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${o.bufferPool === '2G' ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} connections between the tables, biggest first. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
       '',
       '| competitor | median s (runs, in order) | rows/s | load avg | server CPU s |',
       '|---|---:|---:|---:|---:|',
@@ -163,7 +165,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     process.stdout.write(`\n${text}\n`);
     if (o.write) {
       const doc = join(o.root, 'docs/benchmarks.md');
-      writeDocSection(doc, 'export', text);
+      writeDocSection(doc, o.bufferPool === '2G' ? 'export' : `export-${o.bufferPool}`, text);
       process.stderr.write(`wrote ${doc}\n`);
     }
   } finally {
