@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { openConnection, type Session } from '../db/connect.js';
+import { ER } from '../db/errnos.js';
+import { asServerError } from '../db/errors.js';
 import type { Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectOne } from '../db/rows.js';
@@ -50,8 +52,6 @@ function processAlive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
-
-const errnoOf = (err: unknown): number | undefined => (err as { errno?: number }).errno;
 
 export interface JobLease {
   /** Stops renewing and deletes the row (if it is still ours). Never throws. */
@@ -107,7 +107,8 @@ export async function acquireJobLease(control: Queryable, session: Session, sche
       await new Promise((r) => setTimeout(r, 2000));
     } catch (err) {
       // Another process took the row between the read and the write (1062), or on another node at the same time (1213).
-      if (errnoOf(err) === 1062 || errnoOf(err) === 1213) continue;
+      const errno = asServerError(err)?.errno;
+      if (errno === ER.DUP_ENTRY || errno === ER.LOCK_DEADLOCK) continue;
       throw err;
     }
   }

@@ -1,11 +1,28 @@
 import { endpointText } from '../config/connection.js';
 import { openConnectionTo, type Session } from '../db/connect.js';
-import type { Queryable } from '../db/control.js';
+import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectOne } from '../db/rows.js';
 import { readGaleraFacts, type GaleraFacts } from '../introspect/cluster.js';
 import type { TableRef } from '../plan/ops.js';
 import type { ClusterReport, NodeDigest } from '../report/summary.js';
+
+/** Reads that wait until the node has applied every write-set the cluster certified before them. */
+const SYNC_WAIT = 'SET SESSION wsrep_sync_wait = 1';
+
+/**
+ * On a Galera node the control connection reads with wsrep_sync_wait=1: a
+ * chunk's bookkeeping row read after failover then reflects every commit the
+ * cluster certified before the read, the dead node's included
+ * (docs/scale-out.md#get_lock-on-galera). Set again on every new connection.
+ */
+export async function readCausally(control: ControlConnection): Promise<void> {
+  control.retryClusterErrors();
+  await control.query(SYNC_WAIT);
+  control.onReconnect(async (conn) => {
+    await conn.query(SYNC_WAIT);
+  });
+}
 
 /**
  * What a load did on a Galera cluster: the nodes given, used and lost, and
@@ -41,7 +58,7 @@ export async function nodeDigests(session: Session, table: TableRef): Promise<No
     try {
       const conn = await openConnectionTo(session, node);
       try {
-        await conn.query('SET SESSION wsrep_sync_wait = 1');
+        await conn.query(SYNC_WAIT);
         // COUNT(*) and CHECKSUM come back as strings (bigNumberStrings), or a NULL checksum.
         const count = await selectOne<{ n: string | number }>(conn, `SELECT COUNT(*) AS n FROM ${t}`);
         const sum = await selectOne<{ Checksum: string | number | null }>(conn, `CHECKSUM TABLE ${t} EXTENDED`);

@@ -22,7 +22,7 @@ import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
-import { clusterReport, digestsAgree, nodeDigests } from './cluster.js';
+import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -224,21 +224,6 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
   const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
   return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
-}
-
-/**
- * On a Galera node the control connection reads with wsrep_sync_wait=1: a
- * chunk's bookkeeping row read after failover then reflects every commit the
- * cluster certified before the read, the dead node's included
- * (docs/scale-out.md#get_lock-on-galera). Set again on every new connection.
- */
-async function readCausally(control: ControlConnection): Promise<void> {
-  const sql = 'SET SESSION wsrep_sync_wait = 1';
-  control.retryClusterErrors();
-  await control.query(sql);
-  control.onReconnect(async (conn) => {
-    await conn.query(sql);
-  });
 }
 
 /**
