@@ -40,6 +40,13 @@ export async function scalar(conn: Connection, sql: string, values?: unknown[]):
   return Buffer.isBuffer(v) ? v.toString('utf8') : JSON.stringify(v);
 }
 
+/** CHECKSUM TABLE's figure as text (null when the table is gone or the engine gives none). */
+export async function checksumOf(conn: Connection, table: string, extended = false): Promise<string | null> {
+  const [rows] = await conn.query(`CHECKSUM TABLE ${table}${extended ? ' EXTENDED' : ''}`);
+  const v = (rows as Array<{ Checksum: string | number | null }>)[0]?.Checksum;
+  return v === null || v === undefined ? null : String(v);
+}
+
 /** The server error number and message of a failed query, or 'ok'. */
 export async function outcome(p: Promise<unknown>): Promise<string> {
   try {

@@ -16,7 +16,7 @@ import { ddl, generateLines } from '../../fixtures/generate.js';
 import { quoteBytes } from '../db/quote.js';
 import { roundRobinPartitions, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../devserver/spider.js';
 import { partitionIndex, type PartitionRule } from '../shard/partition.js';
-import { globalStatus, loadLocal, median, outcome, scalar } from './clusterSupport.js';
+import { checksumOf, globalStatus, loadLocal, median, outcome, scalar } from './clusterSupport.js';
 
 const facts: Record<string, unknown> = {};
 function note(key: string, value: unknown): void {
@@ -310,7 +310,7 @@ async function main(): Promise<void> {
     const backendSums: unknown[] = [];
     for (const b of s.backends) {
       const c = await s.connectBackend(b.index, { database: 'f' });
-      backendSums.push(((await c.query('CHECKSUM TABLE us_hash EXTENDED'))[0] as Array<{ Checksum: unknown }>)[0]!.Checksum);
+      backendSums.push(await checksumOf(c, 'us_hash', true));
       await c.end();
     }
     note('checksum_table_on_backends', backendSums);

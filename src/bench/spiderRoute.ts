@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
 import { FlatloadError } from '../errors/index.js';
 import { startSpiderCluster } from '../devserver/spider.js';
-import { loadLocal, median, scalar } from './clusterSupport.js';
+import { checksumOf, loadLocal, median, scalar } from './clusterSupport.js';
 import { writeDocSection } from './doc.js';
 import { machineDescription } from './report.js';
 
@@ -65,7 +65,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
         }
         const elapsed = Number(process.hrtime.bigint() - t) / 1e6;
         const counts: string[] = [];
-        for (const b of backends) counts.push(`${await scalar(b, 'SELECT COUNT(*) FROM f.us')}/${String(((await b.query('CHECKSUM TABLE f.us'))[0] as Array<{ Checksum: unknown }>)[0]!.Checksum)}`);
+        for (const b of backends) counts.push(`${await scalar(b, 'SELECT COUNT(*) FROM f.us')}/${await checksumOf(b, 'f.us')}`);
         if (sums[route] === undefined) sums[route] = counts.join(' ');
         if (counts.join(' ') !== sums['direct'] && sums['direct'] !== undefined) throw new FlatloadError('INTERNAL', `--route ${route} left ${counts.join(' ')} (COUNT/CHECKSUM per backend), direct left ${sums['direct']}`);
         ms[route]!.push(elapsed);

@@ -1,5 +1,7 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
 import type { Queryable } from '../db/control.js';
+import { ER } from '../db/errnos.js';
+import { asServerError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { buildShardMap, type ColumnRow, type PartitionRow, type ServerRow, type ShardMap } from '../shard/map.js';
 
@@ -213,8 +215,8 @@ export async function readShardMap(conn: Conn, db: string, table: string): Promi
       )
     ).map((s) => ({ name: s.Server_name, host: s.Host, port: Number(s.Port), socket: s.Socket, db: s.Db, username: s.Username, wrapper: s.Wrapper }));
   } catch (err) {
-    const errno = (err as { errno?: number }).errno;
-    if (errno === 1142 || errno === 1143) {
+    const errno = asServerError(err)?.errno;
+    if (errno === ER.TABLEACCESS_DENIED || errno === ER.COLUMNACCESS_DENIED) {
       throw new FlatloadError('MISSING_PRIVILEGE', `reading the shard map of ${where} needs SELECT on mysql.servers (Server_name, Host, Port, Socket, Db, Username, Wrapper)`, {
         table: where,
         serverErrno: errno,

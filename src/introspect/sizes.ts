@@ -24,6 +24,7 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
 import { FlatloadError } from '../errors/index.js';
 import { asServerError, isConnectionLost, toFlatloadError } from '../db/errors.js';
+import { ER } from '../db/errnos.js';
 import { quoteQualified } from '../db/quote.js';
 
 export type SizeConnection = Connection | PoolConnection;
@@ -259,8 +260,8 @@ async function innodbTablespaces(
     } catch (err) {
       const e = asServerError(err);
       last = unavailable(err, `reading information_schema.${view}`);
-      if (e?.errno === 1109) continue; // no such view on this server: try the other vendor's name
-      return { error: e?.errno === 1227 ? `${view} needs the PROCESS privilege (${last})` : `${view}: ${last}` };
+      if (e?.errno === ER.UNKNOWN_TABLE) continue; // no such view on this server: try the other vendor's name
+      return { error: e?.errno === ER.SPECIFIC_ACCESS_DENIED ? `${view} needs the PROCESS privilege (${last})` : `${view}: ${last}` };
     }
   }
   return { error: `no InnoDB tablespace view on this server (${last})` };
@@ -367,7 +368,7 @@ async function measureRocksdb(
   } catch (err) {
     const e = asServerError(err);
     const why = unavailable(err, 'reading the MyRocks SST properties');
-    return none(e?.errno === 1109 ? `the MyRocks information_schema tables are absent (${why})` : why);
+    return none(e?.errno === ER.UNKNOWN_TABLE ? `the MyRocks information_schema tables are absent (${why})` : why);
   }
   const mine = preferExact(r, (x, ci) => eq(str(x['s']) ?? '', encDb, ci) && eq(str(x['t']) ?? '', encTable, ci));
   let bytes = 0;
@@ -420,7 +421,7 @@ async function measureTokudb(
   } catch (err) {
     const e = asServerError(err);
     const why = unavailable(err, `reading ${view}`);
-    const note = e?.errno === 1109 ? `${view} is absent (TokuDB plugin not loaded or too old): ${why}` : why;
+    const note = e?.errno === ER.UNKNOWN_TABLE ? `${view} is absent (TokuDB plugin not loaded or too old): ${why}` : why;
     return { file: figure(null, fileSource, note), allocated: figure(null, allocSource, note) };
   }
   // Names may be reported as written or filename-encoded; partitions as `t#P#p0`.

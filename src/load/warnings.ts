@@ -3,6 +3,8 @@
  * server treat errors as warnings and carry on, so these are the only
  * evidence that a row was skipped or changed.
  */
+import { ER } from '../db/errnos.js';
+
 export interface ServerWarning {
   level: string;
   code: number;
@@ -19,15 +21,29 @@ export type WarningClass =
   /** Informational: nothing happened to the data. */
   | 'note';
 
-const SKIPPED = new Set([1062, 1022, 1169, 1586, 1557]);
-const MALFORMED = new Set([1261, 1262]);
-const ALTERED = new Set([1263, 1264, 1265, 1292, 1300, 1366, 1406, 1048, 1364, 1411, 4025, 1690, 1918]);
+const SKIPPED = new Set<number>([ER.DUP_ENTRY, ER.DUP_KEY, ER.DUP_UNIQUE, ER.DUP_ENTRY_WITH_KEY_NAME, ER.FOREIGN_DUPLICATE_KEY]);
+const MALFORMED = new Set<number>([ER.WARN_TOO_FEW_RECORDS, ER.WARN_TOO_MANY_RECORDS]);
+const ALTERED = new Set<number>([
+  ER.WARN_NULL_TO_NOTNULL,
+  ER.WARN_DATA_OUT_OF_RANGE,
+  ER.WARN_DATA_TRUNCATED,
+  ER.TRUNCATED_WRONG_VALUE,
+  ER.INVALID_CHARACTER_STRING,
+  ER.TRUNCATED_WRONG_VALUE_FOR_FIELD,
+  ER.DATA_TOO_LONG,
+  ER.BAD_NULL,
+  ER.NO_DEFAULT_FOR_FIELD,
+  ER.WRONG_VALUE_FOR_TYPE,
+  ER.CONSTRAINT_FAILED,
+  ER.DATA_OUT_OF_RANGE,
+  ER.CANNOT_CONVERT_CHARACTER,
+]);
 /**
  * Warnings about the statement, not a row: 1638 "Non-ASCII separator
  * arguments are not fully supported" is raised once for a multi-byte
  * separator, which the server then honours (checked against its own LOAD DATA).
  */
-const STATEMENT_NOTES = new Set([1638]);
+const STATEMENT_NOTES = new Set<number>([ER.WARN_NON_ASCII_SEPARATOR]);
 
 export function classifyWarning(w: ServerWarning): WarningClass {
   if (w.level.toLowerCase() === 'note' || STATEMENT_NOTES.has(w.code)) return 'note';
