@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../devserver/server.js';
+import { checksumOf } from './clusterSupport.js';
 import { mariadbImport, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
@@ -49,8 +50,7 @@ async function contents(admin: Connection): Promise<string> {
   const out: string[] = [];
   for (const [t] of TABLES) {
     const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${t}`);
-    const [s] = await admin.query(`CHECKSUM TABLE ${DB}.${t}`);
-    out.push(`${t}:${Number((c as Array<{ n: unknown }>)[0]!.n)}:${Number((s as Array<{ Checksum: unknown }>)[0]!.Checksum)}`);
+    out.push(`${t}:${Number((c as Array<{ n: unknown }>)[0]!.n)}:${await checksumOf(admin, `${DB}.${t}`)}`);
   }
   return out.join(' ');
 }
@@ -92,6 +92,15 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       files.push(file);
       counts.set(name, rows);
     }
+    // The same rows, each file in user_id order: what mariadb-import does with an export that arrives sorted (the ceiling).
+    const sortedDump = join(dir, 'sorted');
+    mkdirSync(sortedDump);
+    const sortedFiles: string[] = [];
+    for (const [i, [name, share]] of TABLES.entries()) {
+      const file = join(sortedDump, `${name}.tsv`);
+      await generateToFile(file, { table: 'user_summary', rows: Math.round(o.rows * share), seed: 11 + i, sorted: true });
+      sortedFiles.push(file);
+    }
     const bytes = files.reduce((a, f) => a + statSync(f).size, 0);
     const external = process.env['DATABASE_URL'];
     let url: string;
@@ -118,6 +127,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const competitors: Competitor[] = [
       { name: `mariadb-import --local --use-threads=${n}`, flatload: false, run: (t, _d, f) => mariadbImport(t, f, n) },
       flat(`flatload load DIR --jobs ${n}`, ['--jobs', String(n)]),
+      { name: `mariadb-import --local --use-threads=${n} on copies sorted by user_id (the ceiling)`, flatload: false, run: (t) => mariadbImport(t, sortedFiles, n) },
     ];
     let reference: string | undefined;
     const once = async (c: Competitor): Promise<RunResult> => {
@@ -143,13 +153,14 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
     const imp = series[0]!;
     const fl = series[1]!;
+    const ceiling = series[2]!;
     const lines = [
       defaultPool ? '## A whole export: flatload against mariadb-import' : `## A whole export: flatload against mariadb-import, ${o.bufferPool} buffer pool`,
       '',
       `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}${defaultPool ? '' : ` --buffer-pool ${o.bufferPool}`}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
       `Machine: ${machineDescription(version)}.`,
       '',
-      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${defaultPool ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} connections between the tables, biggest first. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
+      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${defaultPool ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} loading streams between the tables, chunk by chunk. The ceiling is mariadb-import on a copy of the export whose files are already in \`user_id\` order: what no sort at all would cost. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
       '',
       '| competitor | median s (runs, in order) | rows/s | load avg | server CPU s |',
       '|---|---:|---:|---:|---:|',
@@ -161,6 +172,11 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       imp.ok && fl.ok
         ? `- flatload vs mariadb-import at ${n} connections: **${(imp.median / fl.median).toFixed(2)}×** (target ≥ 1.50×: ${imp.median / fl.median >= 1.5 ? 'met' : `missed by ${((1 - imp.median / fl.median / 1.5) * 100).toFixed(0)}%`})`
         : '- a competitor failed: no ratio',
+      ...(imp.ok && ceiling.ok && fl.ok
+        ? [
+            `- the ceiling (an export that arrives sorted) vs mariadb-import on the export as it is: ${(imp.median / ceiling.median).toFixed(2)}×; flatload, which sorts it, is ${(ceiling.median / fl.median).toFixed(2)}× the ceiling.`,
+          ]
+        : []),
       ...cpuAndSpread(imp.runs, fl.runs),
     ];
     const text = lines.join('\n');

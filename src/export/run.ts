@@ -20,6 +20,7 @@ import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import type { StreamGate } from '../load/runner.js';
 import { planJson, renderPlan } from '../plan/explain.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
@@ -28,7 +29,7 @@ import { ddlStatements } from './ddl.js';
 import { discoverExport, type DiscoveredTable } from './discover.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
-import { SlotBudget, slotsWanted, startOrder } from './slots.js';
+import { StreamBudget, streamsFor, startOrder, tablesAtOnce } from './slots.js';
 
 export interface ExportArgs extends LoadArgs {
   files: string[];
@@ -224,9 +225,8 @@ export async function executeExport(
     // As for one file: a bar on a terminal, lines otherwise (and with --json, whose stdout is for the report).
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
-    const budget = new SlotBudget(jobs);
     let firstError: FlatloadError | undefined;
-    const loadTable = async (t: Target, r: ExportTableReport, slots: number): Promise<void> => {
+    const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
       r.status = 'already-loaded';
       const hub = progress.hubFor(t.key);
       for (const [i, file] of t.files.entries()) {
@@ -241,7 +241,7 @@ export async function executeExport(
           file,
           table: quoteQualified(t.db, mode === 'swap' ? t.shadow.table : t.table),
           mode: 'append',
-          jobs: slots,
+          jobs: streamsFor(t.sizeBytes, jobs),
           restart: restartMembers,
           keepOld: false,
           dryRun: false,
@@ -252,7 +252,7 @@ export async function executeExport(
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand);
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { gate });
         addLoad(r, res);
         if (res.error) throw res.error;
       }
@@ -262,31 +262,44 @@ export async function executeExport(
       notes.push('every table was loaded by the interrupted run');
       for (const r of reports) r.status = 'already-loaded';
     }
-    const totalBytes = targets.reduce((a, t) => a + t.sizeBytes, 0);
     const order = phase === 'loaded' ? [] : startOrder(targets.map((t, i) => ({ t, r: reports[i]!, key: t.key, sizeBytes: t.sizeBytes })));
-    const running: Array<Promise<void>> = [];
+    const streams = new StreamBudget(jobs, order.map((x) => x.key));
+    const running = new Set<Promise<void>>();
     for (const { t, r } of order) {
-      const slots = await budget.take(slotsWanted(t.sizeBytes, jobs, totalBytes));
-      if (stop.signal.aborted) {
-        budget.give(slots);
-        break;
-      }
-      running.push(
-        loadTable(t, r, slots)
-          .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
-          .catch((err: unknown) => {
-            const fe = toFlatloadError(err, `loading ${t.key}`);
-            r.status = 'stopped';
-            r.error = { code: fe.code, message: fe.message };
-            progress.finished(t.key, false, r.rows);
-            firstError ??= fe;
-            // One table stopped stops the export: the others commit their chunks in flight and stop, resumable.
-            stop.abort();
-          })
-          .finally(() => budget.give(slots)),
-      );
+      while (running.size >= tablesAtOnce(jobs)) await Promise.race(running);
+      if (stop.signal.aborted) break;
+      // Tables read and sort their inputs one after another (that work shares this process's one JavaScript thread,
+      // so two at once would only make both late): the next starts once this one asks for its first stream.
+      let prepared!: () => void;
+      const ready = new Promise<void>((resolve) => (prepared = resolve));
+      const shared = streams.gateFor(t.key);
+      const gate: StreamGate = {
+        take: () => {
+          prepared();
+          return shared.take();
+        },
+        give: () => shared.give(),
+      };
+      const p: Promise<void> = loadTable(t, r, gate)
+        .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
+        .catch((err: unknown) => {
+          const fe = toFlatloadError(err, `loading ${t.key}`);
+          r.status = 'stopped';
+          r.error = { code: fe.code, message: fe.message };
+          progress.finished(t.key, false, r.rows);
+          firstError ??= fe;
+          // One table stopped stops the export: the others commit their chunks in flight and stop, resumable.
+          stop.abort();
+        })
+        .finally(() => {
+          prepared();
+          streams.started(t.key);
+          running.delete(p);
+        });
+      running.add(p);
+      await ready;
     }
-    await Promise.all(running);
+    await Promise.all([...running]);
     progress.close();
     io.signal.removeEventListener('abort', onAbort);
     if (firstError || stop.signal.aborted) {
@@ -343,7 +356,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: reado
       plans.push({ table: t.key, text, json: null });
       continue;
     }
-    const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: slotsWanted(t.sizeBytes, jobs, targets.reduce((a, x) => a + x.sizeBytes, 0)), dryRun: true, chart: undefined });
+    const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '');
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
@@ -354,7 +367,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: reado
   } else if (mode === 'replace') {
     notes.push('mode replace: every table is emptied (TRUNCATE) before the first row of the export loads');
   }
-  notes.push(`${jobs} connection(s) shared by the tables, biggest first`);
+  notes.push(`${jobs} loading stream(s) shared by the tables, chunk by chunk: tables read and sort their inputs one after another, biggest first, holding none`);
   return {
     report: { status: 'dry-run', exportId: null, source, mode, jobs, tables: reports, totals: exportTotals(reports, 0), notes },
     plans,

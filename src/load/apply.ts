@@ -34,7 +34,7 @@ import { guardChunks } from './chunkGuard.js';
 import { insertExecutor } from './insertExecutor.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
-import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult } from './runner.js';
+import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult, type StreamGate } from './runner.js';
 import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
 
@@ -53,6 +53,8 @@ export interface LoadRun {
   signal: AbortSignal | undefined;
   cp: CheckpointContext;
   rejectPath: string;
+  /** Loading streams shared with other loads (an export's tables). */
+  gate?: StreamGate | undefined;
 }
 
 export interface Applied {
@@ -273,6 +275,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
         if (node) session.router.failed(node);
       },
       events,
+      gate: r.gate,
       ...(r.signal ? { signal: r.signal } : {}),
     });
   } finally {

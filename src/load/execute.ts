@@ -21,6 +21,7 @@ import type { EventHub } from '../report/events.js';
 import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
+import type { StreamGate } from './runner.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
 
@@ -35,7 +36,6 @@ export interface ExecuteResult {
 
 const MiB = 1024 * 1024;
 
-/** Stops a rerun can finish: the reason was outside the input, and the input can be read again. */
 /**
  * Without --chunk-size: about 16 chunks, between 1 MiB and 64 MiB each, so a
  * mid-sized file still spreads over every connection. It depends on the
@@ -120,6 +120,12 @@ export interface ShareOf {
   input: JobIdentity['input'];
   map: ShardMap;
   key: string;
+}
+
+/** What a load is part of: a backend's share of a routed load, or an export whose tables share the loading streams. */
+export interface LoadWithin {
+  share?: ShareOf | undefined;
+  gate?: StreamGate | undefined;
 }
 
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
@@ -238,8 +244,9 @@ export async function executeLoad(
   signal?: AbortSignal,
   /** The command line that resumes this load (credentials removed). */
   resumeCommand = '',
-  share?: ShareOf,
+  within: LoadWithin = {},
 ): Promise<ExecuteResult> {
+  const { share } = within;
   const t0 = Date.now();
   const source = openInput(o.file);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
@@ -310,6 +317,7 @@ export async function executeLoad(
       events,
       signal,
       rejectPath,
+      gate: within.gate,
       cp: {
         store,
         schema,

@@ -27,6 +27,17 @@ export interface ChunkContext {
  */
 export type ChunkExecutor = (chunk: CutChunk, ctx: ChunkContext) => Promise<ChunkOutcome>;
 
+/**
+ * Loading streams shared with other loads (the tables of one export): one
+ * is taken before each chunk is read and given back when the chunk is done
+ * with, so the loads together never run more chunks at once than the
+ * budget, and a load that is still reading or sorting its input holds none.
+ */
+export interface StreamGate {
+  take(): Promise<void>;
+  give(): void;
+}
+
 export interface RunOptions {
   /** connectionLimit >= jobs; each slot keeps one connection for the whole run. */
   pool: Pool;
@@ -51,6 +62,8 @@ export interface RunOptions {
   maxAttempts?: number;
   /** Told of every failed attempt before its connection is dropped (a node that said it is not ready is avoided). */
   onFault?: (conn: PoolConnection, err: unknown) => void;
+  /** Shared with other loads: a stream is taken before each chunk is pulled from `chunks`. */
+  gate?: StreamGate | undefined;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -119,7 +132,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   o.signal?.addEventListener('abort', onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
 
-  const runOne = async (chunk: CutChunk): Promise<void> => {
+  const runOne = async (chunk: CutChunk, gated: boolean): Promise<void> => {
     const slot = freeSlots.pop() ?? 0;
     const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
     try {
@@ -184,11 +197,21 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
     } finally {
       setState('idle');
       freeSlots.push(slot);
+      if (gated) o.gate?.give();
       o.onFinished?.(chunk);
     }
   };
 
+  /** Whether this load holds a shared stream for the next chunk it pulls. */
+  let holding = false;
+  const holdStream = async (): Promise<void> => {
+    if (!o.gate || holding) return;
+    await o.gate.take();
+    holding = true;
+  };
   try {
+    // The stream is taken before the chunk is pulled: pulling reads (or merges) its bytes, which would otherwise wait in memory.
+    await holdStream();
     for await (const chunk of o.chunks) {
       if (stoppedBy) break;
       chunks++;
@@ -197,15 +220,20 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
         o.onFinished?.(chunk);
         continue;
       }
-      const p: Promise<void> = runOne(chunk).finally(() => inflight.delete(p));
+      const p: Promise<void> = runOne(chunk, holding).finally(() => inflight.delete(p));
+      holding = false;
       inflight.add(p);
       // Backpressure on the input: pull the next chunk only when a connection is free.
       while (inflight.size >= o.jobs && !stoppedBy) await Promise.race(inflight);
+      if (stoppedBy) break;
+      await holdStream();
       if (stoppedBy) break;
     }
   } catch (err) {
     stop(isFlatloadError(err) ? err : toFlatloadError(err, 'reading the input'));
   } finally {
+    if (holding) o.gate?.give();
+    holding = false;
     await Promise.allSettled([...inflight]);
     if (graceTimer) clearTimeout(graceTimer);
     o.signal?.removeEventListener('abort', onAbort);

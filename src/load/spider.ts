@@ -376,7 +376,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
           route: undefined,
           verify: false,
         };
-        const r = await executeLoad(share, backendConnection(conn, b, prep.display, o), shareEvents(events, name, i), signal, resumeCommand, { input: identity.input, map, key: b.key });
+        const r = await executeLoad(share, backendConnection(conn, b, prep.display, o), shareEvents(events, name, i), signal, resumeCommand, { share: { input: identity.input, map, key: b.key } });
         events.emit({ type: 'note', message: `${name}: ${r.report.rows.toLocaleString('en-US')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s` });
         return { r, seconds: (Date.now() - started) / 1000 };
       }),

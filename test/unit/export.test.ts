@@ -4,7 +4,7 @@ import { ddlStatements } from '../../src/export/ddl.js';
 import { parseManifest } from '../../src/export/manifest.js';
 import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } from '../../src/export/names.js';
 import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
-import { SlotBudget, slotsWanted, startOrder } from '../../src/export/slots.js';
+import { StreamBudget, startOrder, streamsFor, tablesAtOnce } from '../../src/export/slots.js';
 import { exportStatusOf, renderExportStatus } from '../../src/export/status.js';
 import { ExportProgress } from '../../src/export/progress.js';
 import type { JobSummary } from '../../src/checkpoint/store.js';
@@ -122,22 +122,21 @@ test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP
   ]);
 });
 
-test('connections per table and the start order: biggest first, each its share, small tables on one connection', () => {
+test('streams per table and the start order: biggest first, a small table on one stream', () => {
   const MiB = 1024 * 1024;
   const GiB = 1024 * MiB;
-  const cases: Array<[size: number, budget: number, total: number, want: number]> = [
-    [0, 4, 0, 1],
-    [100, 4, 1000, 1],
-    [8 * MiB, 4, 8 * MiB, 1],
-    [8 * MiB + 1, 4, 8 * MiB + 1, 2],
-    [GiB, 4, GiB, 4],
-    [GiB, 1, GiB, 1],
-    // Its share of the budget: the biggest of four similar tables takes one of two connections, so two tables load at once.
-    [33 * MiB, 2, 74 * MiB, 1],
-    [600 * MiB, 8, GiB, 5],
-    [10 * MiB, 8, GiB, 1],
+  const cases: Array<[size: number, budget: number, want: number]> = [
+    [0, 4, 1],
+    [100, 4, 1],
+    [8 * MiB, 4, 1],
+    [8 * MiB + 1, 4, 2],
+    [33 * MiB, 2, 2],
+    [GiB, 4, 4],
+    [GiB, 1, 1],
+    [10 * MiB, 8, 2],
   ];
-  for (const [size, budget, total, want] of cases) assert.equal(slotsWanted(size, budget, total), want, `${size} ${budget} ${total}`);
+  for (const [size, budget, want] of cases) assert.equal(streamsFor(size, budget), want, `${size} ${budget}`);
+  assert.equal(tablesAtOnce(2), 3, 'every stream busy and one table reading its input');
   const order = startOrder([
     { key: 'b', sizeBytes: 5 },
     { key: 'a', sizeBytes: 5 },
@@ -146,19 +145,53 @@ test('connections per table and the start order: biggest first, each its share, 
   assert.deepEqual(order.map((x) => x.key), ['c', 'a', 'b']);
 });
 
-test('the slot budget never lends more connections than --jobs and wakes a waiting table', async () => {
-  const b = new SlotBudget(3);
-  assert.equal(await b.take(2), 2);
-  assert.equal(await b.take(5), 1, 'takes what is free');
-  assert.equal(b.available, 0);
-  let got = 0;
-  const waiting = b.take(2).then((n) => (got = n));
+/** Whether a promise has settled, after the microtasks queued so far. */
+async function settled(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
   await new Promise((r) => setImmediate(r));
-  assert.equal(got, 0, 'waits while none is free');
-  b.give(2);
-  await waiting;
-  assert.equal(got, 2);
+  return done;
+}
+
+test('the stream budget: one stream per table while tables are still to start, every stream to the last ones', async () => {
+  const b = new StreamBudget(2, ['big', 'mid', 'small']);
+  const big = b.gateFor('big');
+  const mid = b.gateFor('mid');
+  const small = b.gateFor('small');
+  await big.take();
+  const bigSecond = big.take();
+  assert.equal(await settled(bigSecond), false, 'a second stream waits while mid and small have not started');
+  assert.equal(b.available, 1, 'the free stream stays for the next table to start');
+  await mid.take();
   assert.equal(b.available, 0);
+  const smallFirst = small.take();
+  assert.equal(await settled(smallFirst), false, 'no stream is free');
+  mid.give();
+  assert.equal(await settled(smallFirst), true, 'the freed stream goes to small, holding none, not to big, holding one');
+  assert.equal(await settled(bigSecond), false);
+  // Every table has started: a table may now hold more than one stream.
+  small.give();
+  assert.equal(await settled(bigSecond), true, 'big takes its second stream once no table is still to start');
+  assert.equal(b.available, 0);
+  big.give();
+  big.give();
+  assert.equal(b.available, 2, 'every stream back');
+});
+
+test('the stream budget: a table that finishes without loading releases the wait on the others', async () => {
+  const b = new StreamBudget(3, ['a', 'done-already']);
+  const a = b.gateFor('a');
+  await a.take();
+  const second = a.take();
+  assert.equal(await settled(second), false);
+  b.started('done-already');
+  assert.equal(await settled(second), true);
+  await a.take();
+  assert.equal(b.available, 0, 'never more than the budget');
+  const fourth = a.take();
+  assert.equal(await settled(fourth), false);
+  a.give();
+  assert.equal(await settled(fourth), true);
 });
 
 test('one RENAME TABLE swaps every table of the export', () => {

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
 import { isFlatloadError, FlatloadError } from '../../src/errors/index.js';
-import { runChunks, type ChunkContext, type ChunkOutcome, type RunOptions, type RunResult } from '../../src/load/runner.js';
+import { runChunks, type ChunkContext, type ChunkOutcome, type RunOptions, type RunResult, type StreamGate } from '../../src/load/runner.js';
 import { EventHub, type LoadEvent } from '../../src/report/events.js';
 
 class FakeConnection {
@@ -167,6 +167,67 @@ describe('runChunks: the happy path', () => {
     const { result, pool } = await run({ chunks: chunkStream(0), execute: () => assert.fail('nothing to execute') });
     assert.deepEqual(result, { chunks: 0, skippedChunks: 0, totals: { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 }, perChunk: [], stoppedBy: undefined });
     assert.equal(pool.connections.length, 0);
+  });
+});
+
+describe('runChunks: streams shared with other loads', () => {
+  /** A gate of `n` streams that counts what is lent. */
+  function countingGate(n: number): StreamGate & { lent: number; maxLent: number } {
+    const waiting: Array<() => void> = [];
+    const g = {
+      lent: 0,
+      maxLent: 0,
+      async take(): Promise<void> {
+        if (g.lent >= n) await new Promise<void>((r) => waiting.push(r));
+        g.lent++;
+        g.maxLent = Math.max(g.maxLent, g.lent);
+      },
+      give(): void {
+        g.lent--;
+        waiting.shift()?.();
+      },
+    };
+    return g;
+  }
+
+  test('two loads sharing one stream: one chunk at a time in all, each chunk pulled only once a stream is held, every stream given back', async () => {
+    const gate = countingGate(1);
+    let running = 0;
+    const pulledA: number[] = [];
+    const pulledB: number[] = [];
+    const executed: string[] = [];
+    const load = (name: string, pulled: number[]) =>
+      run({
+        jobs: 3,
+        gate,
+        chunks: chunkStream(4, pulled),
+        execute: async (c) => {
+          running++;
+          assert.equal(running, 1, 'more chunks at once than the shared streams');
+          assert.ok(pulledA.length + pulledB.length - executed.length <= 1, 'a chunk was pulled before a stream was free for it');
+          await tick();
+          running--;
+          executed.push(`${name}${c.index}`);
+          return outcome(c);
+        },
+      });
+    const [a, b] = await Promise.all([load('a', pulledA), load('b', pulledB)]);
+    assert.equal(a.result.chunks + b.result.chunks, 8);
+    assert.equal(executed.length, 8);
+    assert.ok(executed.some((x) => x.startsWith('a')) && executed.some((x) => x.startsWith('b')));
+    assert.equal(gate.maxLent, 1);
+    assert.equal(gate.lent, 0, 'every stream given back');
+  });
+
+  test('a load that stops gives back the stream it held for its next chunk', async () => {
+    const gate = countingGate(2);
+    const { result } = await run({
+      gate,
+      chunks: chunkStream(6),
+      execute: (c) => (c.index === 1 ? Promise.reject(new FlatloadError('INPUT_MALFORMED', 'bad chunk')) : Promise.resolve(outcome(c))),
+    });
+    assert.equal(result.stoppedBy?.code, 'INPUT_MALFORMED');
+    assert.equal(gate.lent, 0);
   });
 });
 
