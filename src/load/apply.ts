@@ -98,6 +98,7 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
   return new OrderedInput(file, { spec: ordered.key, fmt: prep.scan, cs: prep.charset, targets: prep.targets }, {
     key: ordered.key,
     chunkSizeBytes: plan.chunkSizeBytes,
+    maxRecords: plan.chunkMaxRecords,
     tmpdir: o.tmpdir ?? tmpdir(),
     jobId,
     needBytes: ordered.spillBytes,

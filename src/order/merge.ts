@@ -43,6 +43,13 @@ export interface ChunkSources {
 export interface MergeOptions {
   /** Record bytes per chunk: a chunk ends at the first key change at or after this many. */
   targetBytes: number;
+  /**
+   * Records per chunk, when a chunk must stay under a row count (MyRocks'
+   * row locks): without cuts, a chunk also ends at the first key change at
+   * or after this many records. Records of one key are never split, so a
+   * key with more records than this makes a chunk that is larger.
+   */
+  maxRecords?: number | undefined;
   /** Only keys >= lo (default: from the first). */
   lo?: SortKey | undefined;
   /** Only keys < hi (default: to the last). */
@@ -247,6 +254,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
   if (k > 0xffff) throw new FlatloadError('UNSUPPORTED', `${k} runs are more than one merge takes (65535): raise --chunk-size`);
   if (opts.cuts?.some((key, i) => i > 0 && compareKeys(opts.cuts![i - 1]!, key) >= 0)) throw new FlatloadError('INTERNAL', 'merge cut keys must be strictly increasing');
   const target = Math.min(opts.targetBytes, MAX_CHUNK_BYTES);
+  const maxRecords = opts.maxRecords ?? Number.POSITIVE_INFINITY;
   const intMode = set.intKeys;
   const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(k);
   const files: FileHandle[] = [];
@@ -318,7 +326,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     while (heap.size > 0) {
       const r = heap.top;
       const c = cursors[r]!;
-      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : builder.used >= target && !sameAsLast(c))) {
+      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : (builder.used >= target || builder.n >= maxRecords) && !sameAsLast(c))) {
         const done = builder;
         bytesLeft -= done.used;
         recordsLeft -= done.n;

@@ -168,6 +168,26 @@ test('planRanges: one chunk per range, about the target each, numbered by range'
   for (let i = 0; i < chunks.length; i++) assert.ok(grouped[i]!.bytes.equals(chunks[i]!.bytes) && grouped[i]!.lastKey.equals(chunks[i]!.lastKey), `chunk ${i}`);
 });
 
+test('a record cap: planRanges overshoots when chunks are small beside the runs; a merge with maxRecords never does, and its first keys as cuts give the same chunks', async () => {
+  const s = SCENARIOS[0]!;
+  // Many small runs and chunks of ~250 records: the sparse indexes cannot place range bounds that finely.
+  const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: 16 << 10, sparseEvery: 64 });
+  const maxRecords = 250;
+  const target = 250 * Math.ceil(set.recordBytes / set.records);
+  let planned = 0;
+  for (const r of await planRanges(set, target)) {
+    for (const c of await merge(set, { targetBytes: Number.MAX_SAFE_INTEGER, lo: r.lo, hi: r.hi })) planned = Math.max(planned, c.records);
+  }
+  assert.ok(planned > maxRecords, `the sparse-index ranges stayed under the cap (${planned}): this test would not show the difference`);
+  const counted = await merge(set, { targetBytes: 1 << 30, maxRecords });
+  assert.ok(counted.every((c) => c.records <= maxRecords), `a chunk of ${Math.max(...counted.map((c) => c.records))} records`);
+  assert.ok(counted.slice(0, -1).every((c) => c.records === maxRecords), 'unique keys: every chunk but the last is full');
+  const whole = await flatten(await merge(set, { targetBytes: 1 << 30 }), s.ctx);
+  assert.deepEqual((await flatten(counted, s.ctx)).map((r) => r.offset), whole.map((r) => r.offset));
+  const recut = await merge(set, { targetBytes: 1, cuts: counted.slice(1).map((c) => c.firstKey) });
+  assert.deepEqual(recut.map((c) => [c.index, c.records]), counted.map((c) => [c.index, c.records]));
+});
+
 test('cut keys of every kind, on the fast path and off it: chunks hold exactly their key ranges, empty ranges keep their numbers', async () => {
   for (const s of [SCENARIOS[2]!, SCENARIOS[3]!]) {
     const { set } = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });

@@ -501,7 +501,7 @@ const CASES: Case[] = [
   {
     name: 'MariaDB MyRocks sbtest with rows, ids in file: no bulk (overlap), parallel transactions capped under rocksdb_max_row_locks',
     facts: () => maria('sbtest', 'RocksDB', 'sb_ids.tsv', 'nonempty'),
-    expect: { commitScope: 'chunk', concurrency: 2, guarantee: 'exactly-once', session: [], chunkMaxRecords: 524288, reasons: [/may overlap them/, /capped at 524288 records/], warnings: [/slow/] },
+    expect: { commitScope: 'chunk', concurrency: 2, guarantee: 'exactly-once', session: [], chunkMaxRecords: 262144, reasons: [/may overlap them/, /capped at 262144 records \(a quarter of rocksdb_max_row_locks=1048576/], warnings: [/slow/] },
   },
   {
     name: 'MariaDB MyRocks sbtest with rows, id absent: pre-assigned keys above AUTO_INCREMENT are disjoint, so bulk load still applies',
