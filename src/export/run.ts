@@ -3,9 +3,9 @@
  * take the export's lock and bookkeeping row, create missing tables from
  * their .sql files (tables first, then rows), make the shadow tables (swap)
  * or empty the tables (replace), load every table — each file through the
- * single-table load, so each keeps its own plan, job row and resume — over
- * one shared connection budget, biggest table first, then (swap) publish all
- * tables with one RENAME TABLE, and report.
+ * single-table load, so each keeps its own plan, job row and resume — with
+ * the loading streams shared chunk by chunk (slots.ts), biggest table first,
+ * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
