@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
+import { viewOf } from './copy.js';
 import { readAt, type RunPosition } from './runFile.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
@@ -23,25 +24,6 @@ function corrupt(file: string): FlatloadError {
   return new FlatloadError('SPILL', `${file} is shorter than its manifest says (removed or truncated while sorting?)`);
 }
 
-export function viewOf(b: Buffer): DataView {
-  return new DataView(b.buffer, b.byteOffset, b.length);
-}
-
-/**
- * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in
- * JS (3x faster than a native call for a 40-byte record read sequentially),
- * a long one by Buffer.copy.
- */
-export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number, dst: Buffer, dstView: DataView, pos: number): void {
-  const len = e - s;
-  if (len > 128) {
-    src.copy(dst, pos, s, e);
-    return;
-  }
-  let k = 0;
-  for (; k + 4 <= len; k += 4) dstView.setUint32(pos + k, srcView.getUint32(s + k, true), true);
-  for (; k < len; k++) dst[pos + k] = src[s + k]!;
-}
 
 /** Where the last varintAt() stopped. */
 let varintEnd = 0;

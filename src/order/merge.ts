@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
-import { copyRecord, RunCursor, REFILL, END, viewOf } from './cursor.js';
+import { copyRecord, viewOf } from './copy.js';
+import { RunCursor, REFILL, END } from './cursor.js';
 import { IndexHeap } from './heap.js';
 import { compareKeys, decodePart, integerKey, type SortKey } from './key.js';
 import type { RunInfo } from './manifest.js';

@@ -2,6 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
+import { copyRecord, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
 import type { SortScratch } from './scratch.js';
 
@@ -58,6 +59,8 @@ class HashedWriter {
   private readonly stages: Buffer[];
   private which = 0;
   buf: Buffer;
+  /** A DataView of buf (copyRecord writes short records through it). */
+  view: DataView;
   pos = 0;
   private flushed = 0;
   private pending: Promise<void> = Promise.resolve();
@@ -70,6 +73,7 @@ class HashedWriter {
   ) {
     this.stages = [scratch.buffer('stage0', STAGE_BYTES), scratch.buffer('stage1', STAGE_BYTES)];
     this.buf = this.stages[0]!;
+    this.view = viewOf(this.buf);
   }
 
   /** Bytes written so far, staged ones included. */
@@ -90,6 +94,7 @@ class HashedWriter {
     this.flushed += this.pos;
     this.which ^= 1;
     this.buf = this.stages[this.which]!;
+    this.view = viewOf(this.buf);
     this.pos = 0;
   }
 
@@ -172,6 +177,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
       }
       for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, ends[i]! - (i === 0 ? 0 : ends[i - 1]!));
     } else {
+      const bytesView = viewOf(bytes);
       for (let j = 0; j < n; j++) {
         const i = perm[j]!;
         const start = i === 0 ? 0 : ends[i - 1]!;
@@ -189,7 +195,8 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
             continue;
           }
         }
-        w.pos += bytes.copy(w.buf, w.pos, start, end);
+        copyRecord(bytes, bytesView, start, end, w.buf, w.view, w.pos);
+        w.pos += end - start;
         if (i === lastRecord) w.pos += terminator.copy(w.buf, w.pos);
       }
     }
