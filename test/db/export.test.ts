@@ -74,6 +74,14 @@ after(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
+/** Chunks the database's bookkeeping holds committed (0 before the first load made the table). */
+async function committedChunks(db: TestDatabase): Promise<number> {
+  const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
+  if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
+  const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
+  return Number((c as Array<{ n: unknown }>)[0]!.n);
+}
+
 async function assertSameAsSource(db: TestDatabase): Promise<void> {
   for (const t of TABLES) {
     assert.deepEqual(await tableDigest(db.conn, `\`${db.name}\`.\`${t}\``), await tableDigest(source.conn, `\`${source.name}\`.\`${t}\``), t);
@@ -135,12 +143,6 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
     const db = await createTestDatabase('xkill');
     try {
       const args = ['load', dump, '--create-tables', '--jobs', '3', '--chunk-size', '64KiB', '--keep-history', '--progress', 'none', '--json'];
-      const chunks = async (): Promise<number> => {
-        const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
-        if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
-        const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
-        return Number((c as Array<{ n: unknown }>)[0]!.n);
-      };
       const rnd = prng(4242);
       let killed = 0;
       let last = '';
@@ -149,8 +151,8 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
         let exited = false;
         void s.done.then(() => (exited = true));
         if (killed < 3) {
-          const target = (await chunks()) + 2 + Math.floor(rnd() * 8);
-          while (!exited && (await chunks()) < target) await new Promise((r) => setTimeout(r, 3));
+          const target = (await committedChunks(db)) + 2 + Math.floor(rnd() * 8);
+          while (!exited && (await committedChunks(db)) < target) await new Promise((r) => setTimeout(r, 3));
           await new Promise((r) => setTimeout(r, Math.floor(rnd() * 20)));
           if (!exited) s.child.kill('SIGKILL');
         }
@@ -234,14 +236,8 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
         let exited = false;
         void s.done.then(() => (exited = true));
         if (killed < 2) {
-          const rows = async (): Promise<number> => {
-            const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
-            if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
-            const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
-            return Number((c as Array<{ n: unknown }>)[0]!.n);
-          };
-          const target = (await rows()) + 3 + killed * 5;
-          while (!exited && (await rows()) < target) await new Promise((r) => setTimeout(r, 3));
+          const target = (await committedChunks(db)) + 3 + killed * 5;
+          while (!exited && (await committedChunks(db)) < target) await new Promise((r) => setTimeout(r, 3));
           if (!exited) s.child.kill('SIGKILL');
         }
         const r = await s.done;
@@ -268,14 +264,8 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
     try {
       for (const t of TABLES) await db.conn.query(`CREATE TABLE \`${t}\` LIKE \`${source.name}\`.\`${t}\``);
       const args = ['load', dump, '--mode', 'swap', '--jobs', '2', '--chunk-size', '32KiB', '--progress', 'none'];
-      const chunks = async (): Promise<number> => {
-        const [t] = await db.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
-        if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
-        const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
-        return Number((c as Array<{ n: unknown }>)[0]!.n);
-      };
       const first = spawnCli(args, { DATABASE_URL: db.url });
-      while ((await chunks()) < 3) await new Promise((r) => setTimeout(r, 3));
+      while ((await committedChunks(db)) < 3) await new Promise((r) => setTimeout(r, 3));
       const second = await runCli(args, { env: { DATABASE_URL: db.url } });
       assert.equal(second.code, 8, second.stderr);
       assert.match(second.stderr, /export x[0-9a-f]+ is held by /);
