@@ -9,7 +9,9 @@
  *
  * The merge is timed as a loader would drive it: every chunk is built,
  * handed over and released, nothing else (a loader at 600k rows/s needs it
- * to run well above that).
+ * to run well above that). `--workers 0` is the in-memory sort of an input
+ * within --sort-memory: the same boundary scan, then the whole file read and
+ * sorted in one piece ("run generation"), then its chunks handed over ("merge").
  */
 import { FlatloadError } from '../errors/index.js';
 import { spawn } from 'node:child_process';
@@ -23,6 +25,8 @@ import { generateToFile } from '../../fixtures/generate.js';
 import { charsetInfo } from '../chunking/charsets.js';
 import { cutChunks } from '../chunking/cut.js';
 import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext } from '../order/index.js';
+import { MemorySort } from '../order/memorySort.js';
+import { readAt } from '../order/runFile.js';
 
 interface ChildResult {
   runsSeconds: number;
@@ -74,6 +78,7 @@ async function child(file: string, chunkMiB: number, targetMiB: number, workers:
   try {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
+    if (workers === 0) return await inMemory(file, blocks(), ctx, chunkMiB, targetMiB, cpu0, t0);
     const chunks = cutChunks(blocks(), {
       format: ctx.fmt,
       charset: ctx.cs,
@@ -114,6 +119,45 @@ async function child(file: string, chunkMiB: number, targetMiB: number, workers:
     await reader.close();
     await spill.dispose();
   }
+}
+
+/** The in-memory sort as OrderedInput drives it: boundary scan, one read, one sort, the chunks. */
+async function inMemory(file: string, blocks: AsyncGenerator<Buffer>, ctx: KeyContext, chunkMiB: number, targetMiB: number, cpu0: NodeJS.CpuUsage, t0: number): Promise<void> {
+  let records = 0;
+  for await (const c of cutChunks(blocks, { format: ctx.fmt, charset: ctx.cs, targets: ctx.targets, chunkSizeBytes: chunkMiB << 20, maxRecordBytes: 1 << 20, ignoreLines: 0, stripBom: false, keepBytes: false, file })) records += c.records;
+  const size = statSync(file).size;
+  const bytes = Buffer.allocUnsafeSlow(size + 1);
+  const fh = await open(file, 'r');
+  try {
+    await readAt(fh, bytes, 0, size, 0);
+  } finally {
+    await fh.close();
+  }
+  const sorted = MemorySort.sort(bytes, size, ctx, records, { startByte: 0, firstLine: 1 }, targetMiB << 20, undefined);
+  const t1 = performance.now();
+  const cpu1 = process.cpuUsage(cpu0);
+  const runsPeakRssMiB = process.resourceUsage().maxRSS / 1024;
+  let n = 0;
+  let got = 0;
+  for (let i = 0; i < sorted.spans.length; i++, n++) {
+    const c = sorted.chunk(i);
+    got += c.records;
+    c.release();
+  }
+  const t2 = performance.now();
+  const cpu2 = process.cpuUsage(cpu0);
+  const result: ChildResult = {
+    runsSeconds: (t1 - t0) / 1000,
+    mergeSeconds: (t2 - t1) / 1000,
+    runsCpu: (cpu1.user + cpu1.system) / 1e6,
+    mergeCpu: (cpu2.user + cpu2.system - cpu1.user - cpu1.system) / 1e6,
+    runsPeakRssMiB,
+    records: got,
+    chunks: n,
+    runs: 0,
+    spillBytes: 0,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 /** Runs a command under GNU time: wall seconds, user+system CPU seconds, peak RSS. */
@@ -165,7 +209,7 @@ async function main(): Promise<void> {
       const sortName = 'GNU sort -n -k1,1';
       const cases: Array<{ name: string; run: () => Promise<Timed> }> = [
         ...workerCounts.map((w) => ({
-          name: `flatload, ${w} sort thread${w > 1 ? 's' : ''}`,
+          name: w === 0 ? 'flatload, in memory' : `flatload, ${w} sort thread${w > 1 ? 's' : ''}`,
           run: () => timed(process.execPath, [self, '--child', file, '--chunk-mib', String(chunkMiB), '--target-mib', String(targetMiB), '--workers', String(w), '--spill', dir]),
         })),
         { name: sortName, run: () => timed('sort', ['-n', '-k1,1', '-t', '\t', '-T', dir, '-o', join(dir, 'sorted.tsv'), file]) },

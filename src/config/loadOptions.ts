@@ -13,6 +13,16 @@ export interface ColumnTarget {
   isVariable: boolean;
 }
 
+/**
+ * Inputs up to this size are sorted in memory when the plan sorts by key:
+ * the input twice while it is sorted, then its sorted copy and about 16
+ * bytes per record, in exchange for no runs written and read back
+ * (docs/ordering.md, "Inputs that fit in memory").
+ */
+export const DEFAULT_SORT_MEMORY = 128 * 1024 * 1024;
+/** What one in-memory sort can index (record ends are 32-bit). */
+const MAX_SORT_MEMORY = 2 * 1024 * 1024 * 1024;
+
 export const STRATEGIES = ['load-data', 'insert', 'surrogate-key'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];
 export const MODES = ['append', 'replace', 'swap'] as const;
@@ -54,6 +64,8 @@ export interface LoadOptions {
   sizeReport: boolean;
   /** Where spooled input and sort runs go (undefined: the system's temporary directory). */
   tmpdir: string | undefined;
+  /** An input sorted by key that is at most this large is sorted in memory, without runs in tmpdir. */
+  sortMemoryBytes: number;
   /** When another process is running this load: wait for it instead of stopping. */
   wait: boolean;
   /** For a Spider table: through the front, or straight to the backends (undefined: the planner's choice). */
@@ -92,6 +104,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
   tmpdir?: string;
+  sortMemory?: string;
   wait?: boolean;
   route?: string;
   verify?: boolean;
@@ -180,6 +193,8 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     onDuplicate = a.ignore ? 'ignore' : 'replace';
   }
   const chunkSizeBytes = a.chunkSize === undefined ? undefined : parseByteSize(a.chunkSize, 'chunk-size');
+  const sortMemoryBytes = a.sortMemory === undefined ? DEFAULT_SORT_MEMORY : parseByteSize(a.sortMemory, 'sort-memory', true);
+  if (sortMemoryBytes > MAX_SORT_MEMORY) throw new FlatloadError('USAGE', `--sort-memory is at most 2GiB (a larger input is sorted out of core), got ${a.sortMemory}`);
   return {
     file: a.file,
     db: name.db,
@@ -207,6 +222,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
+    sortMemoryBytes,
     wait: a.wait ?? false,
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
     verify: a.verify ?? false,

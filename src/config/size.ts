@@ -21,15 +21,15 @@ const UNITS: Record<string, number> = {
  * Parses a byte size such as `64MiB`, `64M`, `1G`, `500kB`, `1048576`.
  * Single-letter suffixes are binary, as in MySQL option files (`max_allowed_packet=64M`).
  */
-export function parseByteSize(text: string, optionName: string): number {
+export function parseByteSize(text: string, optionName: string, zeroAllowed = false): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
   const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined) {
     throw new FlatloadError('USAGE', `--${optionName}: "${text}" is not a size (examples: 64MiB, 1G, 500000)`);
   }
   const bytes = Math.round(Number(m[1]) * unit);
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) {
-    throw new FlatloadError('USAGE', `--${optionName}: "${text}" must be a positive size`);
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || (bytes === 0 && !zeroAllowed)) {
+    throw new FlatloadError('USAGE', `--${optionName}: "${text}" must be a ${zeroAllowed ? 'size' : 'positive size'}`);
   }
   return bytes;
 }

@@ -69,7 +69,8 @@ export interface Applied {
 
 /**
  * The chunks the plan loads, over the input's plain file: in file order, or
- * sorted by the clustered key (runs in --tmpdir named after the job). scan()
+ * sorted by the clustered key (in memory, or runs in --tmpdir named after
+ * the job). scan()
  * reads the whole input before anything is loaded.
  */
 export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub): ChunkSource & { dispose?: () => void } {
@@ -102,6 +103,8 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     tmpdir: o.tmpdir ?? tmpdir(),
     jobId,
     needBytes: ordered.spillBytes,
+    inMemory: ordered.inMemory ?? false,
+    onSortedInMemory: (records) => events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} in memory in ${((Date.now() - t0) / 1000).toFixed(1)} s` }),
     onRun: (n) => {
       if (n === 1) events.emit({ type: 'note', message: `sorting the input by ${ordered.key.name} (runs in ${o.tmpdir ?? tmpdir()})` });
       runs = n;

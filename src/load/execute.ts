@@ -60,6 +60,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     keepOld: o.keepOld,
     order: o.order,
     maxErrors: o.maxErrors,
+    sortMemoryBytes: o.sortMemoryBytes,
     clientCpus: availableParallelism(),
   };
 }

@@ -1,10 +1,13 @@
+import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
+import { MemorySort } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
+import { readAt } from '../order/runFile.js';
 import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from '../order/runs.js';
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
@@ -30,6 +33,10 @@ export interface OrderOptions {
   jobId: string;
   /** Spill bytes the planner estimated: checked against the free space before anything is written. */
   needBytes: number;
+  /** The plan sorts this input in memory (no runs, no spill directory). */
+  inMemory?: boolean | undefined;
+  /** The in-memory sort is done. */
+  onSortedInMemory?: (records: number) => void;
   /** Each run as it is written (progress). */
   onRun?: (runs: number, records: number) => void;
   /** Every run written. */
@@ -37,15 +44,18 @@ export interface OrderOptions {
 }
 
 /**
- * The input sorted by the clustered key, out of core (src/order): the file
- * is cut into chunks in file order (which also finds every record boundary
- * before anything is loaded), each sorted into a run in a spill directory,
- * and the runs merged into chunks whose key ranges are disjoint and
- * adjacent — the same chunks, numbered the same, on every run of the same
- * job, so resume works by chunk as for a file-order load.
+ * The input sorted by the clustered key (src/order): the file is cut into
+ * chunks in file order (which also finds every record boundary before
+ * anything is loaded), each sorted into a run in a spill directory, and the
+ * runs merged into chunks whose key ranges are disjoint and adjacent — or,
+ * when the plan says the input fits in memory, read whole and sorted in one
+ * piece. Either way the same chunks, numbered the same, on every run of the
+ * same job (the stored plan keeps the choice), so resume works by chunk as
+ * for a file-order load.
  */
 export class OrderedInput implements ChunkSource {
   private spill: SpillDir | undefined;
+  private memory: MemorySort | undefined;
   private unregister: (() => void) | undefined;
   private set: RunSet | undefined;
   private cuts: SortKey[] = [];
@@ -74,6 +84,12 @@ export class OrderedInput implements ChunkSource {
 
   async scan(): Promise<void> {
     await this.file.scan();
+    if (this.o.inMemory) {
+      this.memory = await this.sortInMemory();
+      this.rangeCount = this.memory.spans.length;
+      this.o.onSortedInMemory?.(this.memory.records);
+      return;
+    }
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
@@ -108,12 +124,35 @@ export class OrderedInput implements ChunkSource {
     this.cuts = ranges.slice(1).map((r) => r.lo!);
   }
 
+  /** The whole input read into one buffer (the data records only) and sorted there. */
+  private async sortInMemory(): Promise<MemorySort> {
+    const list: CutChunk[] = [];
+    for await (const c of this.file.chunks()) list.push(c);
+    const first = list[0];
+    const last = list[list.length - 1];
+    const length = first && last ? last.endByte - first.startByte : 0;
+    const records = list.reduce((n, c) => n + c.records, 0);
+    const term = Math.max(this.key.fmt.lineTerm.length, this.key.fmt.fieldTerm.length);
+    const bytes = Buffer.allocUnsafeSlow(length + term);
+    if (first) {
+      const fh = await open(this.source.path, 'r');
+      try {
+        if ((await readAt(fh, bytes, 0, length, first.startByte)) !== length) {
+          throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: it ends before byte ${first.startByte + length}`, { file: this.source.path });
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+    const origin = { startByte: first?.startByte ?? 0, firstLine: first?.firstLine ?? 1 };
+    return MemorySort.sort(bytes, length, this.key, records, origin, this.o.chunkSizeBytes, this.o.maxRecords);
+  }
+
   async *chunks(): AsyncGenerator<CutChunk> {
-    if (!this.set) throw new FlatloadError('INTERNAL', 'the ordered input was read before it was sorted');
-    // Positions in the merged stream: what the bookkeeping checks a resumed chunk against.
+    // Positions in the sorted stream: what the bookkeeping checks a resumed chunk against.
     let startByte = 0;
     let firstRecord = 0;
-    for await (const ordered of mergeRuns(this.set, { targetBytes: this.o.chunkSizeBytes, cuts: this.cuts })) {
+    for await (const ordered of this.sortedChunks()) {
       const chunk: OrderedCut = {
         index: ordered.index,
         startByte,
@@ -129,6 +168,17 @@ export class OrderedInput implements ChunkSource {
       firstRecord += ordered.records;
       yield chunk;
     }
+  }
+
+  /** The sorted chunks, gathered one at a time as they are asked for. */
+  private async *sortedChunks(): AsyncGenerator<OrderedChunk> {
+    const memory = this.memory;
+    if (memory) {
+      for (let i = 0; i < memory.spans.length; i++) yield memory.chunk(i);
+      return;
+    }
+    if (!this.set) throw new FlatloadError('INTERNAL', 'the ordered input was read before it was sorted');
+    yield* mergeRuns(this.set, { targetBytes: this.o.chunkSizeBytes, cuts: this.cuts });
   }
 
   open(chunk: CutChunk, pieceBytes: number): Readable {

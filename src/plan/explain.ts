@@ -86,7 +86,7 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext)
     `  chunks:       ${bytes(plan.chunkSizeBytes)}${plan.chunkMaxRecords !== undefined ? `, at most ${plan.chunkMaxRecords} records` : ''}`,
   );
   lines.push(
-    `  order:        ${plan.order.kind === 'key' ? `by ${plan.order.key.name} (${plan.order.key.columns.join(', ')}): the input is sorted first, about ${Math.round(plan.order.spillBytes / 1e6)} MB of runs in --tmpdir; chunks have disjoint key ranges` : 'as in the file'}`,
+    `  order:        ${plan.order.kind === 'key' ? `by ${plan.order.key.name} (${plan.order.key.columns.join(', ')}): the input is sorted first, ${plan.order.inMemory ? 'in memory' : `about ${Math.round(plan.order.spillBytes / 1e6)} MB of runs in --tmpdir`}; chunks have disjoint key ranges` : 'as in the file'}`,
   );
   if (plan.insertBatchBytes !== undefined) lines.push(`  INSERT batch: at most ${bytes(plan.insertBatchBytes)} of SQL per statement`);
   lines.push(`  commit scope: ${commitLine(plan)}`);
@@ -160,7 +160,7 @@ export function planJson(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): 
     },
     columns: plan.columns ? plan.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)) : null,
     surrogateKey: plan.surrogateKey ?? null,
-    order: plan.order.kind === 'key' ? { kind: 'key', key: plan.order.key.name, columns: plan.order.key.columns, spillBytes: plan.order.spillBytes } : { kind: 'file' },
+    order: plan.order.kind === 'key' ? { kind: 'key', key: plan.order.key.name, columns: plan.order.key.columns, spillBytes: plan.order.spillBytes, inMemory: plan.order.inMemory ?? false } : { kind: 'file' },
     insertBatchBytes: plan.insertBatchBytes ?? null,
     duplicates: plan.duplicates,
     reasons: plan.reasons,

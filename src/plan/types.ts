@@ -19,6 +19,8 @@ export interface PlanOptions {
   /** The order rows are sent in: the clustered key's (sorted out of core), the file's, or the planner's choice. */
   order: 'auto' | 'key' | 'file';
   maxErrors: number;
+  /** An input sorted by key that is at most this large is sorted in memory (--sort-memory). */
+  sortMemoryBytes: number;
   /** Cores on the client machine (the planner must not read os itself). */
   clientCpus: number;
 }
@@ -64,10 +66,12 @@ export type OrderPlan =
   | { kind: 'file' }
   /**
    * The whole input sorted by the clustered key (out of core: sorted runs in
-   * --tmpdir, merged), cut into chunks whose key ranges are disjoint and
+   * --tmpdir, merged; or, inMemory, read whole and sorted in one piece, and
+   * spillBytes 0), cut into chunks whose key ranges are disjoint and
    * adjacent, so the engine appends instead of inserting all over its tree.
+   * A stored plan without inMemory sorts out of core.
    */
-  | { kind: 'key'; key: FileKey; spillBytes: number };
+  | { kind: 'key'; key: FileKey; spillBytes: number; inMemory?: boolean };
 
 /**
  * The stored plan's format: a resumed load runs the plan it stored, so a

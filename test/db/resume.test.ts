@@ -161,14 +161,14 @@ describe('killed at random moments, resumed until done: the table equals a clean
 });
 
 describe('MyRocks with rows (no bulk load): key-ordered chunks under a low rocksdb_max_row_locks', () => {
-  test('every chunk stays under a quarter of the limit, the load is exact, and killed it resumes exactly', { skip: hasRocksdb() ? false : 'no MyRocks plugin', timeout: 240_000 }, async () => {
+  test('every chunk stays under a quarter of the limit, the load is exact, and killed it resumes exactly: sorted in memory and in runs', { skip: hasRocksdb() ? false : 'no MyRocks plugin', timeout: 400_000 }, async () => {
     const [v] = await db.conn.query("SELECT @@GLOBAL.rocksdb_max_row_locks AS n");
     const before = Number((v as Array<{ n: unknown }>)[0]!.n);
     try {
       const file = join(dir, 'rocks-locks.tsv');
       await generateToFile(file, { table: 'user_summary', rows: 60_000, seed: 77 });
       const pk = ddl('user_summary').replace('UNIQUE KEY u_user_id (user_id)', 'PRIMARY KEY (user_id)');
-      for (const t of ['rl', 'rl_ref']) {
+      for (const t of ['rl', 'rl_runs', 'rl_ref']) {
         await db.conn.query(`${pk.replace(/CREATE TABLE \S+/, `CREATE TABLE ${t}`)} ENGINE=ROCKSDB`);
         // A row already there: no bulk load, so every row a chunk writes holds a lock until it commits.
         await db.conn.query(`INSERT INTO ${t} VALUES (1, 'w', 'l', 'b', 0)`);
@@ -176,18 +176,22 @@ describe('MyRocks with rows (no bulk load): key-ordered chunks under a low rocks
       await db.conn.query(`LOAD DATA INFILE ? INTO TABLE rl_ref ${loadDataOptions('tsv')}`, [file]);
       // Chunks of 500 records over 60,000 rows: far finer than the runs' sparse indexes place bounds.
       await db.conn.query('SET GLOBAL rocksdb_max_row_locks = 2000');
-      const args = ['load', file, '--table', 'rl', '--jobs', '2', '--progress', 'none', '--json', '--keep-history'];
-      const plan = await runCli(['plan', file, '--table', 'rl', '--json'], { env: { DATABASE_URL: db.url } });
-      assert.equal(plan.code, 0, plan.stderr);
-      assert.match(plan.stdout, /capped at 500 records \(a quarter of rocksdb_max_row_locks=2000/);
-      assert.match(plan.stdout, /sorted by PRIMARY/);
-      const r = await killUntilDone(args, 4242);
-      assert.ok(r.killed >= 1, `only ${r.killed} runs were killed mid-load`);
-      assert.deepEqual(await tableDigest(db.conn, 'rl'), await tableDigest(db.conn, 'rl_ref'));
-      const [chunks] = await db.conn.query('SELECT MAX(records) AS most, COUNT(*) AS n FROM flatload_chunks_rocksdb');
-      const { most, n } = (chunks as Array<{ most: unknown; n: unknown }>)[0]!;
-      assert.ok(Number(n) >= 120, `${Number(n)} chunks`);
-      assert.ok(Number(most) <= 500, `a chunk of ${Number(most)} records`);
+      // The 2.2 MB input is sorted in memory by default; --sort-memory 0 sorts it in runs (whose cuts once overshot).
+      for (const [i, [t, sortMemory, where]] of ([['rl', undefined, /"inMemory":true/], ['rl_runs', '0', /"inMemory":false/]] as const).entries()) {
+        const extra = sortMemory === undefined ? [] : ['--sort-memory', sortMemory];
+        const plan = await runCli(['plan', file, '--table', t, '--json', ...extra], { env: { DATABASE_URL: db.url } });
+        assert.equal(plan.code, 0, plan.stderr);
+        assert.match(plan.stdout, /capped at 500 records \(a quarter of rocksdb_max_row_locks=2000/);
+        assert.match(plan.stdout, /sorted by PRIMARY/);
+        assert.match(plan.stdout, where);
+        const r = await killUntilDone(['load', file, '--table', t, '--jobs', '2', '--progress', 'none', '--json', '--keep-history', ...extra], 4242 + i);
+        assert.ok(r.killed >= 1, `${t}: only ${r.killed} runs were killed mid-load`);
+        assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, 'rl_ref'), t);
+        const [chunks] = await db.conn.query('SELECT MAX(records) AS most, COUNT(*) AS n FROM flatload_chunks_rocksdb');
+        const { most, n } = (chunks as Array<{ most: unknown; n: unknown }>)[0]!;
+        assert.ok(Number(n) >= 120 * (i + 1), `${t}: ${Number(n)} chunks in all`);
+        assert.ok(Number(most) <= 500, `${t}: a chunk of ${Number(most)} records`);
+      }
     } finally {
       await db.conn.query(`SET GLOBAL rocksdb_max_row_locks = ${before}`);
     }

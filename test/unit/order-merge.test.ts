@@ -18,48 +18,9 @@ import { mergeRuns, type OrderedChunk } from '../../src/order/merge.js';
 import { generateRuns, openRuns } from '../../src/order/runs.js';
 import { planRanges, splitKeys } from '../../src/order/split.js';
 import { SpillDir } from '../../src/order/spillDir.js';
-import { CSV, flatten, keyContext, merge, reference, sortInput, tempDir, TSV } from './order-support.js';
+import { BY_ID, flatten, keyContext, merge, reference, SCENARIOS, sortInput, tempDir, TSV, userSummary, type Scenario } from './order-support.js';
 
 const dir = tempDir;
-
-const userSummary = (rows: number, seed: number, format: 'tsv' | 'csv' = 'tsv'): Buffer =>
-  Buffer.concat([...generateLines({ table: 'user_summary', rows, seed, format, awkward: format === 'csv' })]);
-
-// user_summary: user_id, weight, level, beat_rate, level_num
-const BY_ID = { fields: [0], numeric: [true] };
-const BY_LEVEL_NUM = { fields: [4], numeric: [true] }; // 100 distinct values: many ties
-const BY_LEVEL_THEN_ID = { fields: [2, 0], numeric: [false, true] };
-
-interface Scenario {
-  name: string;
-  input: Buffer;
-  ctx: KeyContext;
-  chunkBytes: number;
-  targetBytes: number;
-  stream?: boolean;
-}
-
-const SCENARIOS: Scenario[] = [
-  { name: 'tsv by user_id (fast path)', input: userSummary(20_000, 1), ctx: keyContext(TSV, BY_ID, 5), chunkBytes: 64 << 10, targetBytes: 100 << 10 },
-  { name: 'tsv by level_num (ties)', input: userSummary(20_000, 2), ctx: keyContext(TSV, BY_LEVEL_NUM, 5), chunkBytes: 50 << 10, targetBytes: 30 << 10 },
-  {
-    name: 'tsv by a small integer (fast path, many ties)',
-    input: Buffer.from(Array.from({ length: 30_000 }, (_, i) => `${(i * 7919) % 101}\trow ${i}\n`).join('')),
-    ctx: keyContext(TSV, BY_ID, 2),
-    chunkBytes: 40 << 10,
-    targetBytes: 30 << 10,
-  },
-  { name: 'tsv by (level, user_id) (general path)', input: userSummary(10_000, 3), ctx: keyContext(TSV, BY_LEVEL_THEN_ID, 5), chunkBytes: 40 << 10, targetBytes: 64 << 10 },
-  { name: 'awkward csv by user_id, as a stream', input: userSummary(10_000, 4, 'csv'), ctx: keyContext(CSV, BY_ID, 5), chunkBytes: 48 << 10, targetBytes: 40 << 10, stream: true },
-  { name: 'awkward csv by level (text with quotes, newlines)', input: userSummary(8_000, 5, 'csv'), ctx: keyContext(CSV, { fields: [2], numeric: [false] }, 5), chunkBytes: 32 << 10, targetBytes: 20 << 10 },
-  {
-    name: 'fast and general runs mixed, last record unterminated',
-    input: Buffer.concat([userSummary(6_000, 6), Buffer.from('\\N\tx\ty\tz\t1\n+15000000000\ta\tb\tc\t2\n13000000001\tlast\tx\ty\t3')]),
-    ctx: keyContext(TSV, BY_ID, 5),
-    chunkBytes: 20 << 10,
-    targetBytes: 25 << 10,
-  },
-];
 
 /** The record's key, for boundary checks. */
 function keyAt(c: OrderedChunk, i: number, ctx: KeyContext): Buffer {

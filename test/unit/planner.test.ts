@@ -42,6 +42,8 @@ interface Expect {
   reasons?: RegExp[];
   columns?: string[] | 'file';
   order?: 'key' | 'file';
+  /** Where a key-order sort happens. */
+  sortIn?: 'memory' | 'tmpdir';
   chunkMaxRecords?: number | 'none';
   insertBatchBytes?: number | 'none';
   loadTarget?: string;
@@ -86,6 +88,13 @@ function check(plan: LoadPlan, e: Expect): void {
   for (const re of e.reasons ?? []) assert.ok(plan.reasons.some((w) => re.test(w)), `no reason matches ${re}; have ${JSON.stringify(plan.reasons, null, 1)}`);
   if (e.columns !== undefined) assert.deepEqual(plan.columns === undefined ? 'file' : plan.columns.map((c) => c.name), e.columns, 'columns');
   if (e.order !== undefined) assert.equal(plan.order.kind, e.order, 'order');
+  if (e.sortIn !== undefined) {
+    assert.equal(plan.order.kind, 'key', 'order');
+    if (plan.order.kind === 'key') {
+      assert.equal(plan.order.inMemory ? 'memory' : 'tmpdir', e.sortIn, 'where the sort happens');
+      assert.equal(plan.order.spillBytes > 0, e.sortIn === 'tmpdir', 'spill estimate');
+    }
+  }
   if (e.chunkMaxRecords !== undefined) assert.equal(plan.chunkMaxRecords ?? 'none', e.chunkMaxRecords, 'chunkMaxRecords');
   if (e.insertBatchBytes !== undefined) assert.equal(plan.insertBatchBytes ?? 'none', e.insertBatchBytes, 'insertBatchBytes');
   if (e.loadTarget !== undefined) assert.equal(`${plan.loadTarget.db}.${plan.loadTarget.table}`, e.loadTarget, 'loadTarget');
@@ -119,8 +128,25 @@ const CASES: Case[] = [
     expect: { order: 'file', reasons: [/--order file: the rows go in file order/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary random, too little room in --tmpdir to sort: file order, with a warning',
+    name: 'MariaDB 10.11 InnoDB user_summary random (74 MB), within --sort-memory: sorted in memory, nothing in --tmpdir',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    expect: { order: 'key', sortIn: 'memory', reasons: [/in memory: its 74 MB are within --sort-memory 128 MiB/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary random, larger than --sort-memory: sorted in runs in --tmpdir',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { sortMemoryBytes: 64 << 20 },
+    expect: { order: 'key', sortIn: 'tmpdir', reasons: [/out of core: about \d+ MB of sorted runs in --tmpdir/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary random, within --sort-memory and no room in --tmpdir: still sorted (in memory)',
     facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
+    expect: { order: 'key', sortIn: 'memory' },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary random, --sort-memory 0 and too little room in --tmpdir to sort: file order, with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
+    options: { sortMemoryBytes: 0 },
     expect: { order: 'file', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free/] },
   },
   {

@@ -6,6 +6,7 @@
  * (docs/ordering.md) — decided here, before the engine rule, which then
  * sees key-ordered rows. Rules: docs/rules.md#key-order-and-page-splits.
  */
+import { formatBytes } from '../../config/size.js';
 import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
 import type { IndexFacts } from '../../introspect/types.js';
 import { spillBytesEstimate } from '../../order/spillDir.js';
@@ -74,19 +75,25 @@ function surrogateOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): FileKey | 
 }
 
 function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): void {
-  const { input, engine, reasons, warnings } = ctx;
+  const { input, engine, reasons, warnings, options } = ctx;
   const size = input.sizeBytes ?? 0;
   const records = input.estimatedRecords ?? Math.ceil(size / 32);
-  const need = spillBytesEstimate(size, records);
-  if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
+  // Held whole, a small input is sorted without runs written and read back: on a client that shares its cores with the server that was most of the sort's CPU.
+  const inMemory = input.sizeBytes !== undefined && input.sizeBytes <= options.sortMemoryBytes;
+  const need = inMemory ? 0 : spillBytesEstimate(size, records);
+  if (inMemory) {
+    ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
+    ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
+  } else if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
     warnings.push(
       `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
     );
     return;
+  } else {
+    ctx.order = { kind: 'key', key, spillBytes: need };
+    ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: about ${fmtMB(need)} of sorted runs in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
   }
-  ctx.order = { kind: 'key', key, spillBytes: need };
   ctx.keyOrdered = true;
-  ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: about ${fmtMB(need)} of sorted runs in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
   if (numbered) {
     const ai = ctx.autoInc!.column;
     reasons.push(

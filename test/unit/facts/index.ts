@@ -275,6 +275,7 @@ export function planOptions(o: Partial<PlanOptions> = {}): PlanOptions {
     keepOld: false,
     order: 'auto',
     maxErrors: 0,
+    sortMemoryBytes: 128 << 20,
     clientCpus: 2,
     ...o,
   };
