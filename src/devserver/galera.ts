@@ -278,8 +278,19 @@ export async function startGaleraCluster(opts: GaleraOptions = {}): Promise<Gale
       if (rt.child && rt.child.exitCode === null && rt.child.signalCode === null) return;
       const position = recoverPosition(mariadbd, rt, clusterAddress);
       log(`node${i + 1}: recovered position ${position ?? '(none: full SST)'}`);
-      startNode(rt, [`--wsrep-cluster-address=${clusterAddress}`, ...(position ? [`--wsrep-start-position=${position}`] : [])]);
-      await waitSynced(rt, running(), 120_000);
+      // Its ports are ephemeral-range ports picked at start: while it was down, a retrying peer's
+      // connection may hold one for a moment (seen once: gcomm "Address already in use"). Try again.
+      for (let attempt = 1; ; attempt++) {
+        startNode(rt, [`--wsrep-cluster-address=${clusterAddress}`, ...(position ? [`--wsrep-start-position=${position}`] : [])]);
+        try {
+          await waitSynced(rt, running(), 120_000);
+          return;
+        } catch (err) {
+          if (attempt >= 5 || !(err instanceof Error) || !/Address already in use/.test(err.message)) throw err;
+          log(`node${i + 1}: a port was still in use, starting again (attempt ${attempt + 1})`);
+          await sleep(2000);
+        }
+      }
     },
     connect: async (i, options = {}) => {
       const n = runtimes[i]?.node;
