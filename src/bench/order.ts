@@ -24,7 +24,8 @@ import { parseArgs } from 'node:util';
 import { generateToFile } from '../../fixtures/generate.js';
 import { charsetInfo } from '../chunking/charsets.js';
 import { cutChunks } from '../chunking/cut.js';
-import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext } from '../order/index.js';
+import type { CutChunk } from '../chunking/types.js';
+import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext, type OrderedChunk } from '../order/index.js';
 import { MemorySort } from '../order/memorySort.js';
 import { readAt } from '../order/runFile.js';
 
@@ -78,7 +79,6 @@ async function child(file: string, chunkMiB: number, targetMiB: number, workers:
   try {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    if (workers === 0) return await inMemory(file, blocks(), ctx, chunkMiB, targetMiB, cpu0, t0);
     const chunks = cutChunks(blocks(), {
       format: ctx.fmt,
       charset: ctx.cs,
@@ -90,31 +90,9 @@ async function child(file: string, chunkMiB: number, targetMiB: number, workers:
       keepBytes: false,
       file,
     });
+    if (workers === 0) return await inMemory(file, chunks, ctx, targetMiB, cpu0, t0);
     const set = await generateRuns(chunks, { key: ctx, spill, read: reader.read, identity: 'bench', workers });
-    const t1 = performance.now();
-    const cpu1 = process.cpuUsage(cpu0);
-    const runsPeakRssMiB = process.resourceUsage().maxRSS / 1024;
-    let records = 0;
-    let n = 0;
-    for await (const c of mergeRuns(set, { targetBytes: targetMiB << 20 })) {
-      records += c.records;
-      n++;
-      c.release();
-    }
-    const t2 = performance.now();
-    const cpu2 = process.cpuUsage(cpu0);
-    const result: ChildResult = {
-      runsSeconds: (t1 - t0) / 1000,
-      mergeSeconds: (t2 - t1) / 1000,
-      runsCpu: (cpu1.user + cpu1.system) / 1e6,
-      mergeCpu: (cpu2.user + cpu2.system - cpu1.user - cpu1.system) / 1e6,
-      runsPeakRssMiB,
-      records,
-      chunks: n,
-      runs: set.runs.length,
-      spillBytes: set.spillBytes,
-    };
-    process.stdout.write(`${JSON.stringify(result)}\n`);
+    await handOver(mergeRuns(set, { targetBytes: targetMiB << 20 }), { t0, cpu0 }, set.runs.length, set.spillBytes);
   } finally {
     await reader.close();
     await spill.dispose();
@@ -122,9 +100,9 @@ async function child(file: string, chunkMiB: number, targetMiB: number, workers:
 }
 
 /** The in-memory sort as OrderedInput drives it: boundary scan, one read, one sort, the chunks. */
-async function inMemory(file: string, blocks: AsyncGenerator<Buffer>, ctx: KeyContext, chunkMiB: number, targetMiB: number, cpu0: NodeJS.CpuUsage, t0: number): Promise<void> {
+async function inMemory(file: string, chunks: AsyncIterable<CutChunk>, ctx: KeyContext, targetMiB: number, cpu0: NodeJS.CpuUsage, t0: number): Promise<void> {
   let records = 0;
-  for await (const c of cutChunks(blocks, { format: ctx.fmt, charset: ctx.cs, targets: ctx.targets, chunkSizeBytes: chunkMiB << 20, maxRecordBytes: 1 << 20, ignoreLines: 0, stripBom: false, keepBytes: false, file })) records += c.records;
+  for await (const c of chunks) records += c.records;
   const size = statSync(file).size;
   const bytes = Buffer.allocUnsafeSlow(size + 1);
   const fh = await open(file, 'r');
@@ -134,28 +112,35 @@ async function inMemory(file: string, blocks: AsyncGenerator<Buffer>, ctx: KeyCo
     await fh.close();
   }
   const sorted = MemorySort.sort(bytes, size, ctx, records, { startByte: 0, firstLine: 1 }, targetMiB << 20, undefined);
+  await handOver((function* () {
+    for (let i = 0; i < sorted.spans.length; i++) yield sorted.chunk(i);
+  })(), { t0, cpu0 }, 0, 0);
+}
+
+/** Hands every chunk over (each released at once) after the sort that began at t0, and prints what was measured. */
+async function handOver(chunks: AsyncIterable<OrderedChunk> | Iterable<OrderedChunk>, from: { t0: number; cpu0: NodeJS.CpuUsage }, runs: number, spillBytes: number): Promise<void> {
   const t1 = performance.now();
-  const cpu1 = process.cpuUsage(cpu0);
+  const cpu1 = process.cpuUsage(from.cpu0);
   const runsPeakRssMiB = process.resourceUsage().maxRSS / 1024;
+  let records = 0;
   let n = 0;
-  let got = 0;
-  for (let i = 0; i < sorted.spans.length; i++, n++) {
-    const c = sorted.chunk(i);
-    got += c.records;
+  for await (const c of chunks) {
+    records += c.records;
+    n++;
     c.release();
   }
   const t2 = performance.now();
-  const cpu2 = process.cpuUsage(cpu0);
+  const cpu2 = process.cpuUsage(from.cpu0);
   const result: ChildResult = {
-    runsSeconds: (t1 - t0) / 1000,
+    runsSeconds: (t1 - from.t0) / 1000,
     mergeSeconds: (t2 - t1) / 1000,
     runsCpu: (cpu1.user + cpu1.system) / 1e6,
     mergeCpu: (cpu2.user + cpu2.system - cpu1.user - cpu1.system) / 1e6,
     runsPeakRssMiB,
-    records: got,
+    records,
     chunks: n,
-    runs: 0,
-    spillBytes: 0,
+    runs,
+    spillBytes,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

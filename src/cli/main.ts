@@ -34,7 +34,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })
     .option('verify', { type: 'boolean', describe: 'after the load, check the copies agree: on a Galera cluster every node\'s COUNT(*) and CHECKSUM TABLE (read with wsrep_sync_wait=1); on a Spider table COUNT(*) through the front against the backends; a difference stops with exit code 4', group: 'Load:' })
     .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input and the sort\'s runs (default: the system temporary directory)', group: 'Load:' })
-    .option('sort-memory', { type: 'string', describe: 'an input sorted by key that is at most this large is sorted in memory instead of in runs in --tmpdir; 0: always in runs (default 128MiB)', group: 'Load:' })
+    .option('sort-memory', { type: 'string', describe: 'an input sorted by key that is at most this large is sorted in memory instead of in runs in --tmpdir; 0: always in runs (default 64MiB)', group: 'Load:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })

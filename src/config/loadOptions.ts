@@ -19,7 +19,7 @@ export interface ColumnTarget {
  * bytes per record, in exchange for no runs written and read back
  * (docs/ordering.md, "Inputs that fit in memory").
  */
-export const DEFAULT_SORT_MEMORY = 128 * 1024 * 1024;
+export const DEFAULT_SORT_MEMORY = 64 * 1024 * 1024;
 /** What one in-memory sort can index (record ends are 32-bit). */
 const MAX_SORT_MEMORY = 2 * 1024 * 1024 * 1024;
 

@@ -170,7 +170,7 @@ export class OrderedInput implements ChunkSource {
     }
   }
 
-  /** The sorted chunks, gathered one at a time as they are asked for. */
+  /** The sorted chunks, made one at a time as they are asked for. */
   private async *sortedChunks(): AsyncGenerator<OrderedChunk> {
     const memory = this.memory;
     if (memory) {
@@ -223,8 +223,9 @@ export class OrderedInput implements ChunkSource {
     return lo && hi ? { lo, hi } : undefined;
   }
 
-  /** Removes the spill directory (the sorted runs). */
+  /** Removes the spill directory (the sorted runs), or lets the sorted copy go. */
   dispose(): void {
+    this.memory = undefined;
     this.unregister?.();
     this.spill?.disposeSync();
   }

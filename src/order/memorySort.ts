@@ -1,9 +1,11 @@
 /**
  * Ordering an input small enough to hold in memory: one sort of all its
- * records into one sorted copy, cut into chunks by the merge's rule. No runs, no spill files, no merge: for an input of tens of
- * megabytes the runs' writing, hashing, reading back and the k-way merge were
- * most of the sort's CPU, on a client that shares its cores with the server
- * (docs/ordering.md, "Inputs that fit in memory").
+ * records into one sorted copy, cut into chunks by the merge's rule. No
+ * runs, no spill files, no merge: for tables of tens of megabytes, cut into
+ * small runs, writing, hashing, reading back and merging the runs were a
+ * fifth of the client's CPU in a whole load, CPU a client that shares its
+ * cores with the server takes from it (docs/ordering.md, "Inputs that fit in
+ * memory").
  */
 import { FlatloadError } from '../errors/index.js';
 import { copyRecord, viewOf } from './copy.js';

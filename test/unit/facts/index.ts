@@ -9,6 +9,7 @@
  *   because MySQL 8.0/8.4, Percona Server (TokuDB, MyRocks) and MariaDB
  *   10.5/10.6 cannot run here. Each builder names its sources.
  */
+import { DEFAULT_SORT_MEMORY } from '../../../src/config/loadOptions.js';
 import { resolveFormat } from '../../../src/config/format.js';
 import type { PlanOptions } from '../../../src/plan/types.js';
 import { readFileSync } from 'node:fs';
@@ -275,7 +276,7 @@ export function planOptions(o: Partial<PlanOptions> = {}): PlanOptions {
     keepOld: false,
     order: 'auto',
     maxErrors: 0,
-    sortMemoryBytes: 128 << 20,
+    sortMemoryBytes: DEFAULT_SORT_MEMORY,
     clientCpus: 2,
     ...o,
   };
