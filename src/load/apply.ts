@@ -70,8 +70,7 @@ export interface Applied {
 /**
  * The chunks the plan loads, over the input's plain file: in file order, or
  * sorted by the clustered key (in memory, or runs in --tmpdir named after
- * the job). scan()
- * reads the whole input before anything is loaded.
+ * the job). scan() reads the whole input before anything is loaded.
  */
 export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;

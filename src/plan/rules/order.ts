@@ -78,20 +78,20 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
   const { input, engine, reasons, warnings, options } = ctx;
   const size = input.sizeBytes ?? 0;
   const records = input.estimatedRecords ?? Math.ceil(size / 32);
-  // Held whole, a small input is sorted without runs written, read back and merged (docs/ordering.md, "Inputs that fit in memory").
-  const inMemory = input.sizeBytes !== undefined && input.sizeBytes <= options.sortMemoryBytes;
-  const need = inMemory ? 0 : spillBytesEstimate(size, records);
-  if (inMemory) {
-    ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
-    // The input twice while the records move, and the record table and permutation (docs/ordering.md, "Inputs that fit in memory").
+  // A small input is held whole and sorted without runs (docs/ordering.md, "Inputs that fit in memory").
+  if (input.sizeBytes !== undefined && input.sizeBytes <= options.sortMemoryBytes) {
+    // The input twice while its records move, then the record table and the permutation.
     const holds = 2 * size + 16 * records;
+    ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory, holding about ${fmtMB(holds)} while it sorts: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
-  } else if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
-    warnings.push(
-      `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
-    );
-    return;
   } else {
+    const need = spillBytesEstimate(size, records);
+    if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
+      warnings.push(
+        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
+      );
+      return;
+    }
     ctx.order = { kind: 'key', key, spillBytes: need };
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: about ${fmtMB(need)} of sorted runs in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
   }
