@@ -28,6 +28,7 @@ import type { CutChunk } from '../chunking/types.js';
 import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext, type OrderedChunk } from '../order/index.js';
 import { MemorySort } from '../order/memorySort.js';
 import { readAt } from '../order/runFile.js';
+import { recordTerminator } from '../order/sortChunk.js';
 
 interface ChildResult {
   runsSeconds: number;
@@ -104,7 +105,7 @@ async function inMemory(file: string, chunks: AsyncIterable<CutChunk>, ctx: KeyC
   let records = 0;
   for await (const c of chunks) records += c.records;
   const size = statSync(file).size;
-  const bytes = Buffer.allocUnsafeSlow(size + 1);
+  const bytes = Buffer.allocUnsafeSlow(size + recordTerminator(ctx.fmt).length);
   const fh = await open(file, 'r');
   try {
     await readAt(fh, bytes, 0, size, 0);

@@ -8,6 +8,7 @@ import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
 import { MemorySort } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
 import { readAt } from '../order/runFile.js';
+import { recordTerminator } from '../order/sortChunk.js';
 import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from '../order/runs.js';
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
@@ -132,8 +133,7 @@ export class OrderedInput implements ChunkSource {
     const last = list[list.length - 1];
     const length = first && last ? last.endByte - first.startByte : 0;
     const records = list.reduce((n, c) => n + c.records, 0);
-    const term = Math.max(this.key.fmt.lineTerm.length, this.key.fmt.fieldTerm.length);
-    const bytes = Buffer.allocUnsafeSlow(length + term);
+    const bytes = Buffer.allocUnsafeSlow(length + recordTerminator(this.key.fmt).length);
     if (first) {
       const fh = await open(this.source.path, 'r');
       try {

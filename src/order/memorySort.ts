@@ -12,7 +12,7 @@ import { copyRecord, viewOf } from './copy.js';
 import { compareKeys, plainInteger, type KeyContext, type SortKey } from './key.js';
 import type { ChunkSources, OrderedChunk } from './merge.js';
 import { SortScratch } from './scratch.js';
-import { keyOfRecord, sortChunk, type SortedChunk } from './sortChunk.js';
+import { keyOfRecord, recordTerminator, sortChunk, type SortedChunk } from './sortChunk.js';
 
 /** Where the bytes held in memory start in the input. */
 export interface MemoryOrigin {
@@ -22,10 +22,11 @@ export interface MemoryOrigin {
   firstLine: number;
 }
 
-/** A chunk to be: records perm[from, to) of the sorted order. */
+/** A chunk to be: records perm[from, to) of the sorted order, bytes [start, start + bytes) of the sorted copy. */
 export interface SortedSpan {
   from: number;
   to: number;
+  start: number;
   bytes: number;
 }
 
@@ -40,16 +41,18 @@ export function cutSpans(n: number, lengthAt: (j: number) => number, sameKeyAt: 
   if (!(targetBytes > 0)) throw new FlatloadError('INTERNAL', 'a sorted input needs a positive target chunk size');
   const spans: SortedSpan[] = [];
   let from = 0;
+  let start = 0;
   let bytes = 0;
   for (let j = 0; j < n; j++) {
     if (j > from && (bytes >= targetBytes || j - from >= maxRecords) && !sameKeyAt(j)) {
-      spans.push({ from, to: j, bytes });
+      spans.push({ from, to: j, start, bytes });
       from = j;
+      start += bytes;
       bytes = 0;
     }
     bytes += lengthAt(j);
   }
-  if (n > from) spans.push({ from, to: n, bytes });
+  if (n > from) spans.push({ from, to: n, start, bytes });
   return spans;
 }
 
@@ -66,8 +69,6 @@ export class MemorySort {
   readonly spans: SortedSpan[];
   private readonly firstKeys: SortKey[];
   private readonly lastKeys: SortKey[];
-  /** Where span i starts in `sorted`. */
-  private readonly spanStarts: number[];
   private readonly sorted: Buffer;
   private readonly perm: Uint32Array;
   private readonly ends: Uint32Array;
@@ -81,12 +82,6 @@ export class MemorySort {
     this.spans = cutSpans(n, (j) => lengthOf(perm[j]!), (j) => sameKey(s, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
     this.firstKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.from]!));
     this.lastKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.to - 1]!));
-    this.spanStarts = [];
-    let at = 0;
-    for (const sp of this.spans) {
-      this.spanStarts.push(at);
-      at += sp.bytes;
-    }
     // Each record's place in the sorted copy, then one pass over the input in its order.
     // Offsets below 4 GiB: --sort-memory is at most 2 GiB.
     const dest = new Uint32Array(n);
@@ -96,7 +91,8 @@ export class MemorySort {
       acc += lengthOf(r);
     }
     const src = s.bytes;
-    const out = Buffer.allocUnsafeSlow(at);
+    const last = this.spans[this.spans.length - 1];
+    const out = Buffer.allocUnsafeSlow(last ? last.start + last.bytes : 0);
     const srcView = viewOf(src);
     const outView = viewOf(out);
     for (let r = 0, start = 0; r < n; r++) {
@@ -112,7 +108,7 @@ export class MemorySort {
 
   /**
    * Sorts `bytes` (whole records; the last may lack its terminator, which is
-   * then written into the one spare `terminator.length` bytes at its end).
+   * then written into the spare `recordTerminator(fmt).length` bytes at its end).
    * `records` is the count the boundary scan found: a different count means
    * the input changed between the two reads.
    */
@@ -123,8 +119,7 @@ export class MemorySort {
       throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: the boundary scan found ${records} records, the sort ${n}`, { byteOffset: origin.startByte });
     }
     if (!sorted.table.terminated && n > 0) {
-      // In the middle of a chunk the last record needs its terminator, as every other.
-      const term = ctx.fmt.lineTerm.length > 0 ? ctx.fmt.lineTerm : ctx.fmt.fieldTerm;
+      const term = recordTerminator(ctx.fmt);
       if (bytes.length < length + term.length) throw new FlatloadError('INTERNAL', 'no room for the last record\'s terminator');
       term.copy(bytes, length);
       sorted.table.ends[n - 1] = length + term.length;
@@ -148,10 +143,9 @@ export class MemorySort {
       used += ends[r]! - (r === 0 ? 0 : ends[r - 1]!);
       pos[j + 1] = used;
     }
-    const start = this.spanStarts[i]!;
     return {
       index: i,
-      bytes: this.sorted.subarray(start, start + span.bytes),
+      bytes: this.sorted.subarray(span.start, span.start + span.bytes),
       records: n,
       pos,
       firstKey: this.firstKeys[i]!,

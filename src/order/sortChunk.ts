@@ -47,6 +47,16 @@ export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScra
 }
 
 /**
+ * What ends a record: the line terminator, or the field terminator when
+ * lines have none (LINES TERMINATED BY ''). A sort can move the input's
+ * last record into the middle of a chunk, where it needs one even if the
+ * file did not end with it.
+ */
+export function recordTerminator(fmt: KeyContext['fmt']): Buffer {
+  return fmt.lineTerm.length > 0 ? fmt.lineTerm : fmt.fieldTerm;
+}
+
+/**
  * Whether bytes (whole records: a chunk, or a sample's complete records)
  * are in key order, ties allowed: the planner's cheap check, with the same
  * keys and comparator as the sort. Stops at the first record out of order.

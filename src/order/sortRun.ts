@@ -4,7 +4,7 @@ import type { KeyContext } from './key.js';
 import type { RunInfo } from './manifest.js';
 import { writeRun } from './runFile.js';
 import type { SortScratch } from './scratch.js';
-import { sortChunk } from './sortChunk.js';
+import { recordTerminator, sortChunk } from './sortChunk.js';
 
 /** One chunk to sort into a run: everything but its bytes and the key (plain data, so it can go to a worker). */
 export interface SortJob {
@@ -26,8 +26,7 @@ export async function sortRun(bytes: Buffer, job: SortJob, key: KeyContext, scra
       byteOffset: job.chunk.startByte,
     });
   }
-  const terminator = key.fmt.lineTerm.length > 0 ? key.fmt.lineTerm : key.fmt.fieldTerm;
-  const layout = await writeRun(job.path, bytes, sorted, job.sparseEvery, terminator, scratch);
+  const layout = await writeRun(job.path, bytes, sorted, job.sparseEvery, recordTerminator(key.fmt), scratch);
   return {
     file: job.file,
     chunk: job.chunk,

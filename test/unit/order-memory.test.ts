@@ -10,11 +10,12 @@ import { test } from 'node:test';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { compareKeys } from '../../src/order/key.js';
 import { cutSpans, MemorySort } from '../../src/order/memorySort.js';
+import { recordTerminator } from '../../src/order/sortChunk.js';
 import { merge, reference, SCENARIOS, sortInput, tempDir, type Scenario } from './order-support.js';
 
 /** The input with the spare bytes a missing last terminator is written into. */
 function sortInMemory(input: Buffer, s: Scenario, maxRecords?: number): MemorySort {
-  const spare = Buffer.concat([input, Buffer.alloc(s.ctx.fmt.lineTerm.length)]);
+  const spare = Buffer.concat([input, Buffer.alloc(recordTerminator(s.ctx.fmt).length)]);
   return MemorySort.sort(spare, input.length, s.ctx, reference(input, s.ctx).length, { startByte: 0, firstLine: 1 }, s.targetBytes, maxRecords);
 }
 
@@ -86,6 +87,9 @@ for (const c of CUTS) {
   test(`cutSpans: ${c.name}`, () => {
     const spans = cutSpans(c.lengths.length, (j) => c.lengths[j]!, (j) => c.keys[j] === c.keys[j - 1], c.target, c.maxRecords);
     assert.deepEqual(spans.map((s) => [s.from, s.to]), c.want);
-    for (const s of spans) assert.equal(s.bytes, c.lengths.slice(s.from, s.to).reduce((a, b) => a + b, 0));
+    for (const s of spans) {
+      assert.equal(s.bytes, c.lengths.slice(s.from, s.to).reduce((a, b) => a + b, 0));
+      assert.equal(s.start, c.lengths.slice(0, s.from).reduce((a, b) => a + b, 0));
+    }
   });
 }
