@@ -7,6 +7,7 @@ import { locateRecords } from '../chunking/records.js';
 import { parseRecord } from '../chunking/fields.js';
 import type { ChunkRecords, ChunkSource } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
+import { blocksInTurn } from '../input/blocks.js';
 import { readRange } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
@@ -92,7 +93,7 @@ export class ChunkInput implements ChunkSource {
     if (this.list) return this.list;
     this.scannedAs = this.stat();
     const list: CutChunk[] = [];
-    const cut = this.withLines(cutChunks(this.tracked(this.sniffed(this.fileBlocks())), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
+    const cut = this.withLines(cutChunks(this.sniffed(this.fileBlocks()), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
     for await (const c of cut) list.push(c);
     const last = list[list.length - 1];
     if (last && this.refuseSilentTruncation) await this.checkLastRecord(last);
@@ -130,33 +131,11 @@ export class ChunkInput implements ChunkSource {
     yield* await this.chunkList();
   }
 
-  /** Recent blocks and the newline count before each, so an input error can name its line. */
-  private recent: Array<{ start: number; newlinesBefore: number; buf: Buffer }> = [];
-
-  private async *tracked(blocks: AsyncGenerator<Buffer>): AsyncGenerator<Buffer> {
-    let start = 0;
-    let newlines = 0;
-    let kept = 0;
-    try {
-      for await (const b of blocks) {
-        this.recent.push({ start, newlinesBefore: newlines, buf: b });
-        kept += b.length;
-        // Keep about two records' worth (an error points into the record being read).
-        while (this.recent.length > 1 && kept - this.recent[0]!.buf.length > 2 * this.cut.maxRecordBytes + (8 << 20)) kept -= this.recent.shift()!.buf.length;
-        start += b.length;
-        newlines += countNewlines(b);
-        yield b;
-      }
-    } finally {
-      // The window can be over 100 MiB; once the input has been read through, lineAt() counts from the file instead.
-      this.recent = [];
-    }
-  }
-
-  /** The 1-based line of a byte offset, if the bytes before it are still known. */
-  private async lineAt(offset: number): Promise<number | undefined> {
-    const hit = this.recent.find((r) => offset >= r.start && offset <= r.start + r.buf.length);
-    if (hit) return hit.newlinesBefore + countNewlines(hit.buf, 0, offset - hit.start) + 1;
+  /**
+   * The 1-based line of a byte offset, counted from the file: only an error
+   * needs it, so the scan does not count lines of every block in case one comes.
+   */
+  private async lineAt(offset: number): Promise<number> {
     const fh = await open(this.source.path, 'r');
     try {
       let n = 0;
@@ -192,8 +171,8 @@ export class ChunkInput implements ChunkSource {
     let checked = false;
     const check = (): void => {
       checked = true;
-      // A copy: a view would keep every block read so far alive for the whole load.
-      this.head = Buffer.from(Buffer.concat(held).subarray(0, SNIFF_BYTES));
+      // A copy of the first 64 KiB only: a view would keep the block alive and see it overwritten.
+      this.head = Buffer.concat(held, Math.min(size, SNIFF_BYTES));
       const problem = sniffInput(this.head, this.fileFormat);
       if (problem) {
         throw new FlatloadError('INPUT_MALFORMED', problem.message, {
@@ -214,6 +193,8 @@ export class ChunkInput implements ChunkSource {
       if (size >= SNIFF_BYTES) {
         check();
         yield* held;
+      } else {
+        held[held.length - 1] = Buffer.from(b); // the next block is read into this one's buffer
       }
     }
     if (!checked) {
@@ -229,20 +210,17 @@ export class ChunkInput implements ChunkSource {
     } catch (err) {
       throw inputError(err, this.source.display);
     }
+    const file = fh;
     try {
-      let position = 0;
-      for (;;) {
-        const buf = Buffer.allocUnsafe(SCAN_BLOCK_BYTES);
-        const { bytesRead } = await fh.read(buf, 0, buf.length, position);
-        if (bytesRead === 0) break;
-        position += bytesRead;
-        this.bytesScanned = position;
-        yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
-      }
+      yield* blocksInTurn(
+        async (buf, position) => (await file.read(buf, 0, buf.length, position)).bytesRead,
+        SCAN_BLOCK_BYTES,
+        (position) => (this.bytesScanned = position),
+      );
     } catch (err) {
       throw inputError(err, this.source.display);
     } finally {
-      await fh.close();
+      await file.close();
     }
   }
 

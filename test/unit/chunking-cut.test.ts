@@ -137,6 +137,33 @@ test('the same input and options give the same chunks, run after run', async () 
   assert.equal(new Set(runs).size, 1);
 });
 
+test('blocks read into two buffers in turn (as the file scan reads them) cut exactly as fresh blocks', async () => {
+  const rand = rng(7);
+  let checked = 0;
+  for (let round = 0; round < 60; round++) {
+    const d = DIALECTS[round % DIALECTS.length]!;
+    const cs = charsetInfo(CHARSETS[Math.floor(rand() * CHARSETS.length)]!)!;
+    const ncols = 1 + Math.floor(rand() * 3);
+    const targets: ScanTargets = { fields: ncols, textField: Array.from({ length: ncols }, () => rand() < 0.5) };
+    const ignoreLines = rand() < 0.25 ? 1 + Math.floor(rand() * 2) : 0;
+    // Several random inputs joined: records and quoted fields that span blocks.
+    const data = Buffer.concat(Array.from({ length: 6 }, () => randomInput(rand, d)));
+    // A small record limit now and then, so the too-long-record error is compared too.
+    const maxRecordBytes = rand() < 0.2 ? 4 + Math.floor(rand() * 12) : Number.MAX_SAFE_INTEGER;
+    for (const size of [1, 5, 17, data.length + 1]) {
+      for (const block of [1, 2, 3, 5, 7, 64]) {
+        const opts = { format: d.format, charset: cs, targets, ignoreLines, chunkSizeBytes: size, maxRecordBytes };
+        const fresh = await cut(data, opts, block);
+        const reused = await cut(data, opts, block, true);
+        const view = (r: typeof fresh): string => JSON.stringify({ chunks: r.chunks, summary: r.summary, error: r.error?.message });
+        assert.equal(view(reused), view(fresh), `${d.name} ${cs.name} size=${size} block=${block} data=${JSON.stringify(data.toString('latin1'))}`);
+        checked++;
+      }
+    }
+  }
+  assert.equal(checked, 60 * 4 * 6);
+});
+
 test('chunkPlace: a file chunk names its first line and byte; a sorted chunk (records from anywhere) names neither', () => {
   const base = { index: 3, endByte: 900, firstRecord: 10, records: 5, newlines: 5 };
   const cases: Array<[{ firstLine: number; startByte: number }, { line?: number; byteOffset?: number }]> = [

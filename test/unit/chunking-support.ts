@@ -9,6 +9,7 @@ import { cutChunks, type CutOptions } from '../../src/chunking/cut.js';
 import { RecordScanner, type ScanFormat, type ScanTargets } from '../../src/chunking/scanner.js';
 import type { CutChunk, InputSummary } from '../../src/chunking/types.js';
 import { FlatloadError } from '../../src/errors/index.js';
+import { blocksInTurn } from '../../src/input/blocks.js';
 
 /** One case of chunking-cases.json / chunking-fuzz.json. */
 export interface ScanCase {
@@ -127,13 +128,23 @@ async function* asyncBlocks(data: Buffer, size: number): AsyncGenerator<Buffer> 
   for (const b of blocksOf(data, size)) yield b;
 }
 
+/** The blocks as the file scan reads them: into two buffers in turn, each overwritten two blocks later. */
+function blocksReusingBuffers(data: Buffer, size: number): AsyncGenerator<Buffer> {
+  return blocksInTurn(async (buf, position) => data.copy(buf, 0, position, Math.min(data.length, position + buf.length)), size);
+}
+
 export interface CutResult {
   chunks: CutChunk[];
   summary: InputSummary | undefined;
   error: FlatloadError | undefined;
 }
 
-export async function cut(data: Buffer, opts: Partial<CutOptions> & Pick<CutOptions, 'format' | 'charset' | 'targets'>, blockSize: number): Promise<CutResult> {
+export async function cut(
+  data: Buffer,
+  opts: Partial<CutOptions> & Pick<CutOptions, 'format' | 'charset' | 'targets'>,
+  blockSize: number,
+  reuseBuffers = false,
+): Promise<CutResult> {
   const full: CutOptions = {
     chunkSizeBytes: 1,
     maxRecordBytes: Number.MAX_SAFE_INTEGER,
@@ -146,7 +157,8 @@ export async function cut(data: Buffer, opts: Partial<CutOptions> & Pick<CutOpti
   const chunks: CutChunk[] = [];
   let summary: InputSummary | undefined;
   try {
-    for await (const ch of cutChunks(asyncBlocks(data, blockSize), full, (s) => (summary = s))) chunks.push(ch);
+    const blocks = reuseBuffers ? blocksReusingBuffers(data, blockSize) : asyncBlocks(data, blockSize);
+    for await (const ch of cutChunks(blocks, full, (s) => (summary = s))) chunks.push(ch);
   } catch (err) {
     if (err instanceof FlatloadError) return { chunks, summary, error: err };
     throw err;
