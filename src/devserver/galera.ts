@@ -278,8 +278,8 @@ export async function startGaleraCluster(opts: GaleraOptions = {}): Promise<Gale
       if (rt.child && rt.child.exitCode === null && rt.child.signalCode === null) return;
       const position = recoverPosition(mariadbd, rt, clusterAddress);
       log(`node${i + 1}: recovered position ${position ?? '(none: full SST)'}`);
-      // Its ports are ephemeral-range ports picked at start: while it was down, a retrying peer's
-      // connection may hold one for a moment (seen once: gcomm "Address already in use"). Try again.
+      // Its ports were free when the cluster started and lie below the ephemeral range, so no outgoing
+      // connection takes one while it is down; another process still could (gcomm "Address already in use"). Try again.
       for (let attempt = 1; ; attempt++) {
         startNode(rt, [`--wsrep-cluster-address=${clusterAddress}`, ...(position ? [`--wsrep-start-position=${position}`] : [])]);
         try {

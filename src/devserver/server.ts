@@ -63,17 +63,45 @@ export function pluginDir(mariadbd: string): string | undefined {
   return dir;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Ports handed out by this process: two servers started side by side never get the same one. */
+const handedOut = new Set<number>();
+
+/** The first port of the kernel's ephemeral range (what connections and listen(0) take ports from). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 2048 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/**
+ * A loopback port nothing listens on, for a throwaway server. It is picked
+ * below the kernel's ephemeral range: a port from that range (what listen(0)
+ * gives) can be taken by any outgoing connection while its server is down,
+ * and a Galera node the tests restarted once found its group-communication
+ * port held by a peer's reconnecting socket ("Address already in use").
+ */
+export async function freePort(): Promise<number> {
+  const high = ephemeralLow();
+  const low = Math.min(10000, high - 1000);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new FlatloadError('INTERNAL', `no free loopback port found between ${low} and ${high} in 100 tries`);
 }
 
 export async function sleep(ms: number): Promise<void> {

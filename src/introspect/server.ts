@@ -57,10 +57,13 @@ export function parseVersion(version: string, comment: string): { flavor: Flavor
 
 export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
   const variables: Record<string, string> = {};
-  for (const pattern of VARIABLE_PATTERNS) {
-    const vs = await rows<{ Variable_name: string; Value: string }>(conn, 'SHOW SESSION VARIABLES LIKE ?', [pattern]);
-    for (const v of vs) variables[v.Variable_name.toLowerCase()] = v.Value;
-  }
+  // One round trip for every pattern (one statement each was 30 round trips, on the path to the first row).
+  const vs = await rows<{ Variable_name: string; Value: string }>(
+    conn,
+    `SHOW SESSION VARIABLES WHERE ${VARIABLE_PATTERNS.map(() => 'Variable_name LIKE ?').join(' OR ')}`,
+    VARIABLE_PATTERNS,
+  );
+  for (const v of vs) variables[v.Variable_name.toLowerCase()] = v.Value;
   // Globals that a session value can hide (local_infile is global-only; max_allowed_packet's session copy is read-only).
   const globals = await rows<Record<string, string | null>>(
     conn,
