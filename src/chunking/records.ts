@@ -13,12 +13,22 @@ export interface RecordLocation {
 
 /** A chunk's records as typed arrays: a 64 MiB chunk can hold two million of them. */
 export interface RecordTable {
-  /** Record i is bytes [i === 0 ? 0 : ends[i - 1], ends[i]). */
+  /** Record i is bytes [recordStart(ends, i), ends[i]). */
   ends: Uint32Array;
   /** Newlines in the chunk before record i: its line is the chunk's first line plus this. */
   lineOffsets: Uint32Array;
   /** Whether the last record ends with its terminator (only the input's last record may not). */
   terminated: boolean;
+}
+
+/** Where record i of a record table starts: where record i - 1 ends (record 0 at 0). */
+export function recordStart(ends: Uint32Array, i: number): number {
+  return i === 0 ? 0 : ends[i - 1]!;
+}
+
+/** Record i's bytes, terminator included. */
+export function recordLength(ends: Uint32Array, i: number): number {
+  return ends[i]! - recordStart(ends, i);
 }
 
 /**
@@ -82,7 +92,7 @@ export function locateRecords(
   const { ends, lineOffsets } = recordTable(bytes, format, charset, targets);
   const out: RecordLocation[] = [];
   for (let i = 0; i < ends.length; i++) {
-    const start = i === 0 ? 0 : ends[i - 1]!;
+    const start = recordStart(ends, i);
     out.push({ offset: baseOffset + start, length: ends[i]! - start, line: firstLine + lineOffsets[i]! });
   }
   return out;

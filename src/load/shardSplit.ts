@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import { cutChunks } from '../chunking/cut.js';
 import { parseRecord } from '../chunking/fields.js';
-import { recordTable } from '../chunking/records.js';
+import { recordStart, recordTable } from '../chunking/records.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import { FlatloadError } from '../errors/index.js';
 import { freeBytes } from '../input/spool.js';
@@ -124,7 +124,7 @@ export async function splitByShard(o: SplitOptions): Promise<ShardSplit> {
       const room = buf.length + o.format.lineTerm.length;
       if (out[0]!.length < room) out = out.map(() => Buffer.allocUnsafe(room));
       for (let i = 0; i < table.ends.length; i++) {
-        const start = i === 0 ? 0 : table.ends[i - 1]!;
+        const start = recordStart(table.ends, i);
         const end = table.ends[i]!;
         const rec = parseRecord(buf, start, end, o.format, o.charset, targets);
         for (let k = 0; k < o.fields.length; k++) values[k] = rec.values[o.fields[k]!];

@@ -8,6 +8,7 @@
  * memory").
  */
 import { FlatloadError } from '../errors/index.js';
+import { recordLength, recordStart } from '../chunking/records.js';
 import { copyRecord, viewOf } from './copy.js';
 import { compareKeys, plainInteger, type KeyContext, type SortKey } from './key.js';
 import type { ChunkSources, OrderedChunk } from './merge.js';
@@ -78,7 +79,7 @@ export class MemorySort {
     const { perm, table } = s;
     const ends = table.ends;
     const n = perm.length;
-    const lengthOf = (r: number): number => ends[r]! - (r === 0 ? 0 : ends[r - 1]!);
+    const lengthOf = (r: number): number => recordLength(ends, r);
     this.spans = cutSpans(n, (j) => lengthOf(perm[j]!), (j) => sameKey(s, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
     this.firstKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.from]!));
     this.lastKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.to - 1]!));
@@ -140,7 +141,7 @@ export class MemorySort {
     const pos = new Uint32Array(n + 1);
     for (let j = 0, used = 0; j < n; j++) {
       const r = perm[span.from + j]!;
-      used += ends[r]! - (r === 0 ? 0 : ends[r - 1]!);
+      used += recordLength(ends, r);
       pos[j + 1] = used;
     }
     return {
@@ -164,7 +165,7 @@ export class MemorySort {
     const lines = new Float64Array(n);
     for (let j = 0; j < n; j++) {
       const r = perm[span.from + j]!;
-      offsets[j] = this.origin.startByte + (r === 0 ? 0 : ends[r - 1]!);
+      offsets[j] = this.origin.startByte + recordStart(ends, r);
       lines[j] = this.origin.firstLine + this.lineOffsets[r]!;
     }
     return { offsets, lines };
@@ -175,7 +176,7 @@ export class MemorySort {
 function sameKey(s: SortedChunk, a: number, b: number): boolean {
   const ends = s.table.ends;
   if (s.intReader) {
-    return plainInteger(s.bytes, a === 0 ? 0 : ends[a - 1]!, ends[a]!, s.intReader) === plainInteger(s.bytes, b === 0 ? 0 : ends[b - 1]!, ends[b]!, s.intReader);
+    return plainInteger(s.bytes, recordStart(ends, a), ends[a]!, s.intReader) === plainInteger(s.bytes, recordStart(ends, b), ends[b]!, s.intReader);
   }
   return compareKeys(keyOfRecord(s, a), keyOfRecord(s, b)) === 0;
 }

@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
+import { recordLength, recordStart } from '../chunking/records.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
@@ -173,14 +174,14 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
       for (let e = 0; e < entries; e++) {
         const i = e * every;
         sparseOrdinals[e] = i;
-        sparseRec[e] = i === 0 ? 0 : ends[i - 1]!;
+        sparseRec[e] = recordStart(ends, i);
       }
-      for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, ends[i]! - (i === 0 ? 0 : ends[i - 1]!));
+      for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, recordLength(ends, i));
     } else {
       const bytesView = viewOf(bytes);
       for (let j = 0; j < n; j++) {
         const i = perm[j]!;
-        const start = i === 0 ? 0 : ends[i - 1]!;
+        const start = recordStart(ends, i);
         const end = ends[i]!;
         const len = end - start + (i === lastRecord ? terminator.length : 0);
         if (len > maxRecordBytes) maxRecordBytes = len;
@@ -208,7 +209,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
     const keyEnds = sorted.keyEnds;
     for (let j = 0; j < n; j++) {
       const i = perm[j]!;
-      const start = i === 0 ? 0 : ends[i - 1]!;
+      const start = recordStart(ends, i);
       const len = ends[i]! - start + (i === lastRecord ? terminator.length : 0);
       const kStart = keyEnds ? (i === 0 ? 0 : keyEnds[i - 1]!) : 0;
       const kLen = keyEnds ? keyEnds[i]! - kStart : 0;

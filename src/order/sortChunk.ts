@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { endianness } from 'node:os';
-import { recordTable, type RecordTable } from '../chunking/records.js';
+import { recordStart, recordTable, type RecordTable } from '../chunking/records.js';
 import { ByteSink, compareKeys, integerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type PlainIntegerReader, type SortKey } from './key.js';
 import { radixSort64 } from './radix.js';
 import { SortScratch } from './scratch.js';
@@ -90,10 +90,10 @@ export function inKeyOrder(bytes: Buffer, ctx: KeyContext): boolean {
 export function keyOfRecord(s: SortedChunk, i: number): SortKey {
   if (s.intReader) {
     const ends = s.table.ends;
-    return integerKey(plainInteger(s.bytes, i === 0 ? 0 : ends[i - 1]!, ends[i]!, s.intReader));
+    return integerKey(plainInteger(s.bytes, recordStart(ends, i), ends[i]!, s.intReader));
   }
   const ends = s.keyEnds!;
-  return Buffer.from(s.keyBytes!.subarray(i === 0 ? 0 : ends[i - 1]!, ends[i]));
+  return Buffer.from(s.keyBytes!.subarray(recordStart(ends, i), ends[i]));
 }
 
 function identity(scratch: SortScratch, n: number): Uint32Array {
