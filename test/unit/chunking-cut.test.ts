@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { charsetInfo } from '../../src/chunking/charsets.js';
+import { charsetInfo, type CharsetInfo } from '../../src/chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../../src/chunking/scanner.js';
 import { chunkPlace } from '../../src/chunking/types.js';
 import { countLf, cut, rng, scanWhole } from './chunking-support.js';
@@ -55,15 +55,21 @@ function randomInput(rand: () => number, d: Dialect): Buffer {
 const CHARSETS = ['latin1', 'utf8mb4', 'gbk', 'sjis'];
 const BLOCKS = [1, 2, 3, 4, 5, 6, 7, 1 << 20];
 
+/** Round `round`'s dialect, and a random charset, target fields and header lines. */
+function randomSetting(rand: () => number, round: number): { d: Dialect; cs: CharsetInfo; targets: ScanTargets; ignoreLines: number } {
+  const d = DIALECTS[round % DIALECTS.length]!;
+  const cs = charsetInfo(CHARSETS[Math.floor(rand() * CHARSETS.length)]!)!;
+  const ncols = 1 + Math.floor(rand() * 3);
+  const targets: ScanTargets = { fields: ncols, textField: Array.from({ length: ncols }, () => rand() < 0.5) };
+  const ignoreLines = rand() < 0.25 ? 1 + Math.floor(rand() * 2) : 0;
+  return { d, cs, targets, ignoreLines };
+}
+
 test('chunks tile the input at true record ends, for every chunk size and block size', async () => {
   const rand = rng(2024);
   let checked = 0;
   for (let round = 0; round < 100; round++) {
-    const d = DIALECTS[round % DIALECTS.length]!;
-    const cs = charsetInfo(CHARSETS[Math.floor(rand() * CHARSETS.length)]!)!;
-    const ncols = 1 + Math.floor(rand() * 3);
-    const targets: ScanTargets = { fields: ncols, textField: Array.from({ length: ncols }, () => rand() < 0.5) };
-    const ignoreLines = rand() < 0.25 ? 1 + Math.floor(rand() * 2) : 0;
+    const { d, cs, targets, ignoreLines } = randomSetting(rand, round);
     const data = randomInput(rand, d);
     const truth = scanWhole(data, d.format, cs, targets, ignoreLines);
     const where = `${d.name} ${cs.name} text=[${targets.textField.join(',')}] ignore=${ignoreLines} data=${JSON.stringify(data.toString('latin1'))}`;
@@ -141,11 +147,7 @@ test('blocks read into two buffers in turn (as the file scan reads them) cut exa
   const rand = rng(7);
   let checked = 0;
   for (let round = 0; round < 60; round++) {
-    const d = DIALECTS[round % DIALECTS.length]!;
-    const cs = charsetInfo(CHARSETS[Math.floor(rand() * CHARSETS.length)]!)!;
-    const ncols = 1 + Math.floor(rand() * 3);
-    const targets: ScanTargets = { fields: ncols, textField: Array.from({ length: ncols }, () => rand() < 0.5) };
-    const ignoreLines = rand() < 0.25 ? 1 + Math.floor(rand() * 2) : 0;
+    const { d, cs, targets, ignoreLines } = randomSetting(rand, round);
     // Several random inputs joined: records and quoted fields that span blocks.
     const data = Buffer.concat(Array.from({ length: 6 }, () => randomInput(rand, d)));
     // A small record limit now and then, so the too-long-record error is compared too.
