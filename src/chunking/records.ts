@@ -21,12 +21,15 @@ export interface RecordTable {
   terminated: boolean;
 }
 
-/** Where record i of a record table starts: where record i - 1 ends (record 0 at 0). */
+/**
+ * Where item i of an ends array starts: where item i - 1 ends (item 0 at 0).
+ * A record table's records are laid out so, and so are a sort's encoded keys.
+ */
 export function recordStart(ends: Uint32Array, i: number): number {
   return i === 0 ? 0 : ends[i - 1]!;
 }
 
-/** Record i's bytes, terminator included. */
+/** Item i's bytes (a record's, terminator included). */
 export function recordLength(ends: Uint32Array, i: number): number {
   return ends[i]! - recordStart(ends, i);
 }

@@ -17,10 +17,11 @@ export type ReadAt = (buf: Buffer, position: number) => Promise<number>;
  * cache keyed on the Buffer object never mistakes one block for another.
  */
 export async function* blocksInTurn(read: ReadAt, blockBytes: number, onRead?: (position: number) => void): AsyncGenerator<Buffer> {
-  const buffers = [Buffer.allocUnsafe(blockBytes), Buffer.allocUnsafe(blockBytes)];
+  // The second buffer only once a second block is read: a file of up to one block needs one.
+  const buffers: Array<Buffer | undefined> = [undefined, undefined];
   let position = 0;
   for (let turn = 0; ; turn ^= 1) {
-    const buf = buffers[turn]!;
+    const buf = (buffers[turn] ??= Buffer.allocUnsafe(blockBytes));
     const n = await read(buf, position);
     if (n === 0) return;
     position += n;

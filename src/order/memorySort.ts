@@ -79,8 +79,7 @@ export class MemorySort {
     const { perm, table } = s;
     const ends = table.ends;
     const n = perm.length;
-    const lengthOf = (r: number): number => recordLength(ends, r);
-    this.spans = cutSpans(n, (j) => lengthOf(perm[j]!), (j) => sameKey(s, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
+    this.spans = cutSpans(n, (j) => recordLength(ends, perm[j]!), (j) => sameKey(s, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
     this.firstKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.from]!));
     this.lastKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.to - 1]!));
     // Each record's place in the sorted copy, then one pass over the input in its order.
@@ -89,7 +88,7 @@ export class MemorySort {
     for (let j = 0, acc = 0; j < n; j++) {
       const r = perm[j]!;
       dest[r] = acc;
-      acc += lengthOf(r);
+      acc += recordLength(ends, r);
     }
     const src = s.bytes;
     const last = this.spans[this.spans.length - 1];

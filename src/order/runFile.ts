@@ -211,7 +211,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
       const i = perm[j]!;
       const start = recordStart(ends, i);
       const len = ends[i]! - start + (i === lastRecord ? terminator.length : 0);
-      const kStart = keyEnds ? (i === 0 ? 0 : keyEnds[i - 1]!) : 0;
+      const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
       const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
       if (kLen > maxKeyBytes) maxKeyBytes = kLen;
       if (j % every === 0) sparseMeta[j / every] = w.offset - recordBytes;

@@ -196,7 +196,7 @@ function encodedKeys(bytes: Buffer, ends: Uint32Array, ctx: KeyContext): { keyBy
 
 function sortEncoded(keyBytes: Buffer, keyEnds: Uint32Array, scratch: SortScratch): Uint32Array | undefined {
   const n = keyEnds.length;
-  const startOf = (i: number): number => (i === 0 ? 0 : keyEnds[i - 1]!);
+  const startOf = (i: number): number => recordStart(keyEnds, i);
   let ordered = true;
   for (let i = 1; i < n && ordered; i++) {
     // buf.compare(target, …, source…) is the order of source against target: here key i-1 against key i.
