@@ -13,6 +13,7 @@ import type { Prepared } from '../introspect/target.js';
 import { readTableFingerprint } from '../introspect/table.js';
 import { privilegesForPlan } from '../plan/needs.js';
 import { planLoad } from '../plan/planner.js';
+import { streamsThatFit } from '../plan/rules/connections.js';
 import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.js';
 import { PLAN_VERSION, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
@@ -163,8 +164,11 @@ export async function findOrPlanJob(
   notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
   // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
   // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
-  const concurrency = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
-  return { plan: { ...stored.plan, concurrency }, stored, done, phase: stored.phase, notes };
+  const wanted = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
+  // The account's connections may be fewer than when the job was planned.
+  const fit = planOptions.connectionsBudgeted ? { streams: wanted } : streamsThatFit(wanted, prep.server);
+  if (fit.warning) notes.push(fit.warning);
+  return { plan: { ...stored.plan, concurrency: fit.streams }, stored, done, phase: stored.phase, notes };
 }
 
 /** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */

@@ -8,6 +8,7 @@ import type { ConnectionOptions, Endpoint, SslOptions } from '../config/connecti
 import { describeConnection } from '../config/connection.js';
 import { FlatloadError } from '../errors/index.js';
 import { toFlatloadError } from './errors.js';
+import { ER } from './errnos.js';
 import { NodeRouter } from './nodes.js';
 
 /**
@@ -128,10 +129,13 @@ export function nodeOf(conn: Connection | PoolConnection): Endpoint | undefined 
   return typeof sock === 'object' && sock !== null ? socketNodes.get(sock) : undefined;
 }
 
+/** Every connection's character set, set in the handshake. */
+export const CONNECTION_CHARSET = 'utf8mb4';
+
 function baseOptions(c: ConnectionOptions, open: OpenOptions, ssl: TlsSettings | undefined, router: NodeRouter): Mysql2Options {
   const o: Mysql2Options = {
     user: c.user,
-    charset: 'utf8mb4',
+    charset: CONNECTION_CHARSET,
     supportBigNumbers: true,
     bigNumberStrings: true,
     dateStrings: true,
@@ -279,10 +283,26 @@ export async function openSession(c: ConnectionOptions, open: OpenOptions = {}):
   // A node of a list that cannot be reached is skipped; the last one's error is the one reported.
   for (let tries = 1; ; tries++) {
     try {
-      return await openSessionOn(c, open, ssl, router);
+      return await overLimitRetried(() => openSessionOn(c, open, ssl, router));
     } catch (err) {
       const reachable = !(err instanceof FlatloadError) || err.code !== 'CONNECTION_REFUSED';
       if (reachable || tries >= router.nodes.length) throw err;
+    }
+  }
+}
+
+/**
+ * A connection over the account's MAX_USER_CONNECTIONS is tried again after
+ * 0.1, 0.2 and 0.3 s: one this process has just closed may not have ended
+ * on the server yet (mysql2's end() does not wait for it).
+ */
+async function overLimitRetried<T>(connect: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (err) {
+      if (!(err instanceof FlatloadError && err.context.serverErrno === ER.USER_LIMIT_REACHED) || attempt >= 4) throw err;
+      await new Promise((r) => setTimeout(r, 100 * attempt));
     }
   }
 }
@@ -320,11 +340,13 @@ async function openSessionOn(c: ConnectionOptions, open: OpenOptions, ssl: TlsSe
 }
 
 export async function openConnection(s: Session, open: OpenOptions = {}): Promise<Connection> {
-  try {
-    return await mysql.createConnection(baseOptions(s.options, open, s.ssl, s.router));
-  } catch (err) {
-    throw connectError(err, s.options, `connecting to ${describeConnection({ ...s.options, ...s.router.current })}`);
-  }
+  return overLimitRetried(async () => {
+    try {
+      return await mysql.createConnection(baseOptions(s.options, open, s.ssl, s.router));
+    } catch (err) {
+      throw connectError(err, s.options, `connecting to ${describeConnection({ ...s.options, ...s.router.current })}`);
+    }
+  });
 }
 
 /** A connection to one given node of the list, whatever the router's current node (to read each node in turn). */

@@ -18,8 +18,13 @@ export class NodeRouter {
   constructor(readonly nodes: readonly Endpoint[]) {}
 
   /** Told each time the current node is given up: which one, and where connections go now. */
-  onFailover(fn: (lost: string, next: string) => void): void {
+  /** Returns the way to stop listening (a load sharing an export's router stops at its end). */
+  onFailover(fn: (lost: string, next: string) => void): () => void {
     this.listeners.push(fn);
+    return () => {
+      const i = this.listeners.indexOf(fn);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
   }
 
   get current(): Endpoint {

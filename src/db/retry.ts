@@ -1,12 +1,15 @@
+import { ER } from './errnos.js';
 import { isConnectionLost, isNodeNotReady, isRetryableLock } from './errors.js';
 
 /**
  * Faults after which the chunk's transaction is gone and a fresh attempt is
  * safe: a lost connection, a deadlock or Galera certification conflict
- * (1213), a lock wait timeout, a Galera node not ready (1047).
+ * (1213), a lock wait timeout, a Galera node not ready (1047), a new
+ * connection refused over the account's MAX_USER_CONNECTIONS (1226: nothing
+ * ran on it, and one of this process's may just be ending on the server).
  */
 export function isRetryable(err: unknown): boolean {
-  return isConnectionLost(err) || isRetryableLock(err) || isNodeNotReady(err);
+  return isConnectionLost(err) || isRetryableLock(err) || isNodeNotReady(err) || (err as { errno?: number }).errno === ER.USER_LIMIT_REACHED;
 }
 
 /** The one backoff: exponential with a little jitter, 0.5 s, 1 s, 2 s, 4 s … up to `capMs`. */

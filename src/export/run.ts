@@ -13,13 +13,15 @@ import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js'
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
 import { toLoadOptions, type LoadArgs } from '../config/loadOptions.js';
-import { openSession } from '../db/connect.js';
+import { openSession, type Session } from '../db/connect.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
+import { readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
 import { planJson, renderPlan } from '../plan/explain.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
@@ -29,7 +31,7 @@ import { ddlStatements } from './ddl.js';
 import { discoverExport, type DiscoveredTable } from './discover.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
-import { StreamBudget, streamsFor, startOrder, tablesAtOnce } from './slots.js';
+import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
 
 export interface ExportArgs extends LoadArgs {
   files: string[];
@@ -127,6 +129,8 @@ export async function executeExport(
   const notes: string[] = [];
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
+  /** The export's loading connections, shared by its tables chunk by chunk. */
+  let loading: SharedConnections | undefined;
   try {
     const targets: Target[] = [];
     for (const t of found.tables) {
@@ -156,8 +160,17 @@ export async function executeExport(
         });
       }
     }
-    const jobs = base.jobs ?? (await defaultBudget(control, io.clientCpus));
-    if (base.dryRun) return await planExport(a, conn, targets, found.source, mode, jobs);
+    const account = await readAccountConnections(control.connection);
+    const left = account && account.limit - account.open;
+    if (account && left !== undefined && left < 2) {
+      const why = `max_user_connections is ${account.limit} for this account and it has ${account.open} open, this export's included: loading needs two more, one for the table being loaded and one to load over`;
+      if (!base.dryRun) throw new FlatloadError('CONNECTION_REFUSED', why, { hint: 'close a connection of this account, or raise its MAX_USER_CONNECTIONS' });
+      notes.push(`the export would stop before loading anything: ${why}`);
+    }
+    const layout = connectionLayout(base.jobs ?? (await defaultBudget(control, io.clientCpus)), left);
+    const jobs = layout.jobs;
+    if (layout.warning) notes.push(layout.warning);
+    if (base.dryRun) return await planExport(a, conn, session, targets, found.source, mode, jobs, notes);
 
     const members: ExportMember[] = targets.map((t) => ({
       target: t.key,
@@ -218,6 +231,7 @@ export async function executeExport(
       await store.update(exportId, { phase: 'prepared' });
     }
 
+    loading = SharedConnections.open(session, jobs);
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
     io.signal.addEventListener('abort', onAbort, { once: true });
@@ -252,7 +266,7 @@ export async function executeExport(
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { gate });
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { gate, connections: loading, session, budgeted: true });
         addLoad(r, res);
         if (res.error) throw res.error;
       }
@@ -266,7 +280,7 @@ export async function executeExport(
     const streams = new StreamBudget(jobs, order.map((x) => x.key));
     const running = new Set<Promise<void>>();
     for (const { t, r } of order) {
-      while (running.size >= tablesAtOnce(jobs)) await Promise.race(running);
+      while (running.size >= layout.tables) await Promise.race(running);
       if (stop.signal.aborted) break;
       // Tables read and sort their inputs one after another (that work shares this process's one JavaScript thread,
       // so two at once would only make both late): the next starts once this one asks for its first stream.
@@ -317,6 +331,7 @@ export async function executeExport(
     await held?.store.update(held.exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
     throw fe;
   } finally {
+    await loading?.end();
     await control.end();
   }
 }
@@ -345,10 +360,9 @@ async function swapAll(control: ControlConnection, targets: readonly Target[], k
 }
 
 /** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
-async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: readonly Target[], source: string, mode: string, jobs: number): Promise<ExportRun> {
+async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: readonly Target[], source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
   const plans: ExportRun['plans'] = [];
   const reports: ExportTableReport[] = [];
-  const notes: string[] = [];
   for (const t of startOrder(targets)) {
     reports.push(tableReport(t, 'dry-run'));
     if (!t.exists) {
@@ -357,7 +371,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, targets: reado
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
-    const res = await executeLoad(options, conn, new EventHub(), undefined, '');
+    const res = await executeLoad(options, conn, new EventHub(), undefined, '', { session, budgeted: true });
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }

@@ -26,6 +26,21 @@ export function tablesAtOnce(budget: number): number {
   return budget + 1;
 }
 
+/**
+ * Tables open at once and the streams they share, within the connections
+ * the account may still open (`left`, after the export's own; undefined: no
+ * limit). Each open table holds a control connection and each stream one
+ * more, so the ideal takes tablesAtOnce(jobs) + jobs. Fewer tables at once
+ * give up first (a table waiting to start needs no connection), then streams.
+ */
+export function connectionLayout(jobs: number, left: number | undefined): { jobs: number; tables: number; warning?: string } {
+  const tables = tablesAtOnce(jobs);
+  if (left === undefined || tables + jobs <= left) return { jobs, tables };
+  const fewer = left >= jobs + 1 ? { jobs, tables: left - jobs } : { jobs: Math.max(1, left - 1), tables: 1 };
+  const streams = fewer.jobs < jobs ? ` and ${fewer.jobs} loading stream(s) instead of ${jobs}` : '';
+  return { ...fewer, warning: `the account may open ${left} more connection(s) (max_user_connections): ${fewer.tables} table(s) at once instead of ${tables}${streams}; each table being loaded holds a control connection, each stream one more [docs/exports.md#connections]` };
+}
+
 /** The order tables start in: biggest first (ties by name, so a rerun starts them in the same order). */
 export function startOrder<T extends { sizeBytes: number; key: string }>(tables: readonly T[]): T[] {
   return [...tables].sort((a, b) => b.sizeBytes - a.sizeBytes || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

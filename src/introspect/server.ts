@@ -1,5 +1,5 @@
 import type { Connection, PoolConnection } from 'mysql2/promise';
-import type { Flavor, ServerFacts } from './types.js';
+import type { AccountConnections, Flavor, ServerFacts } from './types.js';
 import { redactGrant } from './grants.js';
 import { readGaleraFacts } from './cluster.js';
 
@@ -30,6 +30,7 @@ const VARIABLE_PATTERNS = [
   'character_set_server',
   'lower_case_table_names',
   'thread_pool_size',
+  'max_user_connections',
   'bulk_insert_buffer_size',
   'myisam_sort_buffer_size',
   'aria_sort_buffer_size',
@@ -53,6 +54,21 @@ export function parseVersion(version: string, comment: string): { flavor: Flavor
   else if (/percona/i.test(text)) flavor = 'percona';
   else if (!m) flavor = 'unknown';
   return { flavor, number };
+}
+
+/**
+ * The account's connection limit and the connections it has open now,
+ * undefined when it has no limit. The session value of max_user_connections
+ * is the account's MAX_USER_CONNECTIONS when it has one, else the global
+ * value; 0 is no limit. The count is of the user name's connections, which
+ * is the account's or more (another host's account of the same name): a
+ * conservative count.
+ */
+export async function readAccountConnections(conn: Conn, sessionLimit?: string): Promise<AccountConnections | undefined> {
+  const limit = Number(sessionLimit ?? (await rows<{ v: unknown }>(conn, 'SELECT @@SESSION.max_user_connections AS v'))[0]?.v);
+  if (!(limit > 0)) return undefined;
+  const [r] = await rows<{ n: unknown }>(conn, "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = SUBSTRING_INDEX(CURRENT_USER(), '@', 1)");
+  return { limit, open: Math.max(1, Number(r?.n ?? 1)) };
 }
 
 export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
@@ -84,6 +100,7 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
   const cpus = Number(variables['thread_pool_size']);
   // A server without wsrep variables (MySQL, TiDB) answers with nothing or an error: not a cluster node either way.
   const galera = await readGaleraFacts(conn).catch(() => undefined);
+  const accountConnections = await readAccountConnections(conn, variables['max_user_connections'] ?? '0');
   return {
     flavor,
     version,
@@ -98,5 +115,6 @@ export async function readServerFacts(conn: Conn): Promise<ServerFacts> {
     lowerCaseTableNames: Number(variables['lower_case_table_names'] ?? 0),
     serverCpus: Number.isFinite(cpus) && cpus > 0 ? cpus : undefined,
     ...(galera?.wsrepOn ? { galera } : {}),
+    ...(accountConnections ? { accountConnections } : {}),
   };
 }

@@ -27,6 +27,15 @@ export interface ServerFacts {
   serverCpus: number | undefined;
   /** The node's Galera facts when it replicates (wsrep_on with a provider); undefined on a plain server. */
   galera?: GaleraFacts | undefined;
+  /** The account's connection limit and use; undefined when it has none. */
+  accountConnections?: AccountConnections | undefined;
+}
+
+export interface AccountConnections {
+  /** The account's MAX_USER_CONNECTIONS, as the session value of max_user_connections shows it. */
+  limit: number;
+  /** Connections the account has open, the one that asked included. */
+  open: number;
 }
 
 export interface ColumnFacts {

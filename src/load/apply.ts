@@ -34,6 +34,7 @@ import { guardChunks } from './chunkGuard.js';
 import { insertExecutor } from './insertExecutor.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
+import type { SharedConnections } from './sharedConnections.js';
 import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult, type StreamGate } from './runner.js';
 import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
@@ -63,6 +64,8 @@ export interface LoadRun {
   rejectPath: string;
   /** Loading streams shared with other loads (an export's tables). */
   gate?: StreamGate | undefined;
+  /** The connections those streams load over. */
+  shared?: SharedConnections | undefined;
 }
 
 export interface Applied {
@@ -263,10 +266,14 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const { executor, notBulk, beforeCommit } = chunkExecutor(r, resuming, budget, rejects);
   const execute = guardChunks({ plan, prep, input, cp, events, executor, notBulk, partial, resuming, beforeCommit, rejects });
   const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, o.file);
-  const pool = openPool(session, jobs, { localInfile: true });
+  // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
+  const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;
+  const pool = shared ? undefined : openPool(session, jobs, { localInfile: true });
+  const router = (shared?.session ?? session).router;
   try {
     return await runChunks({
       pool,
+      shared: shared && { connections: shared, as: cp.jobId },
       jobs,
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
@@ -283,14 +290,14 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       // A Galera node that says it is not ready (1047) is left for the next node of the list.
       onFault: (conn, err) => {
         const node = isNodeNotReady(err) ? nodeOf(conn) : undefined;
-        if (node) session.router.failed(node);
+        if (node) router.failed(node);
       },
       events,
       gate: r.gate,
       ...(r.signal ? { signal: r.signal } : {}),
     });
   } finally {
-    await pool.end().catch(() => undefined);
+    await pool?.end().catch(() => undefined);
   }
 }
 

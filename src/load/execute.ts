@@ -1,7 +1,7 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { LoadOptions } from '../config/loadOptions.js';
-import { openSession, type Session } from '../db/connect.js';
+import { openConnection, openSession, type Session } from '../db/connect.js';
 import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
@@ -22,6 +22,7 @@ import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
 import type { StreamGate } from './runner.js';
+import type { SharedConnections } from './sharedConnections.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
 
@@ -127,6 +128,12 @@ export interface ShareOf {
 export interface LoadWithin {
   share?: ShareOf | undefined;
   gate?: StreamGate | undefined;
+  /** The connections the gate's streams load over (an export's). */
+  connections?: SharedConnections | undefined;
+  /** An export's session: TLS settled once for every table, and one node list whose failovers every table follows. */
+  session?: Session | undefined;
+  /** The streams were fitted to the account's connection limit by the export: not again by this table's plan. */
+  budgeted?: boolean | undefined;
 }
 
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
@@ -250,8 +257,9 @@ export async function executeLoad(
   const { share } = within;
   const t0 = Date.now();
   const source = openInput(o.file);
-  const { session, conn: first } = await openSession(conn, { localInfile: false });
+  const { session, conn: first } = within.session ? { session: within.session, conn: await openConnection(within.session) } : await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
+  let stopFollowingFailovers: (() => void) | undefined;
   let local: LocalInput | undefined;
   let chunks: ChunkInputOf | undefined;
   let lease: JobLease | undefined;
@@ -260,14 +268,21 @@ export async function executeLoad(
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     const { prep, facts } = f;
+    const account = prep.server.accountConnections;
+    if (account && account.open >= account.limit && !within.budgeted && !o.dryRun) {
+      throw new FlatloadError('CONNECTION_REFUSED', `max_user_connections is ${account.limit} for this account and it has ${account.open} open, this load's included: none is left to load over`, {
+        hint: 'close a connection of this account, or raise its MAX_USER_CONNECTIONS',
+      });
+    }
     if (prep.server.galera) {
       await readCausally(control);
-      session.router.onFailover((lost, next) => events.emit({ type: 'warning', message: `Galera node ${lost} refused a connection or is not ready: new connections go to ${next}` }));
+      stopFollowingFailovers = session.router.onFailover((lost, next) => events.emit({ type: 'warning', message: `Galera node ${lost} refused a connection or is not ready: new connections go to ${next}` }));
     }
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
-    const job = await findOrPlanJob(o, prep, facts, f.planOptions, f.identity, store, control);
+    const planOptions = within.budgeted ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
+    const job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
     checkPlanPrivileges(plan, prep, o, schema);
@@ -319,6 +334,7 @@ export async function executeLoad(
       signal,
       rejectPath,
       gate: within.gate,
+      shared: within.connections,
       cp: {
         store,
         schema,
@@ -389,6 +405,7 @@ export async function executeLoad(
     local?.dispose();
     // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
     if (reachable) await lease?.release();
+    stopFollowingFailovers?.();
     await control.end();
   }
 }

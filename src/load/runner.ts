@@ -4,6 +4,7 @@ import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import type { ConnectionState, EventHub } from '../report/events.js';
 import { backoffMs, isRetryable } from '../db/retry.js';
+import type { SharedConnections } from './sharedConnections.js';
 
 /** What a chunk's execution reports back. */
 export interface ChunkOutcome {
@@ -39,8 +40,14 @@ export interface StreamGate {
 }
 
 export interface RunOptions {
-  /** connectionLimit >= jobs; each slot keeps one connection for the whole run. */
-  pool: Pool;
+  /** connectionLimit >= jobs; each slot keeps one connection for the whole run. Unused when `shared` is given. */
+  pool?: Pool | undefined;
+  /**
+   * Connections shared with other loads, borrowed for each chunk and given
+   * back after it (as `as`, whose session settings they then hold). Not for
+   * a plan with `sessionEnd`: its session lasts from the first chunk to the last.
+   */
+  shared?: { connections: SharedConnections; as: string } | undefined;
   jobs: number;
   chunks: AsyncIterable<CutChunk>;
   execute: ChunkExecutor;
@@ -97,6 +104,8 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
  * lets in-flight chunks finish (commit or roll back), and reports.
  */
 export async function runChunks(o: RunOptions): Promise<RunResult> {
+  if (o.shared && o.sessionEnd?.length) throw new FlatloadError('INTERNAL', 'a load whose session ends with statements cannot share its connections');
+  if (!o.shared && !o.pool) throw new FlatloadError('INTERNAL', 'a load needs a pool or shared connections');
   const sleep = o.sleep ?? defaultSleep;
   const maxAttempts = o.maxAttempts ?? 5;
   const freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
@@ -141,8 +150,9 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
         held.delete(slot);
         const started = Date.now();
         try {
-          if (!conn) {
-            conn = await o.pool.getConnection();
+          if (!conn && o.shared) conn = await o.shared.connections.borrow(o.shared.as, o.sessionSql);
+          else if (!conn) {
+            conn = await o.pool!.getConnection();
             for (const sql of o.sessionSql) await conn.query(sql);
           }
           o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
@@ -152,7 +162,9 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
           const cutOff = new Promise<never>((_, reject) => active.set(loading, reject));
           executing.catch(() => undefined); // settles (if ever) after a cut-off nobody waits for
           const out = await Promise.race([executing, cutOff]).finally(() => active.delete(loading));
-          held.set(slot, conn);
+          // A shared connection goes back before the stream does, so whoever takes the stream finds it free.
+          if (o.shared) conn.release();
+          else held.set(slot, conn);
           conn = undefined;
           totals.records += out.records;
           totals.rowsLoaded += out.rowsLoaded;

@@ -29,6 +29,7 @@ import { planOrder } from './rules/order.js';
 import { planMyisamAria } from './rules/myisam.js';
 import { planMyrocks } from './rules/myrocks.js';
 import { planTokudb } from './rules/tokudb.js';
+import { streamsThatFit } from './rules/connections.js';
 
 const MAX_DEFAULT_STREAMS = 8;
 const INSERT_BATCH_MAX = 1 << 20;
@@ -198,6 +199,9 @@ function ruleContext(
     return !fkColumns.some((fk) => fk.every((c, k) => cols[k] === c));
   });
   const emptyHow: EmptyHow = mode.emptyHow;
+  const wanted = options.jobs ?? defaultConcurrency(server, options.clientCpus);
+  const fit = options.connectionsBudgeted ? { streams: wanted } : streamsThatFit(wanted, server);
+  if (fit.warning) warnings.push(fit.warning);
   return {
     server,
     table,
@@ -209,7 +213,7 @@ function ruleContext(
     loadTarget: mode.loadTarget,
     emptyHow,
     emptyAtStart: emptyHow === 'already' || emptyHow === 'truncate' || emptyHow === 'shadow',
-    parallel: options.jobs ?? defaultConcurrency(server, options.clientCpus),
+    parallel: fit.streams,
     jobsForced: options.jobs !== undefined,
     autoInc: ai,
     preAssign: sk.preAssign,

@@ -23,6 +23,8 @@ export interface PlanOptions {
   sortMemoryBytes: number;
   /** Cores on the client machine (the planner must not read os itself). */
   clientCpus: number;
+  /** The loading connections are an export's, fitted to the account's connection limit there: not again per table. */
+  connectionsBudgeted?: boolean | undefined;
 }
 
 export interface PlanFacts {

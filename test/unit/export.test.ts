@@ -4,7 +4,7 @@ import { ddlStatements } from '../../src/export/ddl.js';
 import { parseManifest } from '../../src/export/manifest.js';
 import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } from '../../src/export/names.js';
 import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
-import { StreamBudget, startOrder, streamsFor, tablesAtOnce } from '../../src/export/slots.js';
+import { connectionLayout, StreamBudget, startOrder, streamsFor, tablesAtOnce } from '../../src/export/slots.js';
 import { exportStatusOf, renderExportStatus } from '../../src/export/status.js';
 import { ExportProgress } from '../../src/export/progress.js';
 import type { JobSummary } from '../../src/checkpoint/store.js';
@@ -176,6 +176,25 @@ test('the stream budget: one stream per table while tables are still to start, e
   big.give();
   big.give();
   assert.equal(b.available, 2, 'every stream back');
+});
+
+test('the export\'s connections within the account\'s limit: fewer tables at once first, then fewer streams', () => {
+  // [--jobs, connections left after the export's own, streams, tables at once, warned]
+  const cases: Array<[number, number | undefined, number, number, boolean]> = [
+    [2, undefined, 2, 3, false],
+    [2, 5, 2, 3, false],
+    [2, 4, 2, 2, true],
+    [2, 3, 2, 1, true],
+    [2, 2, 1, 1, true],
+    [8, 20, 8, 9, false],
+    [8, 12, 8, 4, true],
+    [8, 6, 5, 1, true],
+  ];
+  for (const [jobs, left, streams, tables, warned] of cases) {
+    const l = connectionLayout(jobs, left);
+    assert.deepEqual([l.jobs, l.tables, l.warning !== undefined], [streams, tables, warned], `--jobs ${jobs}, ${left} left`);
+    if (left !== undefined) assert.ok(l.jobs + l.tables <= left, 'never more connections than are left');
+  }
 });
 
 test('the stream budget: a table that finishes without loading releases the wait on the others', async () => {

@@ -128,13 +128,14 @@ describe('a list URL never shows its password', () => {
   }
 });
 
-describe('which Galera errors are retried', () => {
+describe('which server errors a chunk is retried after', () => {
   const cases: Array<[string, { errno: number; sqlMessage: string }, boolean]> = [
     ['1047 node not ready', { errno: 1047, sqlMessage: 'WSREP has not yet prepared node for application use' }, true],
     ['1180 lost the primary component', { errno: 1180, sqlMessage: 'Got error 6 "No such device or address" during COMMIT: Not connected to Primary Component' }, true],
     ['1180 too many rows in a write-set', { errno: 1180, sqlMessage: 'Got error 5 "Input/output error" during COMMIT: wsrep_max_ws_rows exceeded' }, false],
     ['1213 certification conflict', { errno: 1213, sqlMessage: 'Deadlock found when trying to get lock; try restarting transaction' }, true],
     ['1105 write-set too large', { errno: 1105, sqlMessage: 'Maximum writeset size exceeded' }, false],
+    ['1226 a new connection over the account\'s limit', { errno: 1226, sqlMessage: "User 'etl' has exceeded the 'max_user_connections' resource (current value: 4)" }, true],
   ];
   for (const [name, err, want] of cases) test(name, () => assert.equal(isRetryable(err), want));
 });

@@ -648,3 +648,25 @@ describe('planLoad', () => {
     });
   }
 });
+
+describe('streams within the account\'s connection limit', () => {
+  // [limit, open, --jobs, budgeted by an export, streams planned, warned]
+  const cases: Array<[number | undefined, number, number, boolean, number, boolean]> = [
+    [undefined, 1, 4, false, 4, false],
+    [10, 1, 4, false, 4, false],
+    [5, 1, 4, false, 4, false],
+    [4, 1, 4, false, 3, true],
+    [3, 2, 4, false, 1, true],
+    [2, 2, 4, false, 1, true],
+    [2, 1, 4, true, 4, false],
+  ];
+  for (const [limit, open, jobs, budgeted, streams, warned] of cases) {
+    test(`max_user_connections ${limit ?? 'none'}, ${open} open, --jobs ${jobs}${budgeted ? ', an export\'s' : ''}: ${streams} stream(s)`, () => {
+      const base = maria('user_summary', 'InnoDB', 'us.tsv');
+      const server = limit === undefined ? base.server : { ...base.server, accountConnections: { limit, open } };
+      const plan = planLoad({ ...base, server }, opts({ jobs, connectionsBudgeted: budgeted }));
+      assert.equal(plan.concurrency, streams);
+      assert.equal(plan.warnings.some((w) => /max_user_connections/.test(w)), warned);
+    });
+  }
+});

@@ -10,6 +10,8 @@ import { describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
 import { isFlatloadError, FlatloadError } from '../../src/errors/index.js';
+import type { Session } from '../../src/db/connect.js';
+import { SharedConnections, type ConnectionPool } from '../../src/load/sharedConnections.js';
 import { runChunks, type ChunkContext, type ChunkOutcome, type RunOptions, type RunResult, type StreamGate } from '../../src/load/runner.js';
 import { EventHub, type LoadEvent } from '../../src/report/events.js';
 
@@ -30,6 +32,10 @@ class FakeConnection {
   release(): void {
     this.released = true;
   }
+  reset(): Promise<void> {
+    this.queries.push('(reset)');
+    return Promise.resolve();
+  }
   destroy(): void {
     this.destroyed = true;
     for (const w of this.destroyWaiters.splice(0)) w();
@@ -47,6 +53,19 @@ class FakePool {
     const c = new FakeConnection(this.connections.length + 1, this.failQuery);
     this.connections.push(c);
     return Promise.resolve(c);
+  }
+}
+
+/** A pool that hands a released connection out again, as mysql2's does. */
+class ReusingPool extends FakePool {
+  override getConnection(): Promise<FakeConnection> {
+    const free = this.connections.find((c) => c.released && !c.destroyed);
+    if (!free) return super.getConnection();
+    free.released = false;
+    return Promise.resolve(free);
+  }
+  end(): Promise<void> {
+    return Promise.resolve();
   }
 }
 
@@ -228,6 +247,48 @@ describe('runChunks: streams shared with other loads', () => {
     });
     assert.equal(result.stoppedBy?.code, 'INPUT_MALFORMED');
     assert.equal(gate.lent, 0);
+  });
+});
+
+describe('runChunks: connections shared with other loads', () => {
+  const lender = (pool: ReusingPool): SharedConnections => new SharedConnections(pool as unknown as ConnectionPool, {} as Session, ['SET NAMES utf8mb4']);
+  const ok = (c: CutChunk): Promise<ChunkOutcome> => Promise.resolve(outcome(c));
+
+  test('each chunk gives its connection back; the same load finds its settings, another finds the connection reset first', async () => {
+    const pool = new ReusingPool();
+    const shared = lender(pool);
+    const a = await run({ pool: undefined, shared: { connections: shared, as: 'a' }, jobs: 1, chunks: chunkStream(3), execute: ok }, pool);
+    assert.equal(a.result.totals.records, 30);
+    assert.equal(pool.connections.length, 1);
+    assert.ok(pool.connections[0]!.released, 'given back after the last chunk');
+    assert.deepEqual(pool.connections[0]!.queries, ['SET SESSION a = 1', 'SET SESSION b = 2'], 'settings once for three chunks');
+    await run({ pool: undefined, shared: { connections: shared, as: 'b' }, jobs: 1, chunks: chunkStream(2), sessionSql: ['SET SESSION c = 3'], execute: ok }, pool);
+    await run({ pool: undefined, shared: { connections: shared, as: 'a' }, jobs: 1, chunks: chunkStream(1), execute: ok }, pool);
+    assert.equal(pool.connections.length, 1);
+    assert.deepEqual(pool.connections[0]!.queries.slice(2), ['(reset)', 'SET NAMES utf8mb4', 'SET SESSION c = 3', '(reset)', 'SET NAMES utf8mb4', 'SET SESSION a = 1', 'SET SESSION b = 2']);
+  });
+
+  test('a chunk that fails drops its shared connection; the retry gets a new one with the settings', async () => {
+    const pool = new ReusingPool();
+    let failures = 1;
+    const { result } = await run(
+      {
+        pool: undefined,
+        shared: { connections: lender(pool), as: 'a' },
+        jobs: 1,
+        chunks: chunkStream(2),
+        execute: (c) => (failures-- > 0 ? Promise.reject(lockWait()) : ok(c)),
+      },
+      pool,
+    );
+    assert.equal(result.stoppedBy, undefined);
+    assert.equal(result.totals.records, 20);
+    assert.deepEqual(pool.connections.map((c) => [c.destroyed, c.released, c.queries.length]), [[true, false, 2], [false, true, 2]]);
+  });
+
+  test('a load whose session ends with statements cannot share connections', async () => {
+    const pool = new ReusingPool();
+    await assert.rejects(run({ pool: undefined, shared: { connections: lender(pool), as: 'a' }, sessionEnd: ['SET SESSION rocksdb_bulk_load = 0'], execute: ok }, pool), /cannot share/);
   });
 });
 
