@@ -70,11 +70,11 @@ export async function parallelClients(t: Target, parts: string[], s: Session = {
 }
 
 /** `mariadb-import --local --use-threads=N` on the parts (each named after the table, as it requires). */
-export function mariadbImport(t: Target, parts: string[], threads: number): Promise<Measured> {
+export function mariadbImport(t: Target, parts: string[], threads: number, cpus?: string): Promise<Measured> {
   return measure(
     'mariadb-import',
     [...clientArgs(t), '--local', `--use-threads=${threads}`, ...(t.columns ? [`--columns=${t.columns.join(',')}`] : []), t.db, ...parts],
-    { serverPid: t.serverPid },
+    { serverPid: t.serverPid, ...(cpus !== undefined ? { cpus } : {}) },
   );
 }
 

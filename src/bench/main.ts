@@ -10,7 +10,7 @@
  *   npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
  *   npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
  *   npm run bench -- --cluster [--rows 300000] [--repeat 3]  (a Spider table: direct routing against the front → docs/benchmarks.md)
- *   npm run bench -- --export [--rows 2000000] [--jobs 2] [--buffer-pool 128M]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N)
+ *   npm run bench -- --export [--rows 2000000] [--jobs 2] [--buffer-pool 128M] [--pin]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N; --pin: the server on the first core, every client on the others)
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ const { values: args } = parseArgs({
     cluster: { type: 'boolean', default: false },
     'buffer-pool': { type: 'string', default: '2G' },
     export: { type: 'boolean', default: false },
+    pin: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '3' },
     'memory-gb': { type: 'string', default: '2' },
   },
@@ -64,7 +65,7 @@ async function main(): Promise<void> {
     return;
   }
   if (args.export) {
-    await runExportBench({ rows: positive('rows', args.rows ?? '2000000'), repeat, jobs: positive('jobs', args.jobs), write: !args['no-write'], root, cli, bufferPool: args['buffer-pool'] });
+    await runExportBench({ rows: positive('rows', args.rows ?? '2000000'), repeat, jobs: positive('jobs', args.jobs), write: !args['no-write'], root, cli, bufferPool: args['buffer-pool'], pin: args.pin });
     return;
   }
   if (args.memory) {

@@ -28,7 +28,9 @@ const GNU_TIME = '/usr/bin/time';
  * Runs a command and measures it: wall time here, client CPU and peak RSS
  * with GNU time (when installed), server CPU from /proc before and after.
  */
-export async function measure(cmd: string, args: string[], opts: { serverPid?: number; env?: NodeJS.ProcessEnv; stdinFile?: string; cwd?: string } = {}): Promise<Measured> {
+export async function measure(cmd: string, args: string[], opts: { serverPid?: number; env?: NodeJS.ProcessEnv; stdinFile?: string; cwd?: string; cpus?: string } = {}): Promise<Measured> {
+  // On given CPUs (taskset): the client kept off the cores the server is pinned to.
+  if (opts.cpus !== undefined) [cmd, args] = ['taskset', ['-c', opts.cpus, cmd, ...args]];
   const useTime = existsSync(GNU_TIME);
   const timeFile = `/tmp/flatload-bench-time-${process.pid}-${Date.now()}`;
   const argv = useTime ? ['-f', '%U %S %M', '-o', timeFile, cmd, ...args] : args;
