@@ -95,10 +95,6 @@ async function connectionsOpen(admin: Connection): Promise<number | null> {
   return statusValue(admin, 'Threads_connected');
 }
 
-async function peakConnections(admin: Connection): Promise<number> {
-  return statusValue(admin, 'Max_used_connections');
-}
-
 export async function runExportBench(o: ExportBenchOptions): Promise<void> {
   // The default pool holds every table; a smaller one is the nightly multi-GB case, written to a section of its own.
   const defaultPool = o.bufferPool === '2G';
@@ -182,8 +178,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
         run: async () => {
           const before = await connectionsOpen(admin!);
           const m = await c.run(target, dump, files);
-          const peak = before === null ? null : await peakConnections(admin!);
-          if (peak !== null && before !== null) peaks.get(c)!.push(peak - before);
+          if (before !== null) peaks.get(c)!.push((await statusValue(admin!, 'Max_used_connections')) - before);
           return m;
         },
         check: async () => {
@@ -201,7 +196,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const imp = series[0]!;
     const fl = series[1]!;
     const ceiling = series[2]!;
-    const pinned = clientCpus !== undefined ? `; the server pinned to core 0 and every client to core${availableParallelism() > 2 ? 's' : ''} ${clientCpus} (\`taskset\`), so the client's CPU is not the server's, as when the loader runs on a host of its own` : '';
+    const pinned = clientCpus !== undefined ? `; the server pinned to core 0 and every client to core${cpus > 2 ? 's' : ''} ${clientCpus} (\`taskset\`), so the client's CPU is not the server's, as when the loader runs on a host of its own` : '';
     const lines = [
       `## A whole export: flatload against mariadb-import${defaultPool ? '' : `, ${o.bufferPool} buffer pool`}${o.pin ? ', server and clients on cores of their own' : ''}`,
       '',

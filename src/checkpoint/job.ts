@@ -166,7 +166,7 @@ export async function findOrPlanJob(
   // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
   const wanted = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
   // The account's connections may be fewer than when the job was planned.
-  const fit = planOptions.connectionsBudgeted ? { streams: wanted } : streamsThatFit(wanted, prep.server);
+  const fit = streamsThatFit(wanted, prep.server, planOptions.connectionsBudgeted);
   if (fit.warning) notes.push(fit.warning);
   return { plan: { ...stored.plan, concurrency: fit.streams }, stored, done, phase: stored.phase, notes };
 }

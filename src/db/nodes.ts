@@ -17,8 +17,11 @@ export class NodeRouter {
 
   constructor(readonly nodes: readonly Endpoint[]) {}
 
-  /** Told each time the current node is given up: which one, and where connections go now. */
-  /** Returns the way to stop listening (a load sharing an export's router stops at its end). */
+  /**
+   * Told each time the current node is given up: which one, and where
+   * connections go now. Returns the way to stop listening (a load sharing an
+   * export's router stops at its end).
+   */
   onFailover(fn: (lost: string, next: string) => void): () => void {
     this.listeners.push(fn);
     return () => {

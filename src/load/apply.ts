@@ -269,7 +269,6 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
   const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;
   const pool = shared ? undefined : openPool(session, jobs, { localInfile: true });
-  const router = (shared?.session ?? session).router;
   try {
     return await runChunks({
       pool,
@@ -290,7 +289,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       // A Galera node that says it is not ready (1047) is left for the next node of the list.
       onFault: (conn, err) => {
         const node = isNodeNotReady(err) ? nodeOf(conn) : undefined;
-        if (node) router.failed(node);
+        if (node) session.router.failed(node);
       },
       events,
       gate: r.gate,

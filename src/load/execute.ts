@@ -130,10 +130,13 @@ export interface LoadWithin {
   gate?: StreamGate | undefined;
   /** The connections the gate's streams load over (an export's). */
   connections?: SharedConnections | undefined;
-  /** An export's session: TLS settled once for every table, and one node list whose failovers every table follows. */
+  /**
+   * An export's session: TLS settled once for every table, one node list
+   * whose failovers every table follows (the shared connections' too), and
+   * the streams fitted to the account's connection limit by the export, not
+   * again by this table's plan.
+   */
   session?: Session | undefined;
-  /** The streams were fitted to the account's connection limit by the export: not again by this table's plan. */
-  budgeted?: boolean | undefined;
 }
 
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
@@ -269,7 +272,7 @@ export async function executeLoad(
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
-    if (account && account.open >= account.limit && !within.budgeted && !o.dryRun) {
+    if (account && account.open >= account.limit && !within.session && !o.dryRun) {
       throw new FlatloadError('CONNECTION_REFUSED', `max_user_connections is ${account.limit} for this account and it has ${account.open} open, this load's included: none is left to load over`, {
         hint: 'close a connection of this account, or raise its MAX_USER_CONNECTIONS',
       });
@@ -281,7 +284,7 @@ export async function executeLoad(
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
-    const planOptions = within.budgeted ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
+    const planOptions = within.session ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
     const job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };

@@ -1,12 +1,11 @@
 /**
  * Loading connections shared by the loads of an export. Without them each
- * table opened a pool of its own and held it to its end, so `--jobs 2` over
- * four tables opened up to ten connections (seven measured), where
- * `mariadb-import --use-threads=2` opens two: an account with a
- * MAX_USER_CONNECTIONS limit that mariadb-import fits in stopped flatload
- * half-way. Here the export opens `--jobs` connections once, each chunk
- * borrows one, and a connection that last loaded another table is reset
- * first, so no table's session settings reach the next.
+ * table opened a pool of its own and held it to its end, so the connections
+ * grew with the tables open at once and could not be bounded in advance
+ * (an account's MAX_USER_CONNECTIONS stopped the export half-way). Here the
+ * export opens `--jobs` connections once, each chunk borrows one, and a
+ * connection that last loaded another table is reset first, so no table's
+ * session settings reach the next.
  */
 import type { PoolConnection } from 'mysql2/promise';
 import { CONNECTION_CHARSET, openPool, type Session } from '../db/connect.js';
@@ -30,17 +29,11 @@ export class SharedConnections {
   /** The load whose session settings each connection holds. */
   private readonly settledFor = new WeakMap<object, string>();
 
-  constructor(
-    private readonly pool: ConnectionPool,
-    /** Whose router learns of a node that failed (a Galera node not ready). */
-    readonly session: Session,
-    /** Run after a reset: the handshake's character set (MySQL's reset falls back to the server's, MariaDB's keeps it). */
-    private readonly afterReset: readonly string[] = [`SET NAMES ${CONNECTION_CHARSET}`],
-  ) {}
+  constructor(private readonly pool: ConnectionPool) {}
 
   /** `size` loading connections (LOCAL INFILE allowed) to the session's server, opened as chunks need them. */
   static open(session: Session, size: number): SharedConnections {
-    return new SharedConnections(openPool(session, size, { localInfile: true }), session);
+    return new SharedConnections(openPool(session, size, { localInfile: true }));
   }
 
   /**
@@ -58,7 +51,8 @@ export class SharedConnections {
         this.settledFor.delete(id);
         if (last !== undefined) {
           await conn.reset();
-          for (const sql of this.afterReset) await conn.query(sql);
+          // The handshake's character set again: MySQL's reset falls back to the server's (MariaDB's keeps it).
+          await conn.query(`SET NAMES ${CONNECTION_CHARSET}`);
         }
         for (const sql of sessionSql) await conn.query(sql);
         this.settledFor.set(id, load);

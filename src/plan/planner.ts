@@ -200,7 +200,7 @@ function ruleContext(
   });
   const emptyHow: EmptyHow = mode.emptyHow;
   const wanted = options.jobs ?? defaultConcurrency(server, options.clientCpus);
-  const fit = options.connectionsBudgeted ? { streams: wanted } : streamsThatFit(wanted, server);
+  const fit = streamsThatFit(wanted, server, options.connectionsBudgeted);
   if (fit.warning) warnings.push(fit.warning);
   return {
     server,

@@ -10,7 +10,6 @@ import { describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
 import { isFlatloadError, FlatloadError } from '../../src/errors/index.js';
-import type { Session } from '../../src/db/connect.js';
 import { SharedConnections, type ConnectionPool } from '../../src/load/sharedConnections.js';
 import { runChunks, type ChunkContext, type ChunkOutcome, type RunOptions, type RunResult, type StreamGate } from '../../src/load/runner.js';
 import { EventHub, type LoadEvent } from '../../src/report/events.js';
@@ -251,7 +250,7 @@ describe('runChunks: streams shared with other loads', () => {
 });
 
 describe('runChunks: connections shared with other loads', () => {
-  const lender = (pool: ReusingPool): SharedConnections => new SharedConnections(pool as unknown as ConnectionPool, {} as Session, ['SET NAMES utf8mb4']);
+  const lender = (pool: ReusingPool): SharedConnections => new SharedConnections(pool as unknown as ConnectionPool);
   const ok = (c: CutChunk): Promise<ChunkOutcome> => Promise.resolve(outcome(c));
 
   test('each chunk gives its connection back; the same load finds its settings, another finds the connection reset first', async () => {

@@ -7,9 +7,10 @@
  */
 import type { ServerFacts } from '../../introspect/types.js';
 
-export function streamsThatFit(wanted: number, server: ServerFacts): { streams: number; warning?: string } {
+export function streamsThatFit(wanted: number, server: ServerFacts, budgeted: boolean | undefined): { streams: number; warning?: string } {
   const a = server.accountConnections;
-  if (!a || wanted <= a.limit - a.open) return { streams: wanted };
+  // An export's loads share connections it fitted to the limit itself.
+  if (!a || budgeted || wanted <= a.limit - a.open) return { streams: wanted };
   const left = a.limit - a.open;
   const streams = Math.max(1, left);
   const over = left < 1 ? '; even that one is over the limit, so the load would stop before its first chunk' : '';
