@@ -21,6 +21,7 @@ import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { warmSortAside } from '../order/memorySort.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
 import { planJson, renderPlan } from '../plan/explain.js';
@@ -171,6 +172,7 @@ export async function executeExport(
     const jobs = layout.jobs;
     if (layout.warning) notes.push(layout.warning);
     if (base.dryRun) return await planExport(a, conn, session, targets, found.source, mode, jobs, notes);
+    warmSortAside();
 
     const members: ExportMember[] = targets.map((t) => ({
       target: t.key,
@@ -282,8 +284,9 @@ export async function executeExport(
     for (const { t, r } of order) {
       while (running.size >= layout.tables) await Promise.race(running);
       if (stop.signal.aborted) break;
-      // Tables read and sort their inputs one after another (that work shares this process's one JavaScript thread,
-      // so two at once would only make both late): the next starts once this one asks for its first stream.
+      // Tables read and sort their inputs one after another (the scans share this process's one JavaScript thread, the
+      // in-memory sorts its one sort worker, so two at once would only make both late): the next starts once this one
+      // asks for its first stream.
       let prepared!: () => void;
       const ready = new Promise<void>((resolve) => (prepared = resolve));
       const shared = streams.gateFor(t.key);

@@ -82,8 +82,9 @@ export interface Applied {
  * The chunks the plan loads, over the input's plain file: in file order, or
  * sorted by the clustered key (in memory, or runs in --tmpdir named after
  * the job). scan() reads the whole input before anything is loaded.
+ * `aside`: other loads share this thread (OrderOptions.aside).
  */
-export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub): ChunkSource & { dispose?: () => void } {
+export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub, aside = false): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
   const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
   const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
@@ -114,6 +115,7 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     jobId,
     needBytes: ordered.spillBytes,
     inMemory: ordered.inMemory ?? false,
+    aside,
     onSortedInMemory: (records) => events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} in memory in ${((Date.now() - t0) / 1000).toFixed(1)} s` }),
     onRun: (n) => {
       if (n === 1) events.emit({ type: 'note', message: `sorting the input by ${ordered.key.name} (runs in ${o.tmpdir ?? tmpdir()})` });

@@ -182,11 +182,13 @@ async function startJob(
   resumeCommand: string,
   events: EventHub,
   opened: (input: ChunkInputOf) => void,
+  /** Other loads share this thread (an export's tables): an in-memory sort goes to a worker. */
+  shared: boolean,
 ): Promise<{ jobId: string; chunkInput: ChunkInputOf }> {
   const jobId = job.stored?.jobId ?? jobIdOf(f.identity);
   // Every record boundary is found (and, to load in key order, the input sorted) before anything changes: a broken
   // record late in the input stops the load here.
-  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events);
+  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events, shared);
   opened(chunkInput);
   if (f.prep.unchunkableReason === undefined) await chunkInput.scan();
   const owner = ownerText();
@@ -319,7 +321,7 @@ export async function executeLoad(
       return { report, plan, facts, sql, error: undefined };
     }
 
-    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i));
+    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), within.session !== undefined);
     jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;

@@ -5,7 +5,7 @@ import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
-import { MemorySort } from '../order/memorySort.js';
+import { MemorySort, sortAside } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
 import { readAt } from '../order/runFile.js';
 import { recordTerminator } from '../order/sortChunk.js';
@@ -36,6 +36,8 @@ export interface OrderOptions {
   needBytes: number;
   /** The plan sorts this input in memory (no runs, no spill directory). */
   inMemory?: boolean | undefined;
+  /** Sort in memory in the process's sort worker: other loads (an export's tables) send chunks from this thread meanwhile. */
+  aside?: boolean | undefined;
   /** The in-memory sort is done. */
   onSortedInMemory?: (records: number) => void;
   /** Each run as it is written (progress). */
@@ -145,7 +147,8 @@ export class OrderedInput implements ChunkSource {
       }
     }
     const origin = { startByte: first?.startByte ?? 0, firstLine: first?.firstLine ?? 1 };
-    return MemorySort.sort(bytes, length, this.key, records, origin, this.o.chunkSizeBytes, this.o.maxRecords);
+    const args = [bytes, length, this.key, records, origin, this.o.chunkSizeBytes, this.o.maxRecords] as const;
+    return this.o.aside ? sortAside(...args) : MemorySort.sort(...args);
   }
 
   async *chunks(): AsyncGenerator<CutChunk> {

@@ -13,7 +13,10 @@ import { copyRecord, viewOf } from './copy.js';
 import { compareKeys, plainInteger, type KeyContext, type SortKey } from './key.js';
 import type { ChunkSources, OrderedChunk } from './merge.js';
 import { SortScratch } from './scratch.js';
+import type { MemorySortRequest } from './memorySortWorker.js';
 import { keyOfRecord, recordTerminator, sortChunk, type SortedChunk } from './sortChunk.js';
+import { keyData } from './sortRun.js';
+import { WorkerPool } from './workerPool.js';
 
 /** Where the bytes held in memory start in the input. */
 export interface MemoryOrigin {
@@ -57,85 +60,101 @@ export function cutSpans(n: number, lengthAt: (j: number) => number, sameKeyAt: 
   return spans;
 }
 
-/**
- * All records of an input, sorted by key into one buffer, cut into spans;
- * `chunk(i)` is span i. The records are scattered to their sorted places
- * reading the input in its order: measured 2x cheaper than gathering them
- * in key order, whose every read misses the CPU's caches (900,000 records
- * of 37 bytes: 150 ms against 300-350 ms). Memory: the input twice while
- * the records are moved, then the sorted copy and about 16 bytes per record
- * (record table and permutation: a rejected row's line and byte offset).
- */
-export class MemorySort {
-  readonly spans: SortedSpan[];
-  private readonly firstKeys: SortKey[];
-  private readonly lastKeys: SortKey[];
-  private readonly sorted: Buffer;
-  private readonly perm: Uint32Array;
-  private readonly ends: Uint32Array;
-  private readonly lineOffsets: Uint32Array;
+/** A sort's result in plain arrays, so a worker thread can make it and send it back whole. */
+export interface MemorySortParts {
+  spans: SortedSpan[];
+  /** Each span's first and last key. */
+  firstKeys: SortKey[];
+  lastKeys: SortKey[];
+  /** The records in key order, span after span. */
+  sorted: Buffer;
+  /** perm[j]: the j-th sorted record's place in the input; ends and lineOffsets are by that place. */
+  perm: Uint32Array;
+  ends: Uint32Array;
+  lineOffsets: Uint32Array;
+  origin: MemoryOrigin;
+}
 
-  private constructor(s: SortedChunk, private readonly origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined) {
-    const { perm, table } = s;
-    const ends = table.ends;
-    const n = perm.length;
-    this.spans = cutSpans(n, (j) => recordLength(ends, perm[j]!), (j) => sameKey(s, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
-    this.firstKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.from]!));
-    this.lastKeys = this.spans.map((sp) => keyOfRecord(s, perm[sp.to - 1]!));
-    // Each record's place in the sorted copy, then one pass over the input in its order.
-    // Offsets below 4 GiB: --sort-memory is at most 2 GiB.
-    const dest = new Uint32Array(n);
-    for (let j = 0, acc = 0; j < n; j++) {
-      const r = perm[j]!;
-      dest[r] = acc;
-      acc += recordLength(ends, r);
-    }
-    const src = s.bytes;
-    const last = this.spans[this.spans.length - 1];
-    const out = Buffer.allocUnsafeSlow(last ? last.start + last.bytes : 0);
-    const srcView = viewOf(src);
-    const outView = viewOf(out);
-    for (let r = 0, start = 0; r < n; r++) {
-      const end = ends[r]!;
-      copyRecord(src, srcView, start, end, out, outView, dest[r]!);
-      start = end;
-    }
-    this.sorted = out;
-    this.perm = perm;
-    this.ends = ends;
-    this.lineOffsets = table.lineOffsets;
+/**
+ * Sorts `bytes` (whole records; the last may lack its terminator, which is
+ * then written into the spare `recordTerminator(fmt).length` bytes at its end)
+ * into one buffer cut into spans. `records` is the count the boundary scan
+ * found: a different count means the input changed between the two reads.
+ *
+ * The records are scattered to their sorted places reading the input in its
+ * order: measured 2x cheaper than gathering them in key order, whose every
+ * read misses the CPU's caches (900,000 records of 37 bytes: 150 ms against
+ * 300-350 ms). Memory: the input twice while the records are moved, then the
+ * sorted copy and about 16 bytes per record (record table and permutation: a
+ * rejected row's line and byte offset).
+ */
+export function sortInMemory(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySortParts {
+  const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records);
+  const { perm, table } = s;
+  const ends = table.ends;
+  const n = ends.length;
+  if (n !== records) {
+    throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: the boundary scan found ${records} records, the sort ${n}`, { byteOffset: origin.startByte });
+  }
+  if (!table.terminated && n > 0) {
+    const term = recordTerminator(ctx.fmt);
+    if (bytes.length < length + term.length) throw new FlatloadError('INTERNAL', 'no room for the last record\'s terminator');
+    term.copy(bytes, length);
+    ends[n - 1] = length + term.length;
+  }
+  const all: SortedChunk = { ...s, bytes };
+  const spans = cutSpans(n, (j) => recordLength(ends, perm[j]!), (j) => sameKey(all, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
+  // Each record's place in the sorted copy, then one pass over the input in its order.
+  // Offsets below 4 GiB: --sort-memory is at most 2 GiB.
+  const dest = new Uint32Array(n);
+  for (let j = 0, acc = 0; j < n; j++) {
+    const r = perm[j]!;
+    dest[r] = acc;
+    acc += recordLength(ends, r);
+  }
+  const last = spans[spans.length - 1];
+  const out = Buffer.allocUnsafeSlow(last ? last.start + last.bytes : 0);
+  const srcView = viewOf(bytes);
+  const outView = viewOf(out);
+  for (let r = 0, start = 0; r < n; r++) {
+    const end = ends[r]!;
+    copyRecord(bytes, srcView, start, end, out, outView, dest[r]!);
+    start = end;
+  }
+  return {
+    spans,
+    firstKeys: spans.map((sp) => keyOfRecord(all, perm[sp.from]!)),
+    lastKeys: spans.map((sp) => keyOfRecord(all, perm[sp.to - 1]!)),
+    sorted: out,
+    perm,
+    ends,
+    lineOffsets: table.lineOffsets,
+    origin,
+  };
+}
+
+/** All records of an input sorted by key (sortInMemory); `chunk(i)` is span i. */
+export class MemorySort {
+  constructor(private readonly p: MemorySortParts) {}
+
+  /** sortInMemory, in this thread. */
+  static sort(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySort {
+    return new MemorySort(sortInMemory(bytes, length, ctx, records, origin, targetBytes, maxRecords));
   }
 
-  /**
-   * Sorts `bytes` (whole records; the last may lack its terminator, which is
-   * then written into the spare `recordTerminator(fmt).length` bytes at its end).
-   * `records` is the count the boundary scan found: a different count means
-   * the input changed between the two reads.
-   */
-  static sort(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySort {
-    const sorted = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records);
-    const n = sorted.table.ends.length;
-    if (n !== records) {
-      throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: the boundary scan found ${records} records, the sort ${n}`, { byteOffset: origin.startByte });
-    }
-    if (!sorted.table.terminated && n > 0) {
-      const term = recordTerminator(ctx.fmt);
-      if (bytes.length < length + term.length) throw new FlatloadError('INTERNAL', 'no room for the last record\'s terminator');
-      term.copy(bytes, length);
-      sorted.table.ends[n - 1] = length + term.length;
-    }
-    return new MemorySort({ ...sorted, bytes }, origin, targetBytes, maxRecords);
+  get spans(): SortedSpan[] {
+    return this.p.spans;
   }
 
   get records(): number {
-    return this.perm.length;
+    return this.p.perm.length;
   }
 
   /** Span i's records in key order; its index is i. */
   chunk(i: number): OrderedChunk {
-    const span = this.spans[i];
+    const span = this.p.spans[i];
     if (!span) throw new FlatloadError('INTERNAL', `sorted chunk ${i} does not exist`);
-    const { perm, ends } = this;
+    const { perm, ends } = this.p;
     const n = span.to - span.from;
     const pos = new Uint32Array(n + 1);
     for (let j = 0, used = 0; j < n; j++) {
@@ -145,11 +164,11 @@ export class MemorySort {
     }
     return {
       index: i,
-      bytes: this.sorted.subarray(span.start, span.start + span.bytes),
+      bytes: this.p.sorted.subarray(span.start, span.start + span.bytes),
       records: n,
       pos,
-      firstKey: this.firstKeys[i]!,
-      lastKey: this.lastKeys[i]!,
+      firstKey: this.p.firstKeys[i]!,
+      lastKey: this.p.lastKeys[i]!,
       // The sorted copy is one buffer, let go with this object.
       release: () => undefined,
       locate: () => Promise.resolve(this.sources(span)),
@@ -158,14 +177,14 @@ export class MemorySort {
 
   /** Offsets and lines in the input of a span's records. */
   private sources(span: SortedSpan): ChunkSources {
-    const { perm, ends } = this;
+    const { perm, ends, lineOffsets, origin } = this.p;
     const n = span.to - span.from;
     const offsets = new Float64Array(n);
     const lines = new Float64Array(n);
     for (let j = 0; j < n; j++) {
       const r = perm[span.from + j]!;
-      offsets[j] = this.origin.startByte + recordStart(ends, r);
-      lines[j] = this.origin.firstLine + this.lineOffsets[r]!;
+      offsets[j] = origin.startByte + recordStart(ends, r);
+      lines[j] = origin.firstLine + lineOffsets[r]!;
     }
     return { offsets, lines };
   }
@@ -178,4 +197,41 @@ function sameKey(s: SortedChunk, a: number, b: number): boolean {
     return plainInteger(s.bytes, recordStart(ends, a), ends[a]!, s.intReader) === plainInteger(s.bytes, recordStart(ends, b), ends[b]!, s.intReader);
   }
   return compareKeys(keyOfRecord(s, a), keyOfRecord(s, b)) === 0;
+}
+
+/** MemorySortParts as they cross threads: keys as hex (a small Buffer is a view on a shared pool). */
+export type WireParts = Omit<MemorySortParts, 'firstKeys' | 'lastKeys' | 'sorted'> & { firstKeys: string[]; lastKeys: string[]; sorted: Uint8Array };
+
+/** The parts to post, and the arrays to move rather than copy (each the only view on its memory). */
+export function partsToWire(p: MemorySortParts): { wire: WireParts; transfer: ArrayBuffer[] } {
+  const wire = { ...p, firstKeys: p.firstKeys.map((k) => k.toString('hex')), lastKeys: p.lastKeys.map((k) => k.toString('hex')) };
+  return { wire, transfer: [p.sorted.buffer, p.perm.buffer, p.ends.buffer, p.lineOffsets.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) };
+}
+
+function partsFromWire(w: WireParts): MemorySortParts {
+  const hex = (k: string): SortKey => Buffer.from(k, 'hex');
+  return { ...w, firstKeys: w.firstKeys.map(hex), lastKeys: w.lastKeys.map(hex), sorted: Buffer.from(w.sorted.buffer, w.sorted.byteOffset, w.sorted.byteLength) };
+}
+
+const ASIDE_URL = new URL(import.meta.url.endsWith('.ts') ? './memorySortWorker.ts' : './memorySortWorker.js', import.meta.url);
+let aside: WorkerPool<MemorySortRequest, WireParts> | undefined;
+
+/** Starts the sort worker ahead of its first input: it loads its modules while the caller reads the server and plans. */
+export function warmSortAside(): WorkerPool<MemorySortRequest, WireParts> {
+  return (aside ??= new WorkerPool(ASIDE_URL, 1));
+}
+
+/**
+ * MemorySort.sort in a worker thread, one for the whole process: inputs are
+ * sorted one at a time, in the order asked (an export's biggest table
+ * first). The thread that sends chunks goes on sending them meanwhile; an
+ * export that sorted its next tables there stopped loading the first for
+ * as long. `bytes` moves to the worker: it is unusable after the call.
+ */
+export async function sortAside(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): Promise<MemorySort> {
+  if (bytes.byteOffset !== 0 || bytes.byteLength !== bytes.buffer.byteLength || !(bytes.buffer instanceof ArrayBuffer)) {
+    throw new FlatloadError('INTERNAL', 'an input sorted aside must own its memory');
+  }
+  const request: MemorySortRequest = { key: keyData(ctx), buffer: bytes.buffer, length, records, origin, targetBytes, maxRecords };
+  return new MemorySort(partsFromWire(await warmSortAside().run(request, [bytes.buffer])));
 }

@@ -1,10 +1,9 @@
-import { Worker } from 'node:worker_threads';
-import { FlatloadError, type ErrorCode } from '../errors/index.js';
 import type { KeyContext } from './key.js';
 import type { RunInfo } from './manifest.js';
-import type { WorkerReply, WorkerRequest } from './runWorker.js';
+import type { RunReply, RunRequest } from './runWorker.js';
 import type { SortScratch } from './scratch.js';
 import { keyData, sortRun, type SortJob } from './sortRun.js';
+import { fromWire, WorkerPool } from './workerPool.js';
 
 /** Sorts chunks into runs: in this thread, or in worker threads (one chunk each at a time). */
 export interface Sorter {
@@ -26,8 +25,7 @@ export function inProcessSorter(key: KeyContext, scratch: SortScratch): Sorter {
 }
 
 /** The worker's entry: its compiled .js next to this file, or (tests run from source under tsx) its .ts source. */
-const FROM_SOURCE = import.meta.url.endsWith('.ts');
-const WORKER_URL = new URL(FROM_SOURCE ? './runWorker.ts' : './runWorker.js', import.meta.url);
+const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './runWorker.ts' : './runWorker.js', import.meta.url);
 
 /**
  * `n` worker threads, each with its own scratch arrays. A chunk's buffer is
@@ -35,57 +33,14 @@ const WORKER_URL = new URL(FROM_SOURCE ? './runWorker.ts' : './runWorker.js', im
  * result, so memory is the same as sorting in this thread, once per worker.
  */
 export function workerSorter(key: KeyContext, n: number): Sorter {
-  const data = keyData(key);
-  const idle: Worker[] = [];
-  const waiting: Array<(w: Worker) => void> = [];
-  const all: Worker[] = [];
-  const pending = new Map<Worker, { resolve: (r: { run: RunInfo; slab: ArrayBuffer }) => void; reject: (e: unknown) => void }>();
-  for (let i = 0; i < n; i++) {
-    const w = FROM_SOURCE
-      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(WORKER_URL.href)}); })`, { eval: true, workerData: data })
-      : new Worker(WORKER_URL, { workerData: data });
-    w.unref();
-    w.on('message', (reply: WorkerReply) => {
-      const p = pending.get(w);
-      pending.delete(w);
-      release(w);
-      if (!p) return;
-      if (reply.run) p.resolve({ run: reply.run, slab: reply.buffer });
-      else p.reject(rebuild(reply.error));
-    });
-    w.on('error', (err) => {
-      const p = pending.get(w);
-      pending.delete(w);
-      p?.reject(err);
-    });
-    all.push(w);
-    idle.push(w);
-  }
-  const release = (w: Worker): void => {
-    const next = waiting.shift();
-    if (next) next(w);
-    else idle.push(w);
-  };
-  const acquire = (): Promise<Worker> => {
-    const w = idle.pop();
-    return w ? Promise.resolve(w) : new Promise((resolve) => waiting.push(resolve));
-  };
+  const pool = new WorkerPool<RunRequest, RunReply>(WORKER_URL, n, keyData(key));
   return {
     capacity: n,
     async sort(slab, length, job) {
-      const w = await acquire();
-      return new Promise((resolve, reject) => {
-        pending.set(w, { resolve, reject });
-        w.postMessage({ job, buffer: slab, length } satisfies WorkerRequest, [slab]);
-      });
+      const reply = await pool.run({ job, buffer: slab, length }, [slab]);
+      if (!reply.run) throw fromWire(reply.error ?? { message: 'no run and no reason' });
+      return { run: reply.run, slab: reply.buffer };
     },
-    async close() {
-      await Promise.all(all.map((w) => w.terminate()));
-    },
+    close: () => pool.close(),
   };
-}
-
-function rebuild(e: WorkerReply['error']): Error {
-  if (e?.code) return new FlatloadError(e.code as ErrorCode, e.message, (e.context ?? {}));
-  return new FlatloadError('INTERNAL', `a sort worker failed: ${e?.message ?? 'no reason given'}`);
 }

@@ -3,13 +3,14 @@
  * merge's chunks, byte for byte, with the same indexes, key bounds and
  * record origins, on every scenario the merge is tested on; the cut rule on
  * its own as a table of cases; an input that changed between the boundary
- * scan and the sort is an input error.
+ * scan and the sort is an input error. Sorted aside (in the worker thread),
+ * the same chunks as sorted here, and the same error.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { compareKeys } from '../../src/order/key.js';
-import { cutSpans, MemorySort } from '../../src/order/memorySort.js';
+import { cutSpans, MemorySort, sortAside } from '../../src/order/memorySort.js';
 import { recordTerminator } from '../../src/order/sortChunk.js';
 import { merge, reference, SCENARIOS, sortInput, tempDir, type Scenario } from './order-support.js';
 
@@ -70,6 +71,54 @@ test('in memory: an empty input has no chunks', () => {
   const mem = MemorySort.sort(Buffer.alloc(1), 0, s.ctx, 0, { startByte: 0, firstLine: 1 }, s.targetBytes, undefined);
   assert.equal(mem.records, 0);
   assert.deepEqual(mem.spans, []);
+});
+
+/** A copy of the input that owns its memory, with the spare bytes: what the worker is given. */
+function owned(input: Buffer, s: Scenario): Buffer {
+  const b = Buffer.allocUnsafeSlow(input.length + recordTerminator(s.ctx.fmt).length);
+  input.copy(b);
+  return b;
+}
+
+test('sorted aside = sorted here, in every scenario, and the input moves to the worker', async () => {
+  for (const s of SCENARIOS) {
+    for (const maxRecords of [undefined, 97]) {
+      const n = reference(s.input, s.ctx).length;
+      const origin = { startByte: 7, firstLine: 3 };
+      const here = MemorySort.sort(owned(s.input, s), s.input.length, s.ctx, n, origin, s.targetBytes, maxRecords);
+      const bytes = owned(s.input, s);
+      const aside = await sortAside(bytes, s.input.length, s.ctx, n, origin, s.targetBytes, maxRecords);
+      assert.equal(bytes.buffer.byteLength, 0, `${s.name}: the input was moved, not copied`);
+      assert.equal(aside.records, here.records, s.name);
+      assert.deepEqual(aside.spans, here.spans, s.name);
+      for (let i = 0; i < here.spans.length; i++) {
+        const [g, w] = [aside.chunk(i), here.chunk(i)];
+        assert.ok(g.bytes.equals(w.bytes), `${s.name}: chunk ${i} bytes`);
+        assert.deepEqual([...g.pos], [...w.pos], `${s.name}: chunk ${i} positions`);
+        assert.ok(Buffer.isBuffer(g.firstKey) && g.firstKey.equals(w.firstKey) && g.lastKey.equals(w.lastKey), `${s.name}: chunk ${i} keys`);
+        assert.deepEqual(await g.locate(), await w.locate(), `${s.name}: chunk ${i} origins`);
+      }
+    }
+  }
+});
+
+test('sorted aside: an input error in the worker arrives as the same input error', async () => {
+  const s = SCENARIOS[0]!;
+  const n = reference(s.input, s.ctx).length;
+  await assert.rejects(
+    sortAside(owned(s.input, s), s.input.length, s.ctx, n + 1, { startByte: 40, firstLine: 1 }, s.targetBytes, undefined),
+    (e) => isFlatloadError(e) && e.code === 'INPUT_MALFORMED' && /the boundary scan found \d+ records/.test(e.message) && e.context.byteOffset === 40,
+  );
+  // The worker goes on serving after an error.
+  const ok = await sortAside(owned(s.input, s), s.input.length, s.ctx, n, { startByte: 0, firstLine: 1 }, s.targetBytes, undefined);
+  assert.equal(ok.records, n);
+});
+
+test('sorted aside: an input that shares its memory is refused before anything moves', async () => {
+  const s = SCENARIOS[0]!;
+  const shared = owned(s.input, s).subarray(1);
+  await assert.rejects(sortAside(shared, 0, s.ctx, 0, { startByte: 0, firstLine: 1 }, s.targetBytes, undefined), (e) => isFlatloadError(e) && e.code === 'INTERNAL');
+  assert.ok(shared.buffer.byteLength > 0);
 });
 
 // cutSpans: lengths and keys of the sorted records; spans as [from, to).
