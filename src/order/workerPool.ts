@@ -34,14 +34,14 @@ function startWorker(url: URL, workerData: unknown): Worker {
  */
 export class WorkerPool<Q, R> {
   private readonly idle: Worker[] = [];
-  private readonly waiting: Array<(w: Worker) => void> = [];
+  private readonly waiting: Array<{ resolve: (w: Worker) => void; reject: (e: unknown) => void }> = [];
   private readonly all: Worker[] = [];
   private readonly pending = new Map<Worker, { resolve: (r: R) => void; reject: (e: unknown) => void }>();
+  private failed: FlatloadError | undefined;
 
   constructor(url: URL, readonly capacity: number, workerData?: unknown) {
     for (let i = 0; i < capacity; i++) {
       const w = startWorker(url, workerData);
-      w.unref();
       w.on('message', (reply: WorkerReply<R>) => {
         const p = this.pending.get(w);
         this.pending.delete(w);
@@ -50,12 +50,11 @@ export class WorkerPool<Q, R> {
         if (reply.error) p.reject(fromWire(reply.error));
         else p.resolve(reply.ok);
       });
-      w.on('error', (err) => {
-        const p = this.pending.get(w);
-        this.pending.delete(w);
-        w.unref();
-        p?.reject(err);
-      });
+      // A worker that died (out of memory, say) takes the pool with it: what waits for it fails, not hangs.
+      w.on('error', (err) => this.fail(err.message, err));
+      w.on('exit', (code) => this.fail(`the worker exited (code ${code})`));
+      // After the listeners: attaching one refs the worker's message port again.
+      w.unref();
       this.all.push(w);
       this.idle.push(w);
     }
@@ -63,6 +62,7 @@ export class WorkerPool<Q, R> {
 
   /** Sends `request` (moving `transfer` to the worker, not copying it) and waits for its reply. */
   async run(request: Q, transfer: readonly Transferable[] = []): Promise<R> {
+    if (this.failed) throw this.failed;
     const w = await this.acquire();
     w.ref();
     return new Promise((resolve, reject) => {
@@ -72,17 +72,26 @@ export class WorkerPool<Q, R> {
   }
 
   async close(): Promise<void> {
+    this.failed ??= new FlatloadError('INTERNAL', 'the sort workers were closed');
     await Promise.all(this.all.map((w) => w.terminate()));
+  }
+
+  private fail(why: string, cause?: Error): void {
+    if (this.failed) return;
+    this.failed = new FlatloadError('INTERNAL', `a sort worker stopped: ${why}`, {}, { cause });
+    for (const p of [...this.pending.values(), ...this.waiting.splice(0)]) p.reject(this.failed);
+    this.pending.clear();
+    for (const w of this.all) void w.terminate();
   }
 
   private acquire(): Promise<Worker> {
     const w = this.idle.pop();
-    return w ? Promise.resolve(w) : new Promise((resolve) => this.waiting.push(resolve));
+    return w ? Promise.resolve(w) : new Promise((resolve, reject) => this.waiting.push({ resolve, reject }));
   }
 
   private release(w: Worker): void {
     const next = this.waiting.shift();
-    if (next) next(w);
+    if (next) next.resolve(w);
     else {
       w.unref();
       this.idle.push(w);
