@@ -131,7 +131,7 @@ export function sizeReportNeeds(db: string, table: string, engine?: string): Pri
   const out: PrivilegeNeed[] = [];
   if (e === undefined || e === 'INNODB') {
     out.push(need('PROCESS', GLOBAL, undefined, 'size report: information_schema.INNODB_SYS_TABLESPACES (MySQL: INNODB_TABLESPACES)', opt));
-    out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES … FOR EXPORT writes the dirty pages first', opt));
+    out.push(need('RELOAD', GLOBAL, undefined, 'size report: FLUSH TABLES … FOR EXPORT writes a page-compressed table\'s dirty pages first', opt));
     out.push(need('LOCK TABLES', db, undefined, 'size report: FLUSH TABLES … FOR EXPORT locks the table', opt));
     out.push(need('SELECT', db, table, 'size report: FLUSH TABLES … FOR EXPORT', opt));
   }

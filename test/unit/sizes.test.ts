@@ -1,7 +1,8 @@
 /**
  * report/sizes without a server: sizeRatio, and measureTableSizes on the paths
  * this machine's server cannot take (TokuDB, MySQL 8's INNODB_TABLESPACES, a
- * lost connection, flush: false) against a scripted connection.
+ * lost connection, flush: false), and which statements freshen an InnoDB
+ * table first, against a scripted connection.
  * test/db/sizes.test.ts measures real tables.
  */
 import assert from 'node:assert/strict';
@@ -124,4 +125,25 @@ test('flush: false runs no statement that changes server state', async () => {
   assert.equal(s.flushMs, undefined);
   assert.match(s.allocatedBytes.note ?? '', /flush: false/);
   assert.match(s.dataBytes.note ?? '', /flush: false/);
+});
+
+test('InnoDB: only a page-compressed table has its pages written before it is measured; every table is analyzed', async () => {
+  const cases: Array<{ createOptions: string; flushed: boolean }> = [
+    { createOptions: '', flushed: false },
+    { createOptions: '`page_compressed`=\'1\'', flushed: true },
+    { createOptions: '`PAGE_COMPRESSED`=\'ON\'', flushed: true },
+    { createOptions: 'COMPRESSION="zlib"', flushed: true },
+    { createOptions: 'row_format=COMPRESSED KEY_BLOCK_SIZE=8', flushed: false },
+  ];
+  for (const c of cases) {
+    const { conn, log } = scripted([
+      [/FROM information_schema\.TABLES/, () => tablesRow('InnoDB', 't')().map((r) => ({ ...(r as object), create_options: c.createOptions }))],
+      [/^(FLUSH|UNLOCK|ANALYZE)/, ok],
+      [/INNODB_SYS_TABLESPACES/, () => [{ name: 'd/t', file_size: '65536', allocated_size: '65536' }]],
+    ]);
+    await measureTableSizes(conn, 'd', 't');
+    const changes = log.map((l) => l.sql).filter((sql) => !/^SELECT/.test(sql));
+    const want = [...(c.flushed ? ['FLUSH TABLES `d`.`t` FOR EXPORT', 'UNLOCK TABLES'] : []), 'ANALYZE TABLE `d`.`t`'];
+    assert.deepEqual(changes, want, c.createOptions || 'no create options');
+  }
 });
