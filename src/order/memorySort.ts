@@ -216,9 +216,14 @@ function partsFromWire(w: WireParts): MemorySortParts {
 const ASIDE_URL = new URL(import.meta.url.endsWith('.ts') ? './memorySortWorker.ts' : './memorySortWorker.js', import.meta.url);
 let aside: WorkerPool<MemorySortRequest, WireParts> | undefined;
 
-/** Starts the sort worker ahead of its first input: it loads its modules while the caller reads the server and plans. */
+/**
+ * Starts the sort worker ahead of its first input: it loads its modules while
+ * the caller reads the server and plans. A worker that died (its sort failed
+ * with it) is replaced, so a later load in the same process sorts again.
+ */
 export function warmSortAside(): WorkerPool<MemorySortRequest, WireParts> {
-  return (aside ??= new WorkerPool(ASIDE_URL, 1));
+  if (!aside || aside.broken) aside = new WorkerPool(ASIDE_URL, 1);
+  return aside;
 }
 
 /**

@@ -71,6 +71,11 @@ export class WorkerPool<Q, R> {
     });
   }
 
+  /** A worker died or the pool was closed: every request fails. */
+  get broken(): boolean {
+    return this.failed !== undefined;
+  }
+
   async close(): Promise<void> {
     this.failed ??= new FlatloadError('INTERNAL', 'the sort workers were closed');
     await Promise.all(this.all.map((w) => w.terminate()));

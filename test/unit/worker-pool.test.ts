@@ -20,6 +20,7 @@ test('worker pool: more requests than workers all get their own reply; an error 
     assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((n) => pool.run(n))), [2, 4, 6, 8, 10]);
     await assert.rejects(pool.run(-1), (e) => isFlatloadError(e) && e.code === 'INPUT_MALFORMED' && e.context.line === 7 && e.context.byteOffset === 99);
     assert.equal(await pool.run(21), 42, 'the worker serves on after an error it replied with');
+    assert.ok(!pool.broken);
   } finally {
     await pool.close();
   }
@@ -34,6 +35,7 @@ test('worker pool: a worker that dies fails the request in it, the requests wait
     await assert.rejects(dying, internal);
     await assert.rejects(waiting, internal);
     await assert.rejects(pool.run(4), internal);
+    assert.ok(pool.broken, 'the pool says it is broken, so its owner can replace it');
   } finally {
     await pool.close();
   }
