@@ -16,7 +16,7 @@ import { SortScratch } from './scratch.js';
 import type { MemorySortRequest } from './memorySortWorker.js';
 import { keyOfRecord, recordTerminator, sortChunk, type SortedChunk } from './sortChunk.js';
 import { keyData } from './sortRun.js';
-import { WorkerPool } from './workerPool.js';
+import { workerEntry, WorkerPool } from './workerPool.js';
 
 /** Where the bytes held in memory start in the input. */
 export interface MemoryOrigin {
@@ -213,7 +213,7 @@ function partsFromWire(w: WireParts): MemorySortParts {
   return { ...w, firstKeys: w.firstKeys.map(hex), lastKeys: w.lastKeys.map(hex), sorted: Buffer.from(w.sorted.buffer, w.sorted.byteOffset, w.sorted.byteLength) };
 }
 
-const ASIDE_URL = new URL(import.meta.url.endsWith('.ts') ? './memorySortWorker.ts' : './memorySortWorker.js', import.meta.url);
+const ASIDE_URL = workerEntry('memorySortWorker', import.meta.url);
 let aside: WorkerPool<MemorySortRequest, WireParts> | undefined;
 
 /**

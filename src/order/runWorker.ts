@@ -14,10 +14,9 @@ export interface RunRequest {
   length: number;
 }
 
-/** The run's entry, or the error; the chunk's buffer comes back either way. */
+/** The run's entry, and the chunk's buffer back for the next chunk (a failed sort fails the load: its buffer is dropped). */
 export interface RunReply {
-  run: RunInfo | undefined;
-  error: WorkerReply<unknown>['error'];
+  run: RunInfo;
   buffer: ArrayBuffer;
 }
 
@@ -25,9 +24,8 @@ const key = keyFromData(workerData as KeyData);
 const scratch = new SortScratch();
 
 parentPort!.on('message', (req: RunRequest) => {
-  const reply = (r: RunReply): void => parentPort!.postMessage({ ok: r } satisfies WorkerReply<RunReply>, [req.buffer]);
   sortRun(Buffer.from(req.buffer, 0, req.length), req.job, key, scratch).then(
-    (run) => reply({ run, error: undefined, buffer: req.buffer }),
-    (err: unknown) => reply({ run: undefined, error: toWire(err), buffer: req.buffer }),
+    (run) => parentPort!.postMessage({ ok: { run, buffer: req.buffer } } satisfies WorkerReply<RunReply>, [req.buffer]),
+    (err: unknown) => parentPort!.postMessage({ error: toWire(err) } satisfies WorkerReply<RunReply>),
   );
 });

@@ -3,7 +3,7 @@ import type { RunInfo } from './manifest.js';
 import type { RunReply, RunRequest } from './runWorker.js';
 import type { SortScratch } from './scratch.js';
 import { keyData, sortRun, type SortJob } from './sortRun.js';
-import { fromWire, WorkerPool } from './workerPool.js';
+import { workerEntry, WorkerPool } from './workerPool.js';
 
 /** Sorts chunks into runs: in this thread, or in worker threads (one chunk each at a time). */
 export interface Sorter {
@@ -24,8 +24,7 @@ export function inProcessSorter(key: KeyContext, scratch: SortScratch): Sorter {
   };
 }
 
-/** The worker's entry: its compiled .js next to this file, or (tests run from source under tsx) its .ts source. */
-const WORKER_URL = new URL(import.meta.url.endsWith('.ts') ? './runWorker.ts' : './runWorker.js', import.meta.url);
+const WORKER_URL = workerEntry('runWorker', import.meta.url);
 
 /**
  * `n` worker threads, each with its own scratch arrays. A chunk's buffer is
@@ -37,9 +36,8 @@ export function workerSorter(key: KeyContext, n: number): Sorter {
   return {
     capacity: n,
     async sort(slab, length, job) {
-      const reply = await pool.run({ job, buffer: slab, length }, [slab]);
-      if (!reply.run) throw fromWire(reply.error ?? { message: 'no run and no reason' });
-      return { run: reply.run, slab: reply.buffer };
+      const { run, buffer } = await pool.run({ job, buffer: slab, length }, [slab]);
+      return { run, slab: buffer };
     },
     close: () => pool.close(),
   };

@@ -15,9 +15,14 @@ export function toWire(err: unknown): WireError {
   return isFlatloadError(err) ? { code: err.code, message: err.message, context: err.context } : { message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
 }
 
-export function fromWire(e: WireError): Error {
+function fromWire(e: WireError): Error {
   if (e.code) return new FlatloadError(e.code as ErrorCode, e.message, e.context ?? {});
   return new FlatloadError('INTERNAL', `a sort worker failed: ${e.message}`);
+}
+
+/** A worker entry beside the module `from` (its import.meta.url): the compiled .js, or under tsx (tests) the .ts source. */
+export function workerEntry(name: string, from: string): URL {
+  return new URL(`./${name}${from.endsWith('.ts') ? '.ts' : '.js'}`, from);
 }
 
 /** Tests run the sources under tsx: a worker then loads tsx before its .ts entry. */
