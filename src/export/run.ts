@@ -233,7 +233,8 @@ export async function executeExport(
       await store.update(exportId, { phase: 'prepared' });
     }
 
-    loading = SharedConnections.open(session, jobs);
+    const connections = SharedConnections.open(session, jobs);
+    loading = connections;
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
     io.signal.addEventListener('abort', onAbort, { once: true });
@@ -268,7 +269,7 @@ export async function executeExport(
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { gate, connections: loading, session });
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
         addLoad(r, res);
         if (res.error) throw res.error;
       }
@@ -374,7 +375,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
-    const res = await executeLoad(options, conn, new EventHub(), undefined, '', { session });
+    const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }

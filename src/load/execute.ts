@@ -124,19 +124,24 @@ export interface ShareOf {
   key: string;
 }
 
-/** What a load is part of: a backend's share of a routed load, or an export whose tables share the loading streams. */
+/**
+ * A table of an export. Being one changes three things: the connections
+ * come from the export's session (TLS settled once for every table, one
+ * node list whose failovers every table follows), the export has already
+ * fitted the streams to the account's connection limit (this table's plan
+ * does not again), and other tables share this thread (an in-memory sort
+ * goes to the sort worker).
+ */
+export interface InExport {
+  session: Session;
+  /** The loading streams the tables share chunk by chunk; absent when nothing loads (`flatload plan DIR`). */
+  streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
+}
+
+/** What a load is part of: a backend's share of a routed load, or an export. */
 export interface LoadWithin {
   share?: ShareOf | undefined;
-  gate?: StreamGate | undefined;
-  /** The connections the gate's streams load over (an export's). */
-  connections?: SharedConnections | undefined;
-  /**
-   * An export's session: TLS settled once for every table, one node list
-   * whose failovers every table follows (the shared connections' too), and
-   * the streams fitted to the account's connection limit by the export, not
-   * again by this table's plan.
-   */
-  session?: Session | undefined;
+  export?: InExport | undefined;
 }
 
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
@@ -259,10 +264,10 @@ export async function executeLoad(
   resumeCommand = '',
   within: LoadWithin = {},
 ): Promise<ExecuteResult> {
-  const { share } = within;
+  const { share, export: inExport } = within;
   const t0 = Date.now();
   const source = openInput(o.file);
-  const { session, conn: first } = within.session ? { session: within.session, conn: await openConnection(within.session) } : await openSession(conn, { localInfile: false });
+  const { session, conn: first } = inExport ? { session: inExport.session, conn: await openConnection(inExport.session) } : await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   let stopFollowingFailovers: (() => void) | undefined;
   let local: LocalInput | undefined;
@@ -274,7 +279,7 @@ export async function executeLoad(
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
-    if (account && account.open >= account.limit && !within.session && !o.dryRun) {
+    if (account && account.open >= account.limit && !inExport && !o.dryRun) {
       throw new FlatloadError('CONNECTION_REFUSED', `max_user_connections is ${account.limit} for this account and it has ${account.open} open, this load's included: none is left to load over`, {
         hint: 'close a connection of this account, or raise its MAX_USER_CONNECTIONS',
       });
@@ -286,7 +291,7 @@ export async function executeLoad(
     const schema = o.bookkeepingSchema ?? prep.db;
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
-    const planOptions = within.session ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
+    const planOptions = inExport ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
     const job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
@@ -321,7 +326,7 @@ export async function executeLoad(
       return { report, plan, facts, sql, error: undefined };
     }
 
-    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), within.session !== undefined);
+    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
     jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.
     let sizeBefore: number | null = null;
@@ -338,8 +343,8 @@ export async function executeLoad(
       events,
       signal,
       rejectPath,
-      gate: within.gate,
-      shared: within.connections,
+      gate: inExport?.streams?.gate,
+      shared: inExport?.streams?.connections,
       cp: {
         store,
         schema,
