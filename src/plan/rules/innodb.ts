@@ -3,6 +3,7 @@
  * for LOAD DATA here), MySQL 8.0/8.4 and Percona Server (no bulk path).
  * Rules and measurements: docs/strategies.md §InnoDB.
  */
+import { formatBytes } from '../../config/size.js';
 import type { IndexFacts } from '../../introspect/types.js';
 import { step, type Op } from '../ops.js';
 import {
@@ -67,6 +68,34 @@ export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFact
   };
 }
 
+function bufferPoolBytes(ctx: Ctx): number | undefined {
+  const v = Number(variable(ctx.server, 'innodb_buffer_pool_size'));
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
+/**
+ * Where parallel streams gain least: MariaDB, rows in key order by LOAD DATA
+ * into an empty, unpartitioned table whose only index is the clustered one,
+ * loaded (about twice the input, as user_summary measured) into half the
+ * buffer pool at most. The plan keeps its streams (time first) and says what
+ * they cost there.
+ */
+export function rightEdgeOnly(ctx: Ctx): boolean {
+  const pool = bufferPoolBytes(ctx);
+  const size = ctx.input.sizeBytes;
+  return (
+    ctx.server.flavor === 'mariadb' &&
+    ctx.transport === 'load-data' &&
+    !ctx.table.partitioned &&
+    ctx.keyOrdered &&
+    ctx.emptyAtStart &&
+    ctx.secondary.length === 0 &&
+    pool !== undefined &&
+    size !== undefined &&
+    2 * size <= pool / 2
+  );
+}
+
 export function planInnodb(ctx: Ctx): EngineDecision {
   const { server, table, options } = ctx;
   const d = baseDecision(ctx);
@@ -88,6 +117,10 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   if (aiSerializes) {
     ctx.reasons.push(
       `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [docs/rules.md#auto-increment-lock-modes; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
+    );
+  } else if (d.concurrency > 1 && rightEdgeOnly(ctx)) {
+    ctx.reasons.push(
+      `concurrency ${d.concurrency}: the chunks arrive in key order into an empty table with no secondary index that fits the buffer pool (about ${formatBytes(2 * (ctx.input.sizeBytes ?? 0))} once loaded, innodb_buffer_pool_size ${formatBytes(bufferPoolBytes(ctx) ?? 0)}), so every row goes to the same end of one B-tree: there a second stream took 0-15% less time for 20-85% more server CPU; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`,
     );
   } else {
     ctx.reasons.push(
