@@ -138,7 +138,7 @@ const CASES: Case[] = [
     expect: { concurrency: 2, order: 'key', reasons: [/concurrency 2: InnoDB row locks/] },
   },
   {
-    name: 'MySQL 8.0 InnoDB user_summary empty, random: one stream not measured there, parallel streams',
+    name: 'MySQL 8.0 InnoDB user_summary empty, random: what the second stream costs was not measured there, the usual reason',
     facts: () => mysqlFacts(F.mysql80(), 'user_summary', 'us.tsv'),
     expect: { concurrency: 2, order: 'key', reasons: [/concurrency 2: InnoDB row locks/] },
   },

@@ -80,7 +80,7 @@ function bufferPoolBytes(ctx: Ctx): number | undefined {
  * buffer pool at most. The plan keeps its streams (time first) and says what
  * they cost there.
  */
-export function rightEdgeOnly(ctx: Ctx): boolean {
+function rightEdgeOnly(ctx: Ctx): boolean {
   const pool = bufferPoolBytes(ctx);
   const size = ctx.input.sizeBytes;
   return (
