@@ -78,22 +78,22 @@ function bufferPoolBytes(ctx: Ctx): number | undefined {
  * into an empty, unpartitioned table whose only index is the clustered one,
  * loaded (about twice the input, as user_summary measured) into half the
  * buffer pool at most. The plan keeps its streams (time first) and says what
- * they cost there.
+ * they cost there; the figures it checked are returned for that reason.
  */
-function rightEdgeOnly(ctx: Ctx): boolean {
-  const pool = bufferPoolBytes(ctx);
+function rightEdgeOnly(ctx: Ctx): { loadedBytes: number; poolBytes: number } | undefined {
+  const poolBytes = bufferPoolBytes(ctx);
   const size = ctx.input.sizeBytes;
-  return (
+  if (poolBytes === undefined || size === undefined) return undefined;
+  const loadedBytes = 2 * size;
+  const applies =
     ctx.server.flavor === 'mariadb' &&
     ctx.transport === 'load-data' &&
     !ctx.table.partitioned &&
     ctx.keyOrdered &&
     ctx.emptyAtStart &&
     ctx.secondary.length === 0 &&
-    pool !== undefined &&
-    size !== undefined &&
-    2 * size <= pool / 2
-  );
+    loadedBytes <= poolBytes / 2;
+  return applies ? { loadedBytes, poolBytes } : undefined;
 }
 
 export function planInnodb(ctx: Ctx): EngineDecision {
@@ -114,13 +114,14 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   // --- Concurrency ---------------------------------------------------------------------------
   const hasAutoInc = table.autoIncrementColumn !== undefined && !ctx.surrogateDefer;
   const aiSerializes = hasAutoInc && lockMode !== 2 && ctx.transport === 'load-data';
+  const rightEdge = d.concurrency > 1 ? rightEdgeOnly(ctx) : undefined;
   if (aiSerializes) {
     ctx.reasons.push(
       `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [docs/rules.md#auto-increment-lock-modes; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
     );
-  } else if (d.concurrency > 1 && rightEdgeOnly(ctx)) {
+  } else if (rightEdge) {
     ctx.reasons.push(
-      `concurrency ${d.concurrency}: the chunks arrive in key order into an empty table with no secondary index that fits the buffer pool (about ${formatBytes(2 * (ctx.input.sizeBytes ?? 0))} once loaded, innodb_buffer_pool_size ${formatBytes(bufferPoolBytes(ctx) ?? 0)}), so every row goes to the same end of one B-tree: there a second stream took 0-15% less time for 20-85% more server CPU; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`,
+      `concurrency ${d.concurrency}: the chunks arrive in key order into an empty table with no secondary index that fits the buffer pool (about ${formatBytes(rightEdge.loadedBytes)} once loaded, innodb_buffer_pool_size ${formatBytes(rightEdge.poolBytes)}), so every row goes to the same end of one B-tree: there a second stream took 0-15% less time for 20-85% more server CPU; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`,
     );
   } else {
     ctx.reasons.push(
