@@ -4,7 +4,7 @@
  * their .sql files (tables first, then rows), make the shadow tables (swap)
  * or empty the tables (replace), load every table — each file through the
  * single-table load, so each keeps its own plan, job row and resume — with
- * the loading streams shared chunk by chunk (slots.ts), biggest table first,
+ * the loading streams shared chunk by chunk (slots.ts), smallest table first,
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
@@ -385,7 +385,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
   } else if (mode === 'replace') {
     notes.push('mode replace: every table is emptied (TRUNCATE) before the first row of the export loads');
   }
-  notes.push(`${jobs} loading stream(s) shared by the tables, chunk by chunk: tables read and sort their inputs one after another, biggest first, holding none`);
+  notes.push(`${jobs} loading stream(s) shared by the tables, chunk by chunk: tables read and sort their inputs one after another, smallest first, holding none, so the server starts on the smallest while the next is sorted [docs/exports.md#start-order]`);
   return {
     report: { status: 'dry-run', exportId: null, source, mode, jobs, tables: reports, totals: exportTotals(reports, 0), notes },
     plans,

@@ -228,7 +228,7 @@ export function warmSortAside(): WorkerPool<MemorySortRequest, WireParts> {
 
 /**
  * MemorySort.sort in a worker thread, one for the whole process: inputs are
- * sorted one at a time, in the order asked (an export's biggest table
+ * sorted one at a time, in the order asked (an export's smallest table
  * first). The thread that sends chunks goes on sending them meanwhile; an
  * export that sorted its next tables there stopped loading the first for
  * as long. `bytes` moves to the worker: it is unusable after the call.

@@ -122,7 +122,7 @@ test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP
   ]);
 });
 
-test('streams per table and the start order: biggest first, a small table on one stream', () => {
+test('streams per table and the start order: smallest first, a small table on one stream', () => {
   const MiB = 1024 * 1024;
   const GiB = 1024 * MiB;
   const cases: Array<[size: number, budget: number, want: number]> = [
@@ -138,11 +138,12 @@ test('streams per table and the start order: biggest first, a small table on one
   for (const [size, budget, want] of cases) assert.equal(streamsFor(size, budget), want, `${size} ${budget}`);
   assert.equal(tablesAtOnce(2), 3, 'every stream busy and one table reading its input');
   const order = startOrder([
-    { key: 'b', sizeBytes: 5 },
-    { key: 'a', sizeBytes: 5 },
     { key: 'c', sizeBytes: 50 },
+    { key: 'b', sizeBytes: 5 },
+    { key: 'd', sizeBytes: 7 },
+    { key: 'a', sizeBytes: 5 },
   ]);
-  assert.deepEqual(order.map((x) => x.key), ['c', 'a', 'b']);
+  assert.deepEqual(order.map((x) => x.key), ['a', 'b', 'd', 'c']);
 });
 
 /** Whether a promise has settled, after the microtasks queued so far. */
