@@ -130,7 +130,13 @@ const CASES: Case[] = [
     name: 'MariaDB 10.11 InnoDB user_summary empty, random, --jobs 1: one stream, no word on what a second costs',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
     options: { jobs: 1 },
-    expect: { concurrency: 1, order: 'key', reasons: [/concurrency 1: InnoDB row locks/] },
+    expect: { concurrency: 1, order: 'key', reasons: [/concurrency 1: --jobs 1; InnoDB row locks would let chunks load in parallel/] },
+  },
+  {
+    name: "MariaDB 10.11 InnoDB user_summary empty, one of an export's tables given one stream: the reason says the export allotted it",
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { jobs: 1, connectionsBudgeted: true },
+    expect: { concurrency: 1, reasons: [/concurrency 1: the export's share for this table \(its --jobs budget, at most one stream per 8 MiB of the table's input\); InnoDB row locks would/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user_summary with rows, random, all of it within the pool: parallel streams, and what the second costs in an append',

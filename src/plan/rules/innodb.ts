@@ -116,7 +116,13 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   const hasAutoInc = table.autoIncrementColumn !== undefined && !ctx.surrogateDefer;
   const aiSerializes = hasAutoInc && lockMode !== 2 && ctx.transport === 'load-data';
   const ordered = d.concurrency > 1 ? keyOrderedStreams(ctx) : undefined;
-  if (aiSerializes) {
+  if (options.jobs === 1) {
+    // One stream because it was asked for, not because InnoDB needs it: the reason says who asked.
+    const asked = options.connectionsBudgeted ? "the export's share for this table (its --jobs budget, at most one stream per 8 MiB of the table's input)" : '--jobs 1';
+    ctx.reasons.push(
+      `concurrency 1: ${asked}; InnoDB row locks would let chunks load in parallel (2 streams on the 2-core server were 1.5-1.9x faster than one with overlapping chunks) [docs/rules.md#measured-parallel-streams]`,
+    );
+  } else if (aiSerializes) {
     ctx.reasons.push(
       `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [docs/rules.md#auto-increment-lock-modes; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
     );
