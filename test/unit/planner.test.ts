@@ -127,7 +127,7 @@ const CASES: Case[] = [
     expect: { concurrency: 2, order: 'key', reasons: [/concurrency 2: InnoDB row locks let chunks load in parallel/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary empty, random, --jobs 1: one stream, no word on what a second costs',
+    name: 'MariaDB 10.11 InnoDB user_summary empty, random, --jobs 1: one stream, as asked, and the reason says so',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
     options: { jobs: 1 },
     expect: { concurrency: 1, order: 'key', reasons: [/concurrency 1: --jobs 1; InnoDB row locks would let chunks load in parallel/] },
