@@ -12,7 +12,7 @@ import type { RejectedRow } from '../report/rejectFile.js';
 import { isolateBadRows } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
-import { warningRow, type ServerWarning } from './warnings.js';
+import { describeWarnings, warningRow, type ServerWarning } from './warnings.js';
 
 export interface LoadDataExecutorOptions {
   input: ChunkSource;
@@ -40,18 +40,6 @@ export interface LoadDataExecutorOptions {
   afterCommit: (chunk: CutChunk, rejects: RejectedRow[]) => Promise<void>;
 }
 
-
-/** Up to `limit` problems with the input rows they name, for messages; `total` counts those the server did not list too. */
-function describe(problems: ServerWarning[], records: SentRecord[], total = problems.length, limit = 10): string {
-  const lines = problems.slice(0, limit).map((w) => {
-    const row = warningRow(w.message);
-    const rec = row === undefined ? undefined : records[row - 1];
-    return `    ${rec ? `line ${rec.line} (byte offset ${rec.offset})` : 'row not named by the server'}: [${w.code}] ${w.message}`;
-  });
-  const shown = Math.min(limit, problems.length);
-  if (total > shown) lines.push(`    … and ${total - shown} more`);
-  return lines.join('\n');
-}
 
 /**
  * One chunk through LOAD DATA LOCAL: load it whole; if the server's warnings
@@ -122,7 +110,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
         if (!txn.canRollBack) {
           throw new FlatloadError(
             'ROWS_REJECTED',
-            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describe(problems, await locate(), problems.length + unseen)}`,
+            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describeWarnings(problems, await locate(), problems.length + unseen)}`,
             { file: o.file, chunk: chunk.index, ...chunkPlace(chunk), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
           );
         }
@@ -133,7 +121,7 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
           const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
           throw new FlatloadError(
             'ROWS_REJECTED',
-            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describe(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
+            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describeWarnings(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
             { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : chunkPlace(chunk)), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
           );
         }

@@ -4,6 +4,7 @@
  * evidence that a row was skipped or changed.
  */
 import { ER } from '../db/errnos.js';
+import type { SentRecord } from './chunkSource.js';
 
 export interface ServerWarning {
   level: string;
@@ -71,6 +72,30 @@ export function problemPolicy(o: { duplicatesExpected: boolean; allowAltered: bo
 export function warningRow(message: string): number | undefined {
   const m = /\bat row (\d+)\b/i.exec(message) ?? /^Row (\d+)\b/i.exec(message);
   return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * Up to `limit` problems with the input rows they name, for messages; `total`
+ * counts those the server did not list too. The server warns once per
+ * missing or changed column, so a row short of three columns would print the
+ * same line three times: repeats are one line with their count.
+ */
+export function describeWarnings(problems: readonly ServerWarning[], records: readonly Pick<SentRecord, 'line' | 'offset'>[], total = problems.length, limit = 10): string {
+  const texts = problems.map((w) => {
+    const row = warningRow(w.message);
+    const rec = row === undefined ? undefined : records[row - 1];
+    return `    ${rec ? `line ${rec.line} (byte offset ${rec.offset})` : 'row not named by the server'}: [${w.code}] ${w.message}`;
+  });
+  const lines: string[] = [];
+  let shown = 0;
+  while (shown < texts.length && lines.length < limit) {
+    let next = shown + 1;
+    while (next < texts.length && texts[next] === texts[shown]) next++;
+    lines.push(next - shown > 1 ? `${texts[shown]!} (${next - shown} warnings)` : texts[shown]!);
+    shown = next;
+  }
+  if (total > shown) lines.push(`    … and ${total - shown} more`);
+  return lines.join('\n');
 }
 
 /** Parses "Records: 3  Deleted: 0  Skipped: 0  Warnings: 0" from the OK packet. */

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classifyWarning, parseLoadInfo, warningRow, type LoadInfo, type WarningClass } from '../../src/load/warnings.js';
+import { classifyWarning, describeWarnings, parseLoadInfo, warningRow, type LoadInfo, type ServerWarning, type WarningClass } from '../../src/load/warnings.js';
 
 const classes: Array<[level: string, code: number, message: string, expected: WarningClass]> = [
   ['Warning', 1062, "Duplicate entry '7' for key 'PRIMARY'", 'skipped'],
@@ -72,5 +72,32 @@ const infos: Array<[info: string | undefined, parsed: LoadInfo | undefined]> = [
 for (const [info, parsed] of infos) {
   test(`parseLoadInfo: ${JSON.stringify(info)}`, () => {
     assert.deepEqual(parseLoadInfo(info), parsed);
+  });
+}
+
+const short = (row: number): ServerWarning => ({ level: 'Warning', code: 1261, message: `Row ${row} doesn't contain data for all columns` });
+const bad = (row: number): ServerWarning => ({ level: 'Warning', code: 1366, message: `Incorrect integer value: 'x' for column 'n' at row ${row}` });
+const sent = [
+  { line: 10, offset: 100 },
+  { line: 11, offset: 140 },
+  { line: 12, offset: 180 },
+];
+const describeCases: Array<[name: string, problems: ServerWarning[], total: number | undefined, limit: number | undefined, expected: string[]]> = [
+  ['one warning per row: a line each', [short(1), bad(3)], undefined, undefined, ["    line 10 (byte offset 100): [1261] Row 1 doesn't contain data for all columns", "    line 12 (byte offset 180): [1366] Incorrect integer value: 'x' for column 'n' at row 3"]],
+  [
+    'a row short of three columns: one line with its count',
+    [short(2), short(2), short(2), bad(3)],
+    undefined,
+    undefined,
+    ["    line 11 (byte offset 140): [1261] Row 2 doesn't contain data for all columns (3 warnings)", "    line 12 (byte offset 180): [1366] Incorrect integer value: 'x' for column 'n' at row 3"],
+  ],
+  ['the same warning for two rows stays two lines', [short(1), short(2)], undefined, undefined, ["    line 10 (byte offset 100): [1261] Row 1 doesn't contain data for all columns", "    line 11 (byte offset 140): [1261] Row 2 doesn't contain data for all columns"]],
+  ['a row the chunk did not send, and one not named', [short(9), { level: 'Warning', code: 1265, message: "Data truncated for column 'd'" }], undefined, undefined, ["    row not named by the server: [1261] Row 9 doesn't contain data for all columns", "    row not named by the server: [1265] Data truncated for column 'd'"]],
+  ['past the limit, and warnings the server did not list, counted', [short(1), short(1), bad(2), bad(3)], 9, 1, ["    line 10 (byte offset 100): [1261] Row 1 doesn't contain data for all columns (2 warnings)", '    … and 7 more']],
+];
+
+for (const [name, problems, total, limit, expected] of describeCases) {
+  test(`describeWarnings: ${name}`, () => {
+    assert.deepEqual(describeWarnings(problems, sent, total, limit).split('\n'), expected);
   });
 }
