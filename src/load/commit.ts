@@ -2,6 +2,7 @@ import type { CutChunk } from '../chunking/types.js';
 import type { ErrorBudget } from './budget.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import type { ChunkContext, ChunkOutcome } from './runner.js';
+import { collapseRepeats, counted } from './warnings.js';
 
 export interface CommitArgs {
   chunk: CutChunk;
@@ -41,7 +42,7 @@ export async function commitChunk(a: CommitArgs): Promise<void> {
 }
 
 export function describeRejects(rejects: readonly RejectedRow[], limit = 10): string {
-  const lines = rejects.slice(0, limit).map((r) => `    line ${r.line} (byte offset ${r.byteOffset}): ${r.errors.map((e) => `[${e.code}] ${e.message}`).join('; ')}`);
+  const lines = rejects.slice(0, limit).map((r) => `    line ${r.line} (byte offset ${r.byteOffset}): ${collapseRepeats(r.errors.map((e) => `[${e.code}] ${e.message}`)).map(counted).join('; ')}`);
   if (rejects.length > limit) lines.push(`    … and ${rejects.length - limit} more`);
   return lines.join('\n');
 }

@@ -75,10 +75,29 @@ export function warningRow(message: string): number | undefined {
 }
 
 /**
- * Up to `limit` problems with the input rows they name, for messages; `total`
- * counts those the server did not list too. The server warns once per
+ * Adjacent equal texts as one, with their count. The server warns once per
  * missing or changed column, so a row short of three columns would print the
- * same line three times: repeats are one line with their count.
+ * same line three times.
+ */
+export function collapseRepeats(texts: readonly string[]): Array<{ text: string; count: number }> {
+  const out: Array<{ text: string; count: number }> = [];
+  for (const text of texts) {
+    const last = out[out.length - 1];
+    if (last && last.text === text) last.count++;
+    else out.push({ text, count: 1 });
+  }
+  return out;
+}
+
+/** A collapsed text, its count said when it repeats. */
+export function counted(c: { text: string; count: number }): string {
+  return c.count > 1 ? `${c.text} (${c.count} warnings)` : c.text;
+}
+
+/**
+ * Up to `limit` problems with the input rows they name, for messages, a
+ * repeated one once with its count; `total` counts those the server did not
+ * list too.
  */
 export function describeWarnings(problems: readonly ServerWarning[], records: readonly Pick<SentRecord, 'line' | 'offset'>[], total = problems.length, limit = 10): string {
   const texts = problems.map((w) => {
@@ -86,15 +105,10 @@ export function describeWarnings(problems: readonly ServerWarning[], records: re
     const rec = row === undefined ? undefined : records[row - 1];
     return `    ${rec ? `line ${rec.line} (byte offset ${rec.offset})` : 'row not named by the server'}: [${w.code}] ${w.message}`;
   });
-  const lines: string[] = [];
-  let shown = 0;
-  while (shown < texts.length && lines.length < limit) {
-    let next = shown + 1;
-    while (next < texts.length && texts[next] === texts[shown]) next++;
-    lines.push(next - shown > 1 ? `${texts[shown]!} (${next - shown} warnings)` : texts[shown]!);
-    shown = next;
-  }
-  if (total > shown) lines.push(`    … and ${total - shown} more`);
+  const shown = collapseRepeats(texts).slice(0, limit);
+  const lines = shown.map(counted);
+  const covered = shown.reduce((n, c) => n + c.count, 0);
+  if (total > covered) lines.push(`    … and ${total - covered} more`);
   return lines.join('\n');
 }
 

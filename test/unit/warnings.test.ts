@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { describeRejects } from '../../src/load/commit.js';
 import { classifyWarning, describeWarnings, parseLoadInfo, warningRow, type LoadInfo, type ServerWarning, type WarningClass } from '../../src/load/warnings.js';
 
 const classes: Array<[level: string, code: number, message: string, expected: WarningClass]> = [
@@ -101,3 +102,24 @@ for (const [name, problems, total, limit, expected] of describeCases) {
     assert.deepEqual(describeWarnings(problems, sent, total, limit).split('\n'), expected);
   });
 }
+
+test('describeRejects: a rejected row\'s repeated errors once, with their count; different ones each', () => {
+  const row = (line: number, errors: Array<[number, string]>) => ({ line, byteOffset: line * 10, bytes: Buffer.from('x\n'), errors: errors.map(([code, message]) => ({ code, message })) });
+  const text = describeRejects([
+    row(4, [
+      [1261, "Row 1 doesn't contain data for all columns"],
+      [1261, "Row 1 doesn't contain data for all columns"],
+      [1261, "Row 1 doesn't contain data for all columns"],
+    ]),
+    row(9, [
+      [1366, "Incorrect integer value: 'x' for column 'n' at row 2"],
+      [1265, "Data truncated for column 'd' at row 2"],
+    ]),
+    row(12, [[1366, "Incorrect integer value: 'y' for column 'n' at row 3"]]),
+  ], 2);
+  assert.deepEqual(text.split('\n'), [
+    "    line 4 (byte offset 40): [1261] Row 1 doesn't contain data for all columns (3 warnings)",
+    "    line 9 (byte offset 90): [1366] Incorrect integer value: 'x' for column 'n' at row 2; [1265] Data truncated for column 'd' at row 2",
+    '    … and 1 more',
+  ]);
+});
