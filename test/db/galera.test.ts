@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
-import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
+import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
 import { runCli } from '../support/cli.js';
 import { adminConnection, tableDigest } from '../support/db.js';
 import { spawnCli } from '../support/spawn.js';

@@ -5,7 +5,7 @@
  * file, in one run, rotating the order, median of the repeats; each case in
  * a fresh process under GNU time (wall, CPU, peak RSS).
  *
- *   node dist/src/bench/order.js [--rows 3000000,5000000] [--repeat 3] [--chunk-mib 64] [--target-mib 64]
+ *   npm run build:dev && node dist/bench/research/order.js [--rows 3000000,5000000] [--repeat 3] [--chunk-mib 64] [--target-mib 64]
  *
  * The merge is timed as a loader would drive it: every chunk is built,
  * handed over and released, nothing else (a loader at 600k rows/s needs it
@@ -13,7 +13,7 @@
  * within --sort-memory: the same boundary scan, then the whole file read and
  * sorted in one piece ("run generation"), then its chunks handed over ("merge").
  */
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../../src/errors/index.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -22,13 +22,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { generateToFile } from '../../fixtures/generate.js';
-import { charsetInfo } from '../chunking/charsets.js';
-import { cutChunks } from '../chunking/cut.js';
-import type { CutChunk } from '../chunking/types.js';
-import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext, type OrderedChunk } from '../order/index.js';
-import { MemorySort } from '../order/memorySort.js';
-import { readAt } from '../order/runFile.js';
-import { recordTerminator } from '../order/sortChunk.js';
+import { charsetInfo } from '../../src/chunking/charsets.js';
+import { cutChunks } from '../../src/chunking/cut.js';
+import type { CutChunk } from '../../src/chunking/types.js';
+import { fileChunkReader, generateRuns, mergeRuns, SpillDir, type KeyContext, type OrderedChunk } from '../../src/order/index.js';
+import { MemorySort } from '../../src/order/memorySort.js';
+import { readAt } from '../../src/order/runFile.js';
+import { recordTerminator } from '../../src/order/sortChunk.js';
 
 interface ChildResult {
   runsSeconds: number;

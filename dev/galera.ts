@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import mysql, { type Connection } from 'mysql2/promise';
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../src/errors/index.js';
 import {
   baseServerArgs,
   freePort,
@@ -17,7 +17,7 @@ import {
   waitExit,
   waitReady,
   type ServerPaths,
-} from './server.js';
+} from '../src/devserver/server.js';
 
 /**
  * A throwaway MariaDB Galera cluster on loopback: N mariadbd processes, each

@@ -2,13 +2,13 @@
  * What routing costs the client: for 1M user_summary TSV records in memory,
  * the time to parse each record's partitioning field (parseRecord, as the
  * loader does) and evaluate its partition (HASH, KEY, RANGE), on one core.
- * Best of 3 rounds in rotating order. Run: `node --import tsx src/bench/routeCost.ts`.
+ * Best of 3 rounds in rotating order. Run: `node --import tsx bench/research/routeCost.ts`.
  */
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../../src/errors/index.js';
 import { generateLines } from '../../fixtures/generate.js';
-import { charsetInfo } from '../chunking/charsets.js';
-import { parseRecord } from '../chunking/fields.js';
-import { partitionIndex, type PartitionRule } from '../shard/partition.js';
+import { charsetInfo } from '../../src/chunking/charsets.js';
+import { parseRecord } from '../../src/chunking/fields.js';
+import { partitionIndex, type PartitionRule } from '../../src/shard/partition.js';
 
 const ROWS = 1_000_000;
 const data = Buffer.concat([...generateLines({ table: 'user_summary', rows: ROWS, seed: 5 })]);

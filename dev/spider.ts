@@ -1,8 +1,8 @@
 import mysql, { type Connection } from 'mysql2/promise';
-import { quoteId, quoteQualified } from '../db/quote.js';
-import { FlatloadError } from '../errors/index.js';
-import type { PartitionMethod } from '../shard/partition.js';
-import { hasPlugin, serverBinaries, sleep, startThrowawayServer, type ThrowawayServer } from './server.js';
+import { quoteId, quoteQualified } from '../src/db/quote.js';
+import { FlatloadError } from '../src/errors/index.js';
+import type { PartitionMethod } from '../src/shard/partition.js';
+import { hasPlugin, serverBinaries, sleep, startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 
 /**
  * A throwaway Spider setup on loopback: one front server with ha_spider

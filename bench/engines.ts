@@ -1,14 +1,14 @@
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../src/errors/index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileColumns, generateToFile, type FixtureTable } from '../../fixtures/generate.js';
-import type { BenchResult } from './result.js';
+import { fileColumns, generateToFile, type FixtureTable } from '../fixtures/generate.js';
+import type { BenchResult } from '../src/bench/result.js';
 import { writeDocSection } from './doc.js';
 import { measure } from './measure.js';
 import { machineDescription } from './report.js';
 import { spawnSync } from 'node:child_process';
-import { findBinary } from '../devserver/server.js';
+import { findBinary } from '../src/devserver/server.js';
 
 const FIXTURES: FixtureTable[] = ['user_summary', 'purchases_index'];
 

@@ -6,12 +6,12 @@
  * `db:start -- --spider N` a Spider front with N backends; `db:stop` stops
  * whatever was started.
  */
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../src/errors/index.js';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
-import { formatError } from '../errors/index.js';
+import { formatError } from '../src/errors/index.js';
 import { startGaleraCluster } from './galera.js';
-import { startThrowawayServer, stateFile, type DevServerState } from './server.js';
+import { startThrowawayServer, stateFile, type DevServerState } from '../src/devserver/server.js';
 import { startSpiderCluster } from './spider.js';
 
 /** What `db:start -- --galera N|--spider N` records: every server, stopped in reverse order. */

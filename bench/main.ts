@@ -3,19 +3,12 @@
  * `npm run bench`: flatload against what a DBA would otherwise do, per
  * scenario (comparison.ts); prints tables of medians and ratios and writes
  * docs/benchmarks.md. Absolute times on a shared machine are noise; the
- * ratios between tools in the same run are the result.
- *
- *   npm run bench -- [--rows 3000000] [--repeat 3] [--jobs 2] [--only innodb,innodb-small,myrocks,user3] [--no-write]
- *   npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
- *   npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
- *   npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
- *   npm run bench -- --cluster [--rows 300000] [--repeat 3]  (a Spider table: direct routing against the front → docs/benchmarks.md)
- *   npm run bench -- --export [--rows 2000000] [--jobs 2] [--buffer-pool 128M] [--pin]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N; --pin: the server on the first core, every client on the others)
+ * ratios between tools in the same run are the result. Usage: USAGE below (also `--help`).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { FlatloadError, formatError } from '../errors/index.js';
+import { FlatloadError, formatError } from '../src/errors/index.js';
 import { runComparison, SCENARIOS, type ScenarioId } from './comparison.js';
 import { runMemoryBench } from './memory.js';
 import { runStrategiesBench } from './strategies.js';
@@ -23,7 +16,16 @@ import { runEnginesBench } from './engines.js';
 import { runClusterBench } from './spiderRoute.js';
 import { runExportBench } from './exportBench.js';
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const USAGE = `usage:
+  npm run bench -- [--rows 3000000] [--repeat 3] [--jobs 2] [--only innodb,innodb-small,myrocks,user3] [--no-write]
+  npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
+  npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
+  npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
+  npm run bench -- --cluster [--rows 300000] [--repeat 3]  (a Spider table: direct routing against the front → docs/benchmarks.md)
+  npm run bench -- --export [--rows 2000000] [--jobs 2] [--buffer-pool 128M] [--pin]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N; --pin: the server on the first core, every client on the others)
+`;
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const cli = join(root, 'dist/src/cli/main.js');
 
 const { values: args } = parseArgs({
@@ -41,6 +43,7 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     repeat: { type: 'string', default: '3' },
     'memory-gb': { type: 'string', default: '2' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
@@ -51,6 +54,10 @@ function positive(name: string, value: string): number {
 }
 
 async function main(): Promise<void> {
+  if (args.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
   const repeat = positive('repeat', args.repeat);
   if (args.strategies) {
     await runStrategiesBench(positive('rows', args.rows ?? '1000000'), root, !args['no-write'], cli, repeat);

@@ -7,16 +7,16 @@
  * (SHOW CREATE TABLE, information_schema.PARTITIONS, mysql.servers) for the
  * shard-map unit tests.
  *
- * Run: `node --import tsx src/bench/spiderFacts.ts [--fixture test/unit/fixtures/spider-front.json]`
+ * Run: `node --import tsx bench/research/spiderFacts.ts [--fixture test/unit/fixtures/spider-front.json]`
  */
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../../src/errors/index.js';
 import { writeFileSync } from 'node:fs';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateLines } from '../../fixtures/generate.js';
-import { quoteBytes } from '../db/quote.js';
-import { roundRobinPartitions, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../devserver/spider.js';
-import { partitionIndex, type PartitionRule } from '../shard/partition.js';
-import { checksumOf, globalStatus, loadLocal, median, outcome, scalar } from './clusterSupport.js';
+import { quoteBytes } from '../../src/db/quote.js';
+import { roundRobinPartitions, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../dev/spider.js';
+import { partitionIndex, type PartitionRule } from '../../src/shard/partition.js';
+import { checksumOf, globalStatus, loadLocal, median, outcome, scalar } from '../clusterSupport.js';
 
 const facts: Record<string, unknown> = {};
 function note(key: string, value: unknown): void {

@@ -7,16 +7,16 @@
  * with the table keyHash.ts uses. Prints a summary per rule; with --fixture
  * FILE it writes a sample of the verified cases for the unit tests.
  *
- * Run: `node --import tsx src/bench/partitionCheck.ts [--fixture test/unit/fixtures/partition-cases.json]`
+ * Run: `node --import tsx bench/research/partitionCheck.ts [--fixture test/unit/fixtures/partition-cases.json]`
  * (a throwaway server is started unless DATABASE_URL is set).
  */
 import { writeFileSync } from 'node:fs';
 import mysql, { type Connection, type ResultSetHeader } from 'mysql2/promise';
 import { Readable } from 'node:stream';
-import { startThrowawayServer, type ThrowawayServer } from '../devserver/server.js';
-import { LATIN1_SWEDISH_CI_WEIGHTS, type KeyColumn } from '../shard/keyHash.js';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/devserver/server.js';
+import { LATIN1_SWEDISH_CI_WEIGHTS, type KeyColumn } from '../../src/shard/keyHash.js';
 import { prng } from '../../fixtures/prng.js';
-import { partitionIndex, type PartitionColumn, type PartitionRule, type RangeValue, type ListValue } from '../shard/partition.js';
+import { partitionIndex, type PartitionColumn, type PartitionRule, type RangeValue, type ListValue } from '../../src/shard/partition.js';
 
 interface ColumnSpec {
   sql: string;
@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`TOTAL compared=${total} mismatches=${bad}\n`);
     if (fixture) {
-      writeFileSync(fixture, `${JSON.stringify({ verifiedOn: 'MariaDB 10.11 (src/bench/partitionCheck.ts)', cases: sample }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
+      writeFileSync(fixture, `${JSON.stringify({ verifiedOn: 'MariaDB 10.11 (bench/research/partitionCheck.ts)', cases: sample }, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}\n`);
       process.stdout.write(`wrote ${sample.reduce((n, x) => n + x.rows.length, 0)} rows of ${sample.length} rules to ${fixture}\n`);
     }
     await conn.query('DROP DATABASE flatload_partition_check');

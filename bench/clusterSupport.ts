@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Connection, ResultSetHeader } from 'mysql2/promise';
-import { loadDataOptions } from '../../fixtures/generate.js';
+import { loadDataOptions } from '../fixtures/generate.js';
 
 /**
  * Small helpers shared by the cluster measurements (galeraFacts, galeraChunks,

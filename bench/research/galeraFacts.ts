@@ -1,15 +1,15 @@
 /**
  * Checks, on a real 3-node Galera cluster on loopback, the facts the loader's
  * Galera support relies on, and prints what it observed (docs/scale-out.md
- * quotes the output). Run: `node --import tsx src/bench/galeraFacts.ts`.
+ * quotes the output). Run: `node --import tsx bench/research/galeraFacts.ts`.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { startGaleraCluster, type GaleraCluster } from '../devserver/galera.js';
-import { globalStatus, loadLocal, outcome, scalar } from './clusterSupport.js';
+import { startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
+import { globalStatus, loadLocal, outcome, scalar } from '../clusterSupport.js';
 
 const facts: Record<string, unknown> = {};
 function note(key: string, value: unknown): void {

@@ -13,13 +13,13 @@
  * - CSV in gbk with text columns: the general path reading characters
  *   (trail bytes 0x5C and 0x7C included).
  *
- *   node dist/src/bench/scan.js [megabytes]
+ *   npm run build:dev && node dist/bench/research/scan.js [megabytes]
  */
 import { prng } from '../../fixtures/prng.js';
 import { pathToFileURL } from 'node:url';
-import { charsetInfo, type CharsetInfo } from '../chunking/charsets.js';
-import { cutChunks } from '../chunking/cut.js';
-import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
+import { charsetInfo, type CharsetInfo } from '../../src/chunking/charsets.js';
+import { cutChunks } from '../../src/chunking/cut.js';
+import type { ScanFormat, ScanTargets } from '../../src/chunking/scanner.js';
 
 export interface ScanSpeed {
   tsvMBps: number;

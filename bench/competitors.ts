@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, renameSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../src/errors/index.js';
 import { measure, serverCpuSeconds, type Measured } from './measure.js';
 
 export interface Target {

@@ -5,17 +5,17 @@
  * 3 in rotating order; the table is emptied (TRUNCATE, replicated as TOI) and
  * the cluster left idle before each run.
  *
- * Run: `node --import tsx src/bench/galeraChunks.ts [--rows 2750000] [--reps 3]`
+ * Run: `node --import tsx bench/research/galeraChunks.ts [--rows 2750000] [--reps 3]`
  * (2.75M user_summary rows is ~101 MB of TSV).
  */
-import { FlatloadError } from '../errors/index.js';
+import { FlatloadError } from '../../src/errors/index.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { startGaleraCluster, type GaleraCluster } from '../devserver/galera.js';
-import { globalStatus, loadLocal, median, scalar, splitLines } from './clusterSupport.js';
+import { startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
+import { globalStatus, loadLocal, median, scalar, splitLines } from '../clusterSupport.js';
 
 interface Placement {
   name: string;

@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
-import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { formatError } from '../errors/index.js';
+import { ddl, generateToFile } from '../fixtures/generate.js';
+import { formatError } from '../src/errors/index.js';
 import { startGaleraCluster, type GaleraCluster } from './galera.js';
-import { startThrowawayServer, type ThrowawayServer } from './server.js';
+import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 
 const galera = process.argv.includes('--galera');
 const rows = Number(process.env['DEMO_ROWS'] ?? (galera ? 300_000 : 1_000_000));
-const cli = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 async function main(): Promise<number> {
   let server: ThrowawayServer | undefined;

@@ -14,9 +14,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { FlatloadError } from '../errors/index.js';
-import { startSpiderCluster } from '../devserver/spider.js';
+import { ddl, generateToFile } from '../fixtures/generate.js';
+import { FlatloadError } from '../src/errors/index.js';
+import { startSpiderCluster } from '../dev/spider.js';
 import { checksumOf, loadLocal, median, scalar } from './clusterSupport.js';
 import { writeDocSection } from './doc.js';
 import { machineDescription } from './report.js';
@@ -84,7 +84,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
 
 Produced by \`npm run bench -- --cluster --rows ${rows} --repeat ${rounds}\` (${new Date().toISOString().slice(0, 10)}). Machine: ${machineDescription(version)}.
 
-A throwaway Spider front and 2 backend servers on loopback (src/devserver/spider.ts), \`user_summary\` as a Spider table
+A throwaway Spider front and 2 backend servers on loopback (dev/spider.ts), \`user_summary\` as a Spider table
 HASH(user_id) over 2 partitions, one per backend; ${rows.toLocaleString('en-US')} generated rows in random order. Each run starts with
 the backend tables emptied; ${rounds} rounds in rotating order, medians; after every run each backend's COUNT(*) and CHECKSUM TABLE
 must equal what direct routing left. The front's own LOAD DATA is what the \`mariadb\` client does given the front table.

@@ -3,8 +3,8 @@ import { createReadStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { startThrowawayServer } from '../devserver/server.js';
+import { ddl, generateToFile } from '../fixtures/generate.js';
+import { startThrowawayServer } from '../src/devserver/server.js';
 import { writeDocSection } from './doc.js';
 
 interface MemRun {
