@@ -7,12 +7,27 @@
  * whatever was started.
  */
 import { FlatloadError } from '../src/errors/index.js';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
+import { join } from 'node:path';
 import { formatError } from '../src/errors/index.js';
 import { startGaleraCluster } from './galera.js';
-import { startThrowawayServer, stateFile, type DevServerState } from '../src/devserver/server.js';
+import { startThrowawayServer } from '../src/devserver/server.js';
 import { startSpiderCluster } from './spider.js';
+
+/** State of a detached server started by `npm run db:start`, so `db:stop` can find it. */
+interface DevServerState {
+  url: string;
+  pid: number;
+  baseDir: string;
+  socketPath: string;
+}
+
+function stateFile(projectDir: string): string {
+  const dir = join(projectDir, '.flatload');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, 'devserver.json');
+}
 
 /** What `db:start -- --galera N|--spider N` records: every server, stopped in reverse order. */
 interface ClusterState extends DevServerState {
