@@ -64,17 +64,23 @@ try {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...patterns, ...files.map((f) => relative(root, f))],
-      { cwd: root, env, stdio: 'inherit' },
+      // Its own process group, so a signal reaches every test file and the loads they started.
+      { cwd: root, env, stdio: 'inherit', detached: true },
     );
-    const forward = (sig: NodeJS.Signals): void => {
-      child.kill(sig);
+    const signalAll = (sig: NodeJS.Signals): void => {
+      try {
+        process.kill(-child.pid!, sig);
+      } catch {
+        // the group is gone already
+      }
     };
+    const forward = (sig: NodeJS.Signals): void => signalAll(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
     const watchdog = setTimeout(() => {
       process.stderr.write(`test run: still running after ${RUN_TIMEOUT_MS / 60_000} minutes: stopping it (FLATLOAD_TEST_RUN_MINUTES to allow more)\n`);
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      signalAll('SIGTERM');
+      setTimeout(() => signalAll('SIGKILL'), 10_000).unref();
     }, RUN_TIMEOUT_MS);
     child.on('exit', (c, sig) => {
       clearTimeout(watchdog);
