@@ -22,6 +22,7 @@ import { readTableFingerprint } from '../introspect/table.js';
 import { sqlOf } from '../plan/ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
+import { MAX_LISTED_WARNINGS } from '../plan/planner.js';
 import type { EventHub } from '../report/events.js';
 import { encodeRejects, type RejectedRow } from '../report/rejectFile.js';
 import { ErrorBudget } from './budget.js';
@@ -48,7 +49,7 @@ import { problemPolicy } from './warnings.js';
 const PIECE_BYTES = 256 * 1024;
 
 /** Warnings kept per statement (max_error_count): every warning of a chunk must be readable to account for its rows. */
-export const MAX_WARNINGS = 65535;
+export const MAX_WARNINGS = MAX_LISTED_WARNINGS;
 
 /** Everything one load's stages share. */
 export interface LoadRun {

@@ -113,7 +113,8 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         const ws = res.warningStatus > 0 ? await showWarnings(conn, o.maxWarnings) : [];
         const bad = ws.filter(o.isProblem);
         problems = bad.map((w) => ({ code: w.code, message: w.message }));
-        if (bad.length === 0) {
+        // Warnings the server did not list may be problems: the range is split until every warning is listed.
+        if (bad.length === 0 && res.warningStatus <= ws.length) {
           warnings += ws.length;
           // INSERT IGNORE skips duplicates: "Records: n  Duplicates: d" says how many.
           const dup = o.duplicates === 'ignore' ? Number(/Duplicates:\s*(\d+)/.exec(res.info ?? '')?.[1] ?? 0) : 0;
