@@ -204,7 +204,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       rejected: outcome.rejected,
       sha1: null,
       rejects: encodeRejects(rows),
-    });
+    }, prep.server.maxAllowedPacketBytes);
   };
   const afterCommit = async (chunk: CutChunk, rows: RejectedRow[]): Promise<void> => rejects.keep(rows.map((x) => ({ ...x, chunk: chunk.index })));
   const isProblem = problemPolicy({ duplicatesExpected: plan.duplicates !== 'error', allowAltered: o.allowTruncation });

@@ -5,10 +5,12 @@
  * file and checks the report's counts.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import mysql from 'mysql2/promise';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/devserver/server.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 
@@ -64,4 +66,78 @@ describe('--on-duplicate ignore with more duplicates in a chunk than the server 
       assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, ref));
     });
   }
+});
+
+/**
+ * A server of its own with max_allowed_packet=1M: every statement flatload
+ * builds must fit it, also the bookkeeping of a chunk whose rejected rows
+ * (their bytes and messages) are several MB.
+ */
+describe('rejected bytes of one chunk beyond max_allowed_packet', () => {
+  let server: ThrowawayServer;
+  let url: string;
+  let admin: mysql.Connection;
+  before(async () => {
+    server = await startThrowawayServer({ extraArgs: ['--max-allowed-packet=1M'], innodbBufferPoolSize: '64M', innodbLogFileSize: '48M' });
+    const u = new URL(server.url);
+    admin = await mysql.createConnection({ host: u.hostname, port: Number(u.port), user: 'root', multipleStatements: true });
+    await admin.query('CREATE DATABASE pk');
+    u.pathname = '/pk';
+    url = u.toString();
+  });
+  after(async () => {
+    await admin?.end().catch(() => undefined);
+    await server?.stop();
+  });
+
+  const bad = (i: number): string => `${i}\t${'x'.repeat(2000)}\n`;
+  const good = (i: number): string => `${i}\t${i}\n`;
+  const count = async (t: string): Promise<number> => Number(((await admin.query(`SELECT COUNT(*) AS n FROM pk.${t}`))[0] as Array<{ n: unknown }>)[0]!.n);
+
+  test('an all-bad input of 4 MB in one chunk: every row rejected, none lost, the same command again finds it loaded', async () => {
+    await admin.query('CREATE TABLE pk.allbad (id INT NOT NULL PRIMARY KEY, n INT NOT NULL) ENGINE=InnoDB');
+    let content = '';
+    for (let i = 0; i < 2000; i++) content += bad(i);
+    const f = join(dir, 'allbad.tsv');
+    writeFileSync(f, content);
+    const rejects = join(dir, 'allbad.rejects.tsv');
+    const args = ['load', f, '--url', url, '--table', 'allbad', '--max-errors', '100000', '--chunk-size', '8MiB', '--jobs', '1', '--reject-file', rejects, ...base];
+    const r = await runCli(args, { env: {}, timeoutMs: 240_000 });
+    assert.equal(r.code, 3, r.stderr);
+    const rep = JSON.parse(r.stdout) as Report;
+    assert.equal(rep.chunks, 1);
+    assert.equal(rep.rows, 0);
+    assert.equal(rep.rejected, 2000);
+    assert.equal(readFileSync(rejects, 'latin1'), content, 'the reject file holds every record exactly');
+    assert.equal(readFileSync(`${rejects}.log`, 'utf8').trim().split('\n').length, 2001);
+    assert.equal(await count('allbad'), 0);
+    const again = await runCli(args, { env: {}, timeoutMs: 120_000 });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as Report).status, 'already-loaded');
+  });
+
+  test('a load stopped after a chunk of 4 MB of rejects resumes with those rejects read back from the bookkeeping', async () => {
+    await admin.query('CREATE TABLE pk.resumed (id INT NOT NULL PRIMARY KEY, n INT NOT NULL) ENGINE=InnoDB');
+    let head = '';
+    for (let i = 0; i < 2000; i++) head += bad(i);
+    let goods = '';
+    for (let i = 2000; i < 40_000; i++) goods += good(i);
+    const last = bad(40_000);
+    const f = join(dir, 'resumed.tsv');
+    writeFileSync(f, head + goods + last);
+    const rejects = join(dir, 'resumed.rejects.tsv');
+    const args = (maxErrors: number): string[] => ['load', f, '--url', url, '--table', 'resumed', '--max-errors', String(maxErrors), '--chunk-size', '4MiB', '--jobs', '1', '--reject-file', rejects, ...base];
+    // The first chunk's 2000 rejects fit the budget; the last record makes one too many.
+    const first = await runCli(args(2000), { env: {}, timeoutMs: 240_000 });
+    assert.equal(first.code, 4, first.stderr);
+    assert.ok(await count('resumed') > 0, 'the first chunk committed');
+    const second = await runCli(args(5000), { env: {}, timeoutMs: 240_000 });
+    assert.equal(second.code, 3, second.stderr);
+    const rep = JSON.parse(second.stdout) as Report & { resumedChunks: number };
+    assert.ok(rep.resumedChunks >= 1, 'the rerun resumed');
+    assert.equal(rep.rejected, 2001);
+    assert.equal(rep.rows, 38_000);
+    assert.equal(await count('resumed'), 38_000);
+    assert.equal(readFileSync(rejects, 'latin1'), head + last, 'every rejected record, the first chunk\'s read back');
+  });
 });
