@@ -216,13 +216,14 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       ...common,
       head: insertHeadSql(plan, fields),
       fields,
-      textField: prep.targets.textField,
+      binaryField: fields.map((f) => !f.isVariable && prep.table.columns.find((c) => c.name.toLowerCase() === f.name.toLowerCase())?.characterSet === 'binary'),
       characterSet: prep.characterSet,
       scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
       key: key ? { column: key.column, first: firstKey } : undefined,
       duplicates: plan.duplicates,
       maxWarnings: MAX_WARNINGS,
       batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(maxPacket / 2))),
+      maxPacketBytes: maxPacket,
     });
     return { executor, notBulk: steps.notBulk, beforeCommit };
   }

@@ -374,6 +374,11 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   if (ctx.transport === 'insert') {
     batch = insertBatchBytes(server);
     reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [docs/rules.md#packet-size-and-insert-batches]`);
+    if (options.onDuplicate !== 'replace') {
+      reasons.push(
+        `INSERT IGNORE, as LOAD DATA LOCAL runs (an implicit IGNORE): every value sent in the file's character set and converted as LOAD DATA converts it (an adjusted value is a warning and its row rejected, not a strict-mode error; spaces around a number a note), a row too big for one statement under max_allowed_packet rejected unsent [docs/rules.md#insert-fallback-conversions]`,
+      );
+    }
   }
   if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
 

@@ -140,4 +140,31 @@ describe('rejected bytes of one chunk beyond max_allowed_packet', () => {
     assert.equal(await count('resumed'), 38_000);
     assert.equal(readFileSync(rejects, 'latin1'), head + last, 'every rejected record, the first chunk\'s read back');
   });
+
+  test('the INSERT fallback: a 2.5 MB row that no INSERT under the packet can carry goes to the reject file with its line', async () => {
+    await admin.query('CREATE TABLE pk.wide (id INT NOT NULL PRIMARY KEY, body LONGTEXT NOT NULL) ENGINE=InnoDB');
+    await admin.query('CREATE TABLE pk.wide_ld LIKE pk.wide');
+    let before = '';
+    for (let i = 1; i <= 10; i++) before += `${i}\tsmall${i}\n`;
+    const wide = `11\t${'w'.repeat(2_500_000)}\n`;
+    let rest = '';
+    for (let i = 12; i <= 21; i++) rest += `${i}\tsmall${i}\n`;
+    const f = join(dir, 'wide.tsv');
+    writeFileSync(f, before + wide + rest);
+    const rejects = join(dir, 'wide.rejects.tsv');
+    const r = await runCli(['load', f, '--url', url, '--table', 'wide', '--strategy', 'insert', '--chunk-size', '8MiB', '--max-errors', '5', '--reject-file', rejects, ...base], { env: {}, timeoutMs: 120_000 });
+    assert.equal(r.code, 3, r.stderr);
+    const rep = JSON.parse(r.stdout) as Report;
+    assert.equal(rep.rows, 20);
+    assert.equal(rep.rejected, 1);
+    assert.equal(readFileSync(rejects, 'latin1'), wide);
+    const log = readFileSync(`${rejects}.log`, 'utf8').trim().split('\n');
+    assert.equal(log.length, 2);
+    assert.match(log[1]!, /^11\t\d+\t0\t1153\t.*max_allowed_packet/);
+    assert.equal(await count('wide'), 20);
+    // LOAD DATA LOCAL streams the row in packets of its own: the same file loads whole.
+    const ld = await runCli(['load', f, '--url', url, '--table', 'wide_ld', '--strategy', 'load-data', '--chunk-size', '8MiB', ...base], { env: {}, timeoutMs: 120_000 });
+    assert.equal(ld.code, 0, ld.stderr);
+    assert.equal(await count('wide_ld'), 21);
+  });
 });
