@@ -299,6 +299,8 @@ function engineRule(ctx: Ctx): EngineDecision {
  */
 function capIgnoredDuplicates(ctx: Ctx, d: EngineDecision): void {
   if (ctx.options.onDuplicate !== 'ignore') return;
+  // Without a unique key nothing is a duplicate.
+  if (!ctx.table.primaryKey && !ctx.table.indexes.some((i) => i.unique || i.primary)) return;
   if ((d.chunkMaxRecords ?? Infinity) <= MAX_LISTED_WARNINGS) return;
   d.chunkMaxRecords = MAX_LISTED_WARNINGS;
   ctx.reasons.push(

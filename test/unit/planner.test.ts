@@ -724,4 +724,9 @@ describe('--on-duplicate ignore caps a chunk at the warnings the server lists', 
       assert.equal(plan.reasons.some((r) => r.includes('#ignored-duplicates-and-the-warnings-list')), max !== undefined);
     });
   }
+  test('a table without a unique key has no duplicates: no cap', () => {
+    const facts = maria('user_summary', 'InnoDB', 'us.tsv');
+    facts.table = { ...facts.table, primaryKey: undefined, clusteredKey: undefined, indexes: facts.table.indexes.filter((i) => !i.unique && !i.primary) };
+    assert.equal(planLoad(facts, opts({ onDuplicate: 'ignore' })).chunkMaxRecords, undefined);
+  });
 });
