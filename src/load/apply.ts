@@ -22,6 +22,7 @@ import { readTableFingerprint } from '../introspect/table.js';
 import { sqlOf } from '../plan/ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
+import { MAX_LISTED_WARNINGS } from '../plan/planner.js';
 import type { EventHub } from '../report/events.js';
 import { encodeRejects, type RejectedRow } from '../report/rejectFile.js';
 import { ErrorBudget } from './budget.js';
@@ -48,7 +49,7 @@ import { problemPolicy } from './warnings.js';
 const PIECE_BYTES = 256 * 1024;
 
 /** Warnings kept per statement (max_error_count): every warning of a chunk must be readable to account for its rows. */
-export const MAX_WARNINGS = 65535;
+export const MAX_WARNINGS = MAX_LISTED_WARNINGS;
 
 /** Everything one load's stages share. */
 export interface LoadRun {
@@ -203,7 +204,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       rejected: outcome.rejected,
       sha1: null,
       rejects: encodeRejects(rows),
-    });
+    }, prep.server.maxAllowedPacketBytes);
   };
   const afterCommit = async (chunk: CutChunk, rows: RejectedRow[]): Promise<void> => rejects.keep(rows.map((x) => ({ ...x, chunk: chunk.index })));
   const isProblem = problemPolicy({ duplicatesExpected: plan.duplicates !== 'error', allowAltered: o.allowTruncation });
@@ -215,13 +216,14 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       ...common,
       head: insertHeadSql(plan, fields),
       fields,
-      textField: prep.targets.textField,
+      binaryField: fields.map((f) => !f.isVariable && prep.table.columns.find((c) => c.name.toLowerCase() === f.name.toLowerCase())?.characterSet === 'binary'),
       characterSet: prep.characterSet,
       scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
       key: key ? { column: key.column, first: firstKey } : undefined,
       duplicates: plan.duplicates,
       maxWarnings: MAX_WARNINGS,
       batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(maxPacket / 2))),
+      maxPacketBytes: maxPacket,
     });
     return { executor, notBulk: steps.notBulk, beforeCommit };
   }
