@@ -37,6 +37,10 @@ export interface LoadOptions {
   table: string;
   format: FileFormat;
   columns: ColumnTarget[] | undefined;
+  /** `--columns header`: the columns come from the file's first record, by name (resolved once the file is read). */
+  columnsFromHeader: boolean;
+  /** With --columns header: header fields to discard, by name. */
+  skipFields: string[];
   /** undefined: chosen from the server (see plan). */
   jobs: number | undefined;
   /** undefined: sized from the input (see plan). */
@@ -81,6 +85,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   file?: string;
   table?: string;
   columns?: string;
+  skipFields?: string;
   jobs?: number;
   chunkSize?: string;
   strategy?: string;
@@ -162,6 +167,29 @@ function splitCommas(text: string): string[] {
   return parts;
 }
 
+/** `--skip-fields a,b`: header fields to discard, by name. */
+export function parseSkipFields(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((s) => s.trim());
+  if (names.some((n) => n === '')) throw new FlatloadError('USAGE', `--skip-fields: empty name in "${text}"`);
+  return names;
+}
+
+/**
+ * `--columns header` reads the names from the first record, which is then a
+ * header line: --ignore-lines defaults to 1 (more skips more lines after
+ * it; 0 would load the names as a row, so it is refused).
+ */
+function headerFormat(a: LoadArgs): { fromHeader: boolean; format: FileFormat } {
+  const fromHeader = a.columns !== undefined && a.columns.trim().toLowerCase() === 'header';
+  if (!fromHeader) {
+    if (a.skipFields !== undefined) throw new FlatloadError('USAGE', '--skip-fields names header fields to discard: it goes with --columns header');
+    return { fromHeader, format: resolveFormat(a) };
+  }
+  if (a.ignoreLines === 0) throw new FlatloadError('USAGE', '--columns header reads the names from the first line, which must then be skipped: --ignore-lines 0 would load it as a row');
+  return { fromHeader, format: resolveFormat({ ...a, ignoreLines: a.ignoreLines ?? 1 }) };
+}
+
 /** `--backend b1=mysql://user:pw@host:port` (repeatable) by server name. Messages never repeat a URL. */
 export function parseBackends(arg: string | string[] | undefined): Record<string, UrlParts> {
   const out: Record<string, UrlParts> = {};
@@ -193,14 +221,17 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     onDuplicate = a.ignore ? 'ignore' : 'replace';
   }
   const chunkSizeBytes = a.chunkSize === undefined ? undefined : parseByteSize(a.chunkSize, 'chunk-size');
+  const header = headerFormat(a);
   const sortMemoryBytes = a.sortMemory === undefined ? DEFAULT_SORT_MEMORY : parseByteSize(a.sortMemory, 'sort-memory', true);
   if (sortMemoryBytes > MAX_SORT_MEMORY) throw new FlatloadError('USAGE', `--sort-memory is at most 2GiB (a larger input is sorted out of core), got ${a.sortMemory}`);
   return {
     file: a.file,
     db: name.db,
     table: name.table,
-    format: resolveFormat(a),
-    columns: a.columns === undefined ? undefined : parseColumnList(a.columns),
+    format: header.format,
+    columns: a.columns === undefined || header.fromHeader ? undefined : parseColumnList(a.columns),
+    columnsFromHeader: header.fromHeader,
+    skipFields: parseSkipFields(a.skipFields),
     jobs: a.jobs,
     chunkSizeBytes,
     strategy: a.strategy === undefined ? undefined : oneOf(a.strategy, STRATEGIES, 'strategy', 'load-data'),

@@ -23,6 +23,7 @@ export const TABLE_OPTIONS = [
   'lines-terminated-by',
   'ignore-lines',
   'columns',
+  'skip-fields',
   'character-set',
   'keep-bom',
   'strategy',

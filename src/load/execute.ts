@@ -12,9 +12,10 @@ import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
-import { sampleInput } from '../introspect/input.js';
+import { mapHeader } from '../introspect/header.js';
+import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
-import { prepareLoad, type Prepared } from '../introspect/target.js';
+import { prepareLoad, scanTargets, type Prepared } from '../introspect/target.js';
 import type { ChunkSqlContext } from '../plan/sql.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
@@ -106,6 +107,8 @@ function localSource(local: LocalInput): InputSource {
 }
 
 interface Facts {
+  /** The options with the columns a header named (`--columns header`), else as given. */
+  o: LoadOptions;
   prep: Prepared;
   local: LocalInput;
   facts: PlanFacts;
@@ -154,12 +157,13 @@ async function readFacts(
   spool: (l: LocalInput) => void,
   share: ShareOf | undefined,
 ): Promise<Facts> {
-  const prep = await prepareLoad(o, session, control.connection, source);
+  let prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
     events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
   }
   const local = await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
+  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, localSource(local)));
   const sampled = await sampleInput(localSource(local), {
     format: prep.scan,
     charset: prep.charset,
@@ -173,7 +177,15 @@ async function readFacts(
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;
-  return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+}
+
+/** `--columns header`: the file's own header line names the columns; from here on the load runs as with that --columns list. */
+async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSource): Promise<{ o: LoadOptions; prep: Prepared }> {
+  const header = await readHeader(source, prep.scan, prep.charset, o.stripBom && prep.charset.utf8);
+  if (!header) throw new FlatloadError('INPUT_MALFORMED', '--columns header: the input has no header line to read the column names from', { file: o.file, line: 1, byteOffset: 0 });
+  const columns = mapHeader(header.names, prep.table, o.skipFields, { file: o.file, display: prep.display, byteOffset: header.byteOffset });
+  return { o: { ...o, columns }, prep: { ...prep, columns, targets: scanTargets(prep.table, columns) } };
 }
 
 type ChunkInputOf = ReturnType<typeof openChunkInput>;
@@ -277,6 +289,7 @@ export async function executeLoad(
   let jobStarted = false;
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
+    o = f.o;
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
     if (account && account.open >= account.limit && !inExport && !o.dryRun) {
