@@ -40,6 +40,9 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
     .option('manifest', { type: 'string', describe: 'export: a JSON file mapping files to tables and per-table options', group: 'Export:' })
     .option('create-tables', { type: 'boolean', describe: 'export: create a missing table from its .sql file (mysqldump --tab)', group: 'Export:' })
+    .option('include', { type: 'string', array: true, describe: 'export: load only the tables these names or patterns match (table or db.table; * and ?), repeatable', group: 'Export:' })
+    .option('exclude', { type: 'string', array: true, describe: 'export: leave out the tables these names or patterns match, repeatable', group: 'Export:' })
+    .option('rename', { type: 'string', array: true, describe: 'export: FROM=TO loads table FROM into TO (table or db.table), repeatable', group: 'Export:' })
     .option('reject-dir', { type: 'string', describe: 'export: the directory for the per-table reject files (default: beside each input)', group: 'Export:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }

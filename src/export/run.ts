@@ -8,7 +8,7 @@
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
@@ -29,7 +29,9 @@ import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
 import { ddlStatements } from './ddl.js';
-import { discoverExport, type DiscoveredTable } from './discover.js';
+import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
+import { tableKey } from './names.js';
+import { parseSelection, selectTables, type Selected } from './select.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -39,6 +41,9 @@ export interface ExportArgs extends LoadArgs {
   manifest?: string | undefined;
   createTables?: boolean | undefined;
   rejectDir?: string | undefined;
+  include?: string | string[] | undefined;
+  exclude?: string | string[] | undefined;
+  rename?: string | string[] | undefined;
 }
 
 export interface ExportRun {
@@ -56,6 +61,8 @@ interface Target extends DiscoveredTable {
   shadow: TableRef;
   old: TableRef;
   exists: boolean;
+  /** `--rename`: the table the export's files name. */
+  renamedFrom?: string | undefined;
 }
 
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
@@ -124,17 +131,19 @@ export async function executeExport(
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
+  const selection = parseSelection(a);
   const found = discoverExport(a.files, a.manifest, io.cwd);
+  const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
-  const notes: string[] = [];
+  const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
   /** The export's loading connections, shared by its tables chunk by chunk. */
   let loading: SharedConnections | undefined;
   try {
     const targets: Target[] = [];
-    for (const t of found.tables) {
+    for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
       if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
       const ref = { db, table: t.table };
@@ -146,6 +155,14 @@ export async function executeExport(
         shadow: { db, table: derivedName(t.table, SHADOW_SUFFIX) },
         old: { db, table: derivedName(t.table, OLD_SUFFIX) },
         exists: await tableExists(control, ref),
+      });
+    }
+    const renamedMissing = targets.find((t) => !t.exists && t.renamedFrom !== undefined);
+    if (renamedMissing) {
+      throw new FlatloadError('UNKNOWN_TABLE', `table ${renamedMissing.key} (--rename ${renamedMissing.renamedFrom}=…) does not exist, and a .sql file creates the table it names, not the new name`, {
+        file: renamedMissing.files[0]!,
+        table: renamedMissing.key,
+        hint: `create ${renamedMissing.key} first (CREATE TABLE … LIKE the original)`,
       });
     }
     for (const t of targets) {
@@ -338,6 +355,19 @@ export async function executeExport(
     await loading?.end();
     await control.end();
   }
+}
+
+/** What the selection picked and left out, and the files passed over: the plan and the report say so. */
+function selectionNotes(total: number, chosen: Selected<DiscoveredTable>, passedOver: readonly PassedOver[], defaultDb: string | undefined): string[] {
+  const notes: string[] = [];
+  if (chosen.left.length > 0 || chosen.picked.some((t) => t.renamedFrom !== undefined)) {
+    const names = chosen.picked.map((t) => `${tableKey({ db: t.db ?? defaultDb, table: t.table })}${t.renamedFrom !== undefined ? ` (from ${t.renamedFrom}, --rename)` : ''}`);
+    notes.push(`loading ${chosen.picked.length} of the export's ${total} table(s): ${names.join(', ')}`);
+  }
+  for (const l of chosen.left) notes.push(`left out ${l.table} (${l.files.map((f) => basename(f)).join(', ')}): ${l.reason}`);
+  notes.push(...chosen.notes);
+  for (const p of passedOver) notes.push(`passed over ${p.path}: ${p.reason}`);
+  return notes;
 }
 
 /**

@@ -86,3 +86,52 @@ describe('--columns header', () => {
     assert.equal(digest.count, '2');
   });
 });
+
+describe('choosing the tables of an export', () => {
+  let x: string;
+  before(async () => {
+    for (const t of ['orders', 'users', 'tmp_a', 'orders_staging']) await db.conn.query(`CREATE TABLE ${t} (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL)`);
+    x = join(dir, 'xsel');
+    mkdirSync(x);
+    writeFileSync(join(x, 'orders.txt'), '1\ta\n2\tb\n');
+    writeFileSync(join(x, 'users.txt'), '1\tu\n');
+    writeFileSync(join(x, 'tmp_a.txt'), '1\tt\n');
+    writeFileSync(join(x, 'v.sql'), 'CREATE VIEW v AS SELECT 1;\n');
+    writeFileSync(join(x, 'README'), 'not data\n');
+  });
+
+  test('plan DIR shows what was picked, why each other table and file was left out, and changes nothing', async () => {
+    const r = await runCli(['plan', x, '--exclude', 'tmp_*', '--rename', 'orders=orders_staging'], { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`loading 2 of the export's 3 table\\(s\\): ${db.name}\\.orders_staging \\(from ${db.name}\\.orders, --rename\\), ${db.name}\\.users`));
+    assert.match(r.stdout, new RegExp(`left out ${db.name}\\.tmp_a \\(tmp_a\\.txt\\): --exclude tmp_\\*`));
+    assert.match(r.stdout, /passed over \S+\/README: not a data file/);
+    assert.match(r.stdout, /passed over \S+\/v\.sql: a \.sql file with no data file beside it/);
+    assert.match(r.stdout, new RegExp(`== ${db.name}\\.orders_staging`));
+    assert.doesNotMatch(r.stdout, /== \S+\.tmp_a/);
+    assert.deepEqual(await rows('SELECT (SELECT COUNT(*) FROM orders_staging) + (SELECT COUNT(*) FROM users) AS n'), [{ n: '0' }]);
+  });
+
+  test('the load loads only the picked tables, a renamed one into its new name', async () => {
+    const r = await runCli(['load', x, '--include', 'orders,users', '--rename', 'orders=orders_staging', '--progress', 'none'], { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await rows('SELECT (SELECT COUNT(*) FROM orders_staging) AS s, (SELECT COUNT(*) FROM orders) AS o, (SELECT COUNT(*) FROM users) AS u, (SELECT COUNT(*) FROM tmp_a) AS t'), [{ s: '2', o: '0', u: '1', t: '0' }]);
+  });
+
+  test('a bad selection stops before anything changes', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['--include', 'order'], /--include order matches no table of the export/],
+      [['--rename', 'orders'], /--rename takes FROM=TO/],
+      [['--exclude', '*'], /leave no table of the export to load/],
+    ];
+    for (const [args, re] of cases) {
+      const r = await runCli(['load', x, ...args, '--progress', 'none'], { env: env() });
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, re);
+    }
+    const one = await runCli(['load', join(x, 'users.txt'), '--table', 'users', '--include', 'users'], { env: env() });
+    assert.equal(one.code, 2);
+    assert.match(one.stderr, /--include chooses tables of an export/);
+    assert.deepEqual(await rows('SELECT COUNT(*) AS n FROM tmp_a'), [{ n: '0' }]);
+  });
+});

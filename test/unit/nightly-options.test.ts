@@ -1,18 +1,21 @@
 /**
  * The nightly-job options, pure parts: --columns header (the header's names
- * to columns), --skip-fields, and their option checks.
+ * to columns), --skip-fields, choosing an export's tables, and their option
+ * checks.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
 import { toLoadOptions } from '../../src/config/loadOptions.js';
 import { isFlatloadError } from '../../src/errors/index.js';
+import type { ExportTable } from '../../src/export/names.js';
+import { parseSelection, selectTables } from '../../src/export/select.js';
 import { headerNames, mapHeader } from '../../src/introspect/header.js';
 import { scanFormatOf } from '../../src/introspect/target.js';
 import { table } from './facts/index.js';
 
-const throwsCode = (fn: () => unknown, code: string, re?: RegExp): void => {
-  assert.throws(fn, (e: unknown) => isFlatloadError(e) && e.code === code && (!re || re.test(e.message)), `expected ${code} ${String(re)}`);
+const throwsCode = (fn: () => unknown, code: string, re?: RegExp, label = ''): void => {
+  assert.throws(fn, (e: unknown) => isFlatloadError(e) && e.code === code && (!re || re.test(e.message)), `${label}: expected ${code} ${String(re)}`);
 };
 
 const base = { file: 'f.csv', table: 'db.t' };
@@ -76,7 +79,7 @@ test('mapHeader: header names to columns, case-insensitively; clear errors', () 
     ['an empty name', ['user_id', ''], [], 'INPUT_MALFORMED', /field 2 of the header line has no name/],
     ['--skip-fields names no field', ['user_id'], ['nope'], 'USAGE', /"nope", not a field of the header/],
   ];
-  for (const [name, header, skip, code, re] of bad) throwsCode(() => mapHeader(header, t, skip, where), code, re);
+  for (const [name, header, skip, code, re] of bad) throwsCode(() => mapHeader(header, t, skip, where), code, re, name);
   // The error says where: file, line 1, byte offset; and the hint how to go on.
   try {
     mapHeader(['user_id', 'comment'], t, [], { ...where, byteOffset: 3 });
@@ -86,4 +89,45 @@ test('mapHeader: header names to columns, case-insensitively; clear errors', () 
     assert.deepEqual([e.context.file, e.context.line, e.context.byteOffset], ['u.csv', 1, 3]);
     assert.match(e.context.hint ?? '', /--skip-fields 'comment'/);
   }
+});
+
+test('export selection: --include / --exclude patterns match db.table or the bare name; --rename', () => {
+  const t = (db: string | undefined, table: string): ExportTable => ({ db, table, files: [`/x/${db ? `${db}.` : ''}${table}.txt`], ddl: undefined, options: {} });
+  const tables = [t('shop', 'orders'), t('shop', 'tmp_orders'), t(undefined, 'users'), t('crm', 'orders'), t(undefined, 'tmp_x')];
+  const pick = (a: Parameters<typeof parseSelection>[0]): string[] => selectTables(tables, parseSelection(a), 'main').picked.map((x) => `${x.db ?? 'main'}.${x.table}`);
+  const cases: Array<[string, Parameters<typeof parseSelection>[0], string[]]> = [
+    ['nothing given: every table', {}, ['shop.orders', 'shop.tmp_orders', 'main.users', 'crm.orders', 'main.tmp_x']],
+    ['a bare name matches in every database', { include: 'orders' }, ['shop.orders', 'crm.orders']],
+    ['db.table matches one', { include: ['shop.orders'] }, ['shop.orders']],
+    ['the connection\'s database counts for files that name none', { include: 'main.*' }, ['main.users', 'main.tmp_x']],
+    ['a comma list is several patterns', { include: 'users,crm.*' }, ['main.users', 'crm.orders']],
+    ['exclude wins over include', { include: '*', exclude: 'tmp_*' }, ['shop.orders', 'main.users', 'crm.orders']],
+    ['? is one character', { exclude: ['tmp_?'] }, ['shop.orders', 'shop.tmp_orders', 'main.users', 'crm.orders']],
+    ['rename a bare name to another database', { include: 'shop.orders', rename: 'orders=staging.orders_new' }, ['staging.orders_new']],
+    ['rename keeps the database when TO has none', { include: 'users', rename: ['users=users_v2'] }, ['main.users_v2']],
+  ];
+  for (const [name, a, want] of cases) assert.deepEqual(pick(a), want, name);
+  const left = selectTables(tables, parseSelection({ include: 'shop.*', exclude: 'shop.tmp_*,nothing_*' }), 'main');
+  assert.deepEqual(left.left.map((l) => [l.table, l.reason]), [
+    ['shop.tmp_orders', '--exclude shop.tmp_*'],
+    ['main.users', 'matched by no --include (shop.*)'],
+    ['crm.orders', 'matched by no --include (shop.*)'],
+    ['main.tmp_x', 'matched by no --include (shop.*)'],
+  ]);
+  assert.deepEqual(left.notes, ['--exclude nothing_* matched no table']);
+  assert.equal(left.picked[0]!.renamedFrom, undefined);
+  assert.equal(selectTables(tables, parseSelection({ rename: 'crm.orders=crm.o2' }), 'main').picked.find((x) => x.table === 'o2')?.renamedFrom, 'crm.orders');
+  const bad: Array<[string, Parameters<typeof parseSelection>[0], RegExp]> = [
+    ['an include that matches nothing', { include: 'order' }, /--include order matches no table of the export/],
+    ['nothing left', { exclude: '*' }, /leave no table of the export to load/],
+    ['a bad pattern', { include: 'a.b.c' }, /"a\.b\.c" is not a table name or pattern/],
+    ['a pattern with a quote', { exclude: "o'x" }, /is not a table name or pattern/],
+    ['rename without =', { rename: 'orders' }, /--rename takes FROM=TO/],
+    ['rename with a pattern', { rename: 'ord*=x' }, /--rename takes FROM=TO/],
+    ['rename given twice', { rename: ['users=a', 'users=b'] }, /given twice/],
+    ['rename of a table not loaded', { include: 'users', rename: 'tmp_x=y' }, /loads no table tmp_x/],
+    ['rename of an ambiguous bare name', { rename: 'orders=o2' }, /names 2 tables/],
+    ['two tables into one', { rename: 'users=tmp_x' }, /two tables of the export would load into main\.tmp_x/],
+  ];
+  for (const [name, a, re] of bad) throwsCode(() => selectTables(tables, parseSelection(a), 'main'), 'USAGE', re, name);
 });
