@@ -29,6 +29,8 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('expect-rows', { type: 'string', describe: 'after the load the table must hold exactly N rows (COUNT(*)), as the exporter counted; a difference exits 9', group: 'Load:' })
+    .option('expect-checksum', { type: 'string', describe: 'after the load CHECKSUM TABLE must return C, as on the exporting server; a difference exits 9', group: 'Load:' })
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })
     .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })

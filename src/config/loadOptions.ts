@@ -14,6 +14,17 @@ export interface ColumnTarget {
 }
 
 /**
+ * What the exporting side recorded about a table, checked against the
+ * table after the load: its COUNT(*) and the value of `CHECKSUM TABLE`.
+ */
+export interface Expectation {
+  rows: number | undefined;
+  checksum: string | undefined;
+  /** Where the figures come from, for messages: `--expect-rows`, a manifest, mydumper's metadata. */
+  source: string;
+}
+
+/**
  * Inputs up to this size are sorted in memory when the plan sorts by key:
  * the input twice while it is sorted, then its sorted copy and about 16
  * bytes per record, in exchange for no runs written and read back
@@ -78,6 +89,8 @@ export interface LoadOptions {
   verify: boolean;
   /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
   backends: Record<string, UrlParts>;
+  /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
+  expect: Expectation | undefined;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -114,6 +127,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   route?: string;
   verify?: boolean;
   backend?: string | string[];
+  expectRows?: string | number;
+  expectChecksum?: string | number;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -165,6 +180,19 @@ function splitCommas(text: string): string[] {
   }
   parts.push(cur);
   return parts;
+}
+
+/** --expect-rows N and --expect-checksum C (the value CHECKSUM TABLE returns: a whole number). */
+export function parseExpectation(rows: string | number | undefined, checksum: string | number | undefined, source = '--expect-rows/--expect-checksum'): Expectation | undefined {
+  if (rows === undefined && checksum === undefined) return undefined;
+  const whole = (v: string | number, flag: string): string => {
+    const text = String(Array.isArray(v) ? (v as unknown[])[v.length - 1] : v).trim();
+    if (!/^\d+$/.test(text)) throw new FlatloadError('USAGE', `--${flag}: "${text}" is not a whole number >= 0${flag === 'expect-checksum' ? ' (the value CHECKSUM TABLE returns)' : ''}`);
+    return text;
+  };
+  const n = rows === undefined ? undefined : Number(whole(rows, 'expect-rows'));
+  if (n !== undefined && !Number.isSafeInteger(n)) throw new FlatloadError('USAGE', `--expect-rows: ${String(rows)} is too large`);
+  return { rows: n, checksum: checksum === undefined ? undefined : whole(checksum, 'expect-checksum').replace(/^0+(?=\d)/, ''), source };
 }
 
 /** `--skip-fields a,b`: header fields to discard, by name. */
@@ -258,5 +286,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
     verify: a.verify ?? false,
     backends: parseBackends(a.backend),
+    expect: parseExpectation(a.expectRows, a.expectChecksum),
   };
 }

@@ -21,6 +21,7 @@ import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { checkExpectation } from '../load/expect.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
@@ -260,6 +261,8 @@ export async function executeExport(
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
     let firstError: FlatloadError | undefined;
+    /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
+    const mismatches: FlatloadError[] = [];
     const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
       r.status = 'already-loaded';
       const hub = progress.hubFor(t.key);
@@ -289,6 +292,16 @@ export async function executeExport(
         const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
         addLoad(r, res);
         if (res.error) throw res.error;
+      }
+      // The whole table against the exporter's figures (a swap's shadow, before the one RENAME publishes the set).
+      if (t.expect && r.status !== 'stopped') {
+        const { result, error } = await checkExpectation(control, mode === 'swap' ? t.shadow : t.ref, t.key, t.expect);
+        r.check = result;
+        if (error) {
+          r.status = 'stopped';
+          r.error = { code: error.code, message: error.message };
+          mismatches.push(error);
+        }
       }
     };
     if (phase === 'loaded') {
@@ -341,6 +354,13 @@ export async function executeExport(
       const error = firstError ?? new FlatloadError('INTERRUPTED', 'interrupted: the tables in flight committed or rolled back their chunks; nothing is half-loaded');
       await store.update(exportId, { state: error.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: error.message });
       return finishReport(error.context.resumeCommand || !io.resumeCommand ? error : error.withContext({ resumeCommand: io.resumeCommand }));
+    }
+    if (mismatches.length > 0) {
+      // Not marked loaded: the rerun loads nothing again (every file is done) but checks again, and publishes only then.
+      const error = mismatches.length === 1 ? mismatches[0]! : new FlatloadError('EXPECTATION_MISMATCH', `${mismatches.length} tables do not match the export: ${mismatches.map((m) => m.message).join('; ')}`, { hint: mismatches[0]!.context.hint });
+      await store.update(exportId, { state: 'failed', message: error.message });
+      if (mode === 'swap') notes.push('no table was swapped in: the set is published only when every table matches the export');
+      return finishReport(error);
     }
     await store.update(exportId, { phase: 'loaded' });
     if (mode === 'swap') await swapAll(control, targets, base.keepOld, notes);
@@ -407,6 +427,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {

@@ -1,6 +1,6 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
-import type { LoadOptions } from '../config/loadOptions.js';
+import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { openConnection, openSession, type Session } from '../db/connect.js';
 import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
@@ -26,6 +26,8 @@ import type { StreamGate } from './runner.js';
 import type { SharedConnections } from './sharedConnections.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
+import { checkExpectation } from './expect.js';
+import type { TableRef } from '../plan/ops.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -256,6 +258,22 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
   if (applied.input.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
 }
 
+/** What `flatload plan` says the check after the load will do. */
+function expectationNotes(e: Expectation, plan: LoadPlan, prep: Prepared): string[] {
+  const what = [e.rows !== undefined ? `COUNT(*) = ${e.rows}` : '', e.checksum !== undefined ? `CHECKSUM TABLE = ${e.checksum}` : ''].filter(Boolean).join(' and ');
+  const when = plan.mode === 'swap' ? 'on the shadow table before the RENAME publishes it' : 'once the load is done';
+  const notes = [`after the load: ${what} (${e.source}), checked ${when}; a difference stops with exit code 9`];
+  if (plan.mode === 'append' && !prep.table.empty) notes.push(`${prep.display} has rows already and mode append keeps them: the check counts the whole table, so they count too`);
+  return notes;
+}
+
+/** The table against the exporter's figures; the report keeps the comparison. */
+async function checkTable(control: ControlConnection, table: TableRef, display: string, e: Expectation, report: LoadReport): Promise<FlatloadError | undefined> {
+  const { result, error } = await checkExpectation(control, table, display, e);
+  report.check = result;
+  return error;
+}
+
 /** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
   const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
@@ -324,6 +342,8 @@ export async function executeLoad(
     }
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
+    const expect = share ? undefined : o.expect;
+    if (expect) report.notes.push(...expectationNotes(expect, plan, prep));
     if (o.dryRun) return { report, plan, facts, sql, error: undefined };
     if (job.finished) {
       // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
@@ -336,7 +356,9 @@ export async function executeLoad(
         resumedChunks: job.finished.chunksTotal ?? 0,
         seconds: (Date.now() - t0) / 1000,
       } satisfies Partial<LoadReport>);
-      return { report, plan, facts, sql, error: undefined };
+      // Already loaded is not already checked: a rerun of a job that failed its check fails it again.
+      const error = expect ? await checkTable(control, plan.target, prep.display, expect, report) : undefined;
+      return { report, plan, facts, sql, error };
     }
 
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
@@ -358,6 +380,12 @@ export async function executeLoad(
       rejectPath,
       gate: inExport?.streams?.gate,
       shared: inExport?.streams?.connections,
+      checkBeforeSwap: expect
+        ? async (shadow) => {
+            const e = await checkTable(control, shadow, prep.display, expect, report);
+            if (e) throw e;
+          }
+        : undefined,
       cp: {
         store,
         schema,
@@ -414,6 +442,10 @@ export async function executeLoad(
       report.notes.push('--verify compares the nodes of a Galera cluster or a Spider table\'s backends; this is neither');
     }
     if (verifyError) return { report, plan, facts, sql, error: verifyError };
+    if (expect && !stoppedBy && !report.check) {
+      const e = await checkTable(control, plan.target, prep.display, expect, report);
+      if (e) return { report, plan, facts, sql, error: e };
+    }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
     const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
     return { report, plan, facts, sql, error };

@@ -135,3 +135,91 @@ describe('choosing the tables of an export', () => {
     assert.deepEqual(await rows('SELECT COUNT(*) AS n FROM tmp_a'), [{ n: '0' }]);
   });
 });
+
+describe('checking against the exporter\'s figures', () => {
+  const make = async (t: string): Promise<void> => {
+    await db.conn.query(`CREATE TABLE ${t} (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL)`);
+  };
+  let file: string;
+  /** CHECKSUM TABLE of the same rows loaded by the server itself: the value an exporting server would report. */
+  let reference: string;
+
+  before(async () => {
+    file = join(dir, 'ck.txt');
+    writeFileSync(file, Array.from({ length: 300 }, (_, i) => `${i + 1}\tv${i % 7}\n`).join(''));
+    await make('ck_ref');
+    await db.conn.query(`INSERT INTO ck_ref SELECT seq, CONCAT('v', (seq - 1) % 7) FROM seq_1_to_300`);
+    reference = (await tableDigest(db.conn, 'ck_ref')).checksum;
+  });
+
+  test('--expect-rows and --expect-checksum that match: exit 0, the report shows the comparison; the plan says what it will check', async () => {
+    await make('ck_ok');
+    const plan = await runCli(['plan', file, '--table', 'ck_ok', '--expect-rows', '300', '--expect-checksum', reference], { env: env() });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, new RegExp(`after the load: COUNT\\(\\*\\) = 300 and CHECKSUM TABLE = ${reference} .*exit code 9`));
+    const r = await runCli(['load', file, '--table', 'ck_ok', '--expect-rows', '300', '--expect-checksum', reference, '--progress', 'none', '--json'], { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { check: { rows: number; checksum: string; equal: boolean } };
+    assert.deepEqual([report.check.rows, report.check.checksum, report.check.equal], [300, reference, true]);
+    assert.match(r.stderr, /check: +COUNT\(\*\) 300 \(300 expected\)/);
+  });
+
+  test('a row count that differs exits 9 naming the table and both figures; the rerun checks again', async () => {
+    await make('ck_bad');
+    const args = ['load', file, '--table', 'ck_bad', '--expect-rows', '301', '--progress', 'none'];
+    const r = await runCli(args, { env: env() });
+    assert.equal(r.code, 9, r.stderr);
+    assert.match(r.stderr, new RegExp(`${db.name}\\.ck_bad does not match the export: 300 rows, 301 expected \\(--expect-rows/--expect-checksum\\)`));
+    const again = await runCli(args, { env: env() });
+    assert.equal(again.code, 9, `already loaded is not already checked: ${again.stderr}`);
+    const bad = await runCli(['load', file, '--table', 'ck_bad', '--expect-rows', 'many'], { env: env() });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--expect-rows: "many" is not a whole number/);
+  });
+
+  test('with --mode swap a table that does not match is never published: yesterday\'s rows stay', async () => {
+    await make('ck_swap');
+    await db.conn.query("INSERT INTO ck_swap VALUES (1, 'yesterday')");
+    const r = await runCli(['load', file, '--table', 'ck_swap', '--mode', 'swap', '--expect-checksum', '12345', '--progress', 'none'], { env: env() });
+    assert.equal(r.code, 9, r.stderr);
+    assert.match(r.stderr, new RegExp(`CHECKSUM TABLE ${reference}, 12345 expected`));
+    assert.deepEqual(await rows('SELECT id, v FROM ck_swap'), [{ id: 1, v: 'yesterday' }]);
+  });
+
+  test('an export checks each table against its manifest\'s rows and checksum, and against mydumper\'s metadata', async () => {
+    await make('ck_m1');
+    await make('ck_m2');
+    const m = join(dir, 'ckm');
+    mkdirSync(m);
+    writeFileSync(join(m, 'a.txt'), '1\ta\n2\tb\n');
+    writeFileSync(join(m, 'b.txt'), '1\tx\n');
+    writeFileSync(join(m, 'export.json'), JSON.stringify({ tables: [{ table: 'ck_m1', files: ['a.txt'], rows: 2 }, { table: 'ck_m2', files: ['b.txt'], rows: 2 }] }));
+    const r = await runCli(['load', '--manifest', join(m, 'export.json'), '--progress', 'none'], { env: env() });
+    assert.equal(r.code, 9, r.stderr);
+    assert.match(r.stderr, new RegExp(`${db.name}\\.ck_m2 does not match the export: 1 rows, 2 expected \\(manifest \\S+export\\.json\\)`));
+    assert.match(r.stdout, new RegExp(`${db.name}\\.ck_m1: check COUNT\\(\\*\\) 2 \\(2 expected\\) from manifest \\S+: equal`));
+    // The other table still loaded and checked; with --mode swap neither is published while one differs.
+    await db.conn.query("INSERT INTO ck_m1 VALUES (99, 'old')");
+    const swap = await runCli(['load', '--manifest', join(m, 'export.json'), '--mode', 'swap', '--progress', 'none'], { env: env() });
+    assert.equal(swap.code, 9, swap.stderr);
+    assert.match(swap.stdout, /no table was swapped in/);
+    assert.deepEqual(await rows('SELECT id FROM ck_m1 WHERE id = 99'), [{ id: 99 }]);
+
+    // A mydumper directory: `db.table.NNNNN.dat` files and its metadata (mydumper --load-data writes .dat files).
+    await make('ck_my');
+    const d = join(dir, 'mydump');
+    mkdirSync(d);
+    writeFileSync(join(d, `${db.name}.ck_my.00000.dat`), Array.from({ length: 300 }, (_, i) => `${i + 1}\tv${i % 7}\n`).join(''));
+    writeFileSync(join(d, 'metadata'), `[config]\nquote-character = BACKTICK\n\n[\`${db.name}\`.\`ck_my\`]\nreal_table_name=ck_my\nrows = 300\ndata_checksum = ${reference}\n`);
+    const plan = await runCli(['plan', d], { env: env() });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, new RegExp(`ck_my: after its load, COUNT\\(\\*\\) = 300 and CHECKSUM TABLE = ${reference} \\(mydumper metadata \\S+metadata\\)`));
+    assert.match(plan.stdout, /passed over \S+metadata: mydumper's metadata/);
+    const ok = await runCli(['load', d, '--progress', 'none'], { env: env() });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /ck_my: check COUNT\(\*\) 300 \(300 expected\), CHECKSUM TABLE \d+ \(\d+ expected\) from mydumper metadata \S+: equal/);
+    const refused = await runCli(['load', d, '--expect-rows', '3'], { env: env() });
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /--expect-rows and --expect-checksum are for a single-file load/);
+  });
+});

@@ -1,16 +1,21 @@
 /**
  * The nightly-job options, pure parts: --columns header (the header's names
- * to columns), --skip-fields, choosing an export's tables, and their option
- * checks.
+ * to columns), --skip-fields, choosing an export's tables, the exporter's
+ * figures (--expect-rows/--expect-checksum, mydumper's metadata, a
+ * manifest's rows/checksum) and the comparison, and their option checks.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
-import { toLoadOptions } from '../../src/config/loadOptions.js';
+import { toLoadOptions, type Expectation } from '../../src/config/loadOptions.js';
 import { isFlatloadError } from '../../src/errors/index.js';
+import { parseManifest } from '../../src/export/manifest.js';
+import { parseMydumperMetadata } from '../../src/export/metadata.js';
 import type { ExportTable } from '../../src/export/names.js';
 import { parseSelection, selectTables } from '../../src/export/select.js';
 import { headerNames, mapHeader } from '../../src/introspect/header.js';
+import { compareExpectation } from '../../src/load/expect.js';
+import { describeCheck } from '../../src/report/summary.js';
 import { scanFormatOf } from '../../src/introspect/target.js';
 import { table } from './facts/index.js';
 
@@ -130,4 +135,86 @@ test('export selection: --include / --exclude patterns match db.table or the bar
     ['two tables into one', { rename: 'users=tmp_x' }, /two tables of the export would load into main\.tmp_x/],
   ];
   for (const [name, a, re] of bad) throwsCode(() => selectTables(tables, parseSelection(a), 'main'), 'USAGE', re, name);
+});
+
+test('--expect-rows / --expect-checksum: option cases', () => {
+  const e = (rows?: string, checksum?: string) => toLoadOptions({ ...base, ...(rows === undefined ? {} : { expectRows: rows }), ...(checksum === undefined ? {} : { expectChecksum: checksum }) }).expect;
+  assert.equal(e(), undefined);
+  assert.deepEqual(e('1000'), { rows: 1000, checksum: undefined, source: '--expect-rows/--expect-checksum' });
+  assert.deepEqual(e('0', '0042'), { rows: 0, checksum: '42', source: '--expect-rows/--expect-checksum' });
+  assert.deepEqual(e(undefined, '3194712081'), { rows: undefined, checksum: '3194712081', source: '--expect-rows/--expect-checksum' });
+  throwsCode(() => e('-1'), 'USAGE', /--expect-rows: "-1" is not a whole number/);
+  throwsCode(() => e('1e3'), 'USAGE', /--expect-rows: "1e3"/);
+  throwsCode(() => e('99999999999999999999'), 'USAGE', /too large/);
+  throwsCode(() => e(undefined, 'abc'), 'USAGE', /--expect-checksum: "abc" .*CHECKSUM TABLE/);
+});
+
+test('compareExpectation: each figure that differs is named, with the table and the source', () => {
+  const cases: Array<[string, Expectation, number, string | null, boolean, RegExp | undefined]> = [
+    ['rows equal', { rows: 5, checksum: undefined, source: 's' }, 5, null, true, undefined],
+    ['rows and checksum equal', { rows: 5, checksum: '77', source: 's' }, 5, '77', true, undefined],
+    ['rows differ', { rows: 1000, checksum: undefined, source: '--expect-rows' }, 999, null, false, /^db\.t does not match the export: 999 rows, 1,000 expected \(--expect-rows\)$/],
+    ['checksum differs', { rows: 5, checksum: '77', source: 'manifest m.json' }, 5, '78', false, /CHECKSUM TABLE 78, 77 expected \(manifest m\.json\)/],
+    ['both differ', { rows: 5, checksum: '77', source: 's' }, 4, '78', false, /4 rows, 5 expected; CHECKSUM TABLE 78, 77 expected/],
+    ['no checksum where one is expected (an empty engine answer)', { rows: undefined, checksum: '1', source: 's' }, 0, null, false, /CHECKSUM TABLE NULL, 1 expected/],
+  ];
+  for (const [name, e, rows, checksum, equal, re] of cases) {
+    const { result, error } = compareExpectation(e, rows, checksum, 'db.t');
+    assert.equal(result.equal, equal, name);
+    if (re) {
+      assert.equal(error?.code, 'EXPECTATION_MISMATCH', name);
+      assert.equal(error?.exitCode, 9, name);
+      assert.match(error.message, re, name);
+      assert.equal(error.context.table, 'db.t');
+    } else assert.equal(error, undefined, name);
+  }
+  assert.match(describeCheck(compareExpectation({ rows: 5, checksum: '77', source: 'x' }, 5, '77', 'db.t').result), /^COUNT\(\*\) 5 \(5 expected\), CHECKSUM TABLE 77 \(77 expected\) from x: equal$/);
+});
+
+test('mydumper metadata: rows and data_checksum per table, views and old formats ignored', () => {
+  const text = [
+    '[config]',
+    'quote-character = BACKTICK',
+    '',
+    '[`shop`]',
+    'real_database_name=shop',
+    '',
+    '[`shop`.`orders`]',
+    'real_table_name=orders',
+    'rows = 40000',
+    'data_checksum = 3194712081',
+    'schema_checksum = 1a2b',
+    '',
+    '[`shop`.`my@0020table`]',
+    'real_table_name=my table',
+    'rows = 0',
+    '',
+    '[`shop`.`v`]',
+    'real_table_name=v',
+    'rows = 0',
+    'is_view = 1',
+    '',
+    '["crm"."users"]',
+    'real_table_name=users',
+    'rows = 12',
+    '[source]',
+    'File = binlog.000001',
+  ].join('\n');
+  assert.deepEqual(parseMydumperMetadata(text), [
+    { db: 'shop', table: 'orders', fileTable: 'orders', rows: 40000, checksum: '3194712081' },
+    { db: 'shop', table: 'my table', fileTable: 'my@0020table', rows: 0, checksum: undefined },
+    { db: 'crm', table: 'users', fileTable: 'users', rows: 12, checksum: undefined },
+  ]);
+  // mydumper before 0.12: start and end times and the binary log position, no tables.
+  assert.deepEqual(parseMydumperMetadata('Started dump at: 2011-05-05 13:57:17\nSHOW MASTER STATUS:\n\tLog: bin.000001\n\tPos: 106\n\nFinished dump at: 2011-05-05 13:57:17\n'), []);
+});
+
+test('a manifest\'s rows and checksum per table', () => {
+  const m = (t: Record<string, unknown>): ReturnType<typeof parseManifest> => parseManifest(JSON.stringify({ tables: [{ table: 'shop.orders', files: ['o.csv'], ...t }] }), 'm.json', '/x');
+  assert.deepEqual(m({ rows: 40000, checksum: '3194712081' })[0]!.expect, { rows: 40000, checksum: '3194712081', source: 'manifest m.json' });
+  assert.deepEqual(m({ rows: '12' })[0]!.expect, { rows: 12, checksum: undefined, source: 'manifest m.json' });
+  assert.equal(m({})[0]!.expect, undefined);
+  throwsCode(() => m({ rows: -1 }), 'USAGE', /tables\[0\]\.rows must be a whole number >= 0, got -1/);
+  throwsCode(() => m({ checksum: 'ab' }), 'USAGE', /tables\[0\]\.checksum must be a whole number >= 0 \(the value CHECKSUM TABLE returns\)/);
+  throwsCode(() => m({ count: 1 }), 'USAGE', /unknown field "count"/);
 });
