@@ -29,6 +29,8 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('binlog', { type: 'string', describe: 'on | off: write the load to the binary log or not (off: SET sql_log_bin=0, needs BINLOG ADMIN or SUPER; replicas will not receive the rows). Default: the server\'s own setting', group: 'Load:' })
+    .option('analyze', { type: 'string', describe: 'on | off | auto: ANALYZE TABLE after the load, timed in the report (auto, the default: when the load started from an empty table, as with --mode replace or swap)', group: 'Load:' })
     .option('expect-rows', { type: 'string', describe: 'after the load the table must hold exactly N rows (COUNT(*)), as the exporter counted; a difference exits 9', group: 'Load:' })
     .option('expect-checksum', { type: 'string', describe: 'after the load CHECKSUM TABLE must return C, as on the exporting server; a difference exits 9', group: 'Load:' })
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })

@@ -89,6 +89,10 @@ export interface LoadOptions {
   verify: boolean;
   /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
   backends: Record<string, UrlParts>;
+  /** --binlog: write the load to the binary log (on), keep it out (off: sql_log_bin=0), or the server's setting (undefined). */
+  binlog: 'on' | 'off' | undefined;
+  /** --analyze: ANALYZE TABLE after the load; 'auto' runs it when the load started from an empty table. */
+  analyze: 'on' | 'off' | 'auto';
   /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
   expect: Expectation | undefined;
 }
@@ -127,6 +131,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   route?: string;
   verify?: boolean;
   backend?: string | string[];
+  binlog?: string;
+  analyze?: string;
   expectRows?: string | number;
   expectChecksum?: string | number;
 }
@@ -287,5 +293,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     verify: a.verify ?? false,
     backends: parseBackends(a.backend),
     expect: parseExpectation(a.expectRows, a.expectChecksum),
+    binlog: a.binlog === undefined ? undefined : oneOf(a.binlog, ['on', 'off'] as const, 'binlog', 'on'),
+    analyze: oneOf(a.analyze, ['on', 'off', 'auto'] as const, 'analyze', 'auto'),
   };
 }

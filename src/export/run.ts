@@ -66,6 +66,10 @@ interface Target extends DiscoveredTable {
   renamedFrom?: string | undefined;
 }
 
+async function hasRows(control: ControlConnection, t: TableRef): Promise<boolean> {
+  return (await selectRows(control, `SELECT 1 FROM ${quoteQualified(t.db, t.table)} LIMIT 1`)).length > 0;
+}
+
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
   return (await selectNumber(control, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table])) > 0;
 }
@@ -114,6 +118,7 @@ function addLoad(r: ExportTableReport, res: ExecuteResult): void {
   r.rows += x.rows;
   r.rejected += x.rejected;
   r.seconds += x.seconds;
+  if (x.analyze) r.analyze = x.analyze;
   r.inputBytes += x.inputBytes;
   if (x.status !== 'already-loaded') r.resumedChunks += x.resumedChunks;
   if (x.sizes) r.onDiskBytes = x.sizes.onDiskBytes;
@@ -137,6 +142,13 @@ export async function executeExport(
   const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
+  // --binlog off: the export's own CREATE, TRUNCATE and RENAME stay off the binary log with the rows (each table's load sets its connections).
+  if (base.binlog === 'off' && (await selectNumber(control, 'SELECT @@log_bin AS n')) > 0) {
+    await control.query('SET SESSION sql_log_bin = 0').catch(async (err: unknown) => {
+      await control.end();
+      throw toFlatloadError(err, '--binlog off: SET SESSION sql_log_bin = 0 (needs BINLOG ADMIN, or SUPER)');
+    });
+  }
   const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
@@ -189,7 +201,10 @@ export async function executeExport(
     const layout = connectionLayout(base.jobs ?? (await defaultBudget(control, io.clientCpus)), left);
     const jobs = layout.jobs;
     if (layout.warning) notes.push(layout.warning);
-    if (base.dryRun) return await planExport(a, conn, session, targets, found.source, mode, jobs, notes);
+    if (base.dryRun) {
+      const withEmpty = await Promise.all(targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(control, t.ref)) })));
+      return await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+    }
     warmSortAside();
 
     const members: ExportMember[] = targets.map((t) => ({
@@ -265,6 +280,8 @@ export async function executeExport(
     const mismatches: FlatloadError[] = [];
     const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
       r.status = 'already-loaded';
+      // ANALYZE once, after the table's last file; auto: when the table started empty (replace and swap always do).
+      const analyze = base.analyze !== 'auto' ? base.analyze : mode !== 'append' || !(await hasRows(control, t.ref)) ? 'on' : 'auto';
       const hub = progress.hubFor(t.key);
       for (const [i, file] of t.files.entries()) {
         if (stop.signal.aborted) {
@@ -288,6 +305,7 @@ export async function executeExport(
           rejectFile,
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
+          analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
         const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
         addLoad(r, res);
@@ -414,7 +432,8 @@ async function swapAll(control: ControlConnection, targets: readonly Target[], k
 }
 
 /** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
-async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: readonly Target[], source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: ReadonlyArray<Target & { empty: boolean }>, source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+  const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const plans: ExportRun['plans'] = [];
   const reports: ExportTableReport[] = [];
   for (const t of startOrder(targets)) {
@@ -427,6 +446,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
     if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }

@@ -27,7 +27,8 @@ import type { SharedConnections } from './sharedConnections.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
 import { checkExpectation } from './expect.js';
-import type { TableRef } from '../plan/ops.js';
+import { analyzeTable, analyzeWanted } from './analyze.js';
+import { sqlOf, type TableRef } from '../plan/ops.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -66,6 +67,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     maxErrors: o.maxErrors,
     sortMemoryBytes: o.sortMemoryBytes,
     clientCpus: availableParallelism(),
+    binlog: o.binlog,
   };
 }
 
@@ -327,6 +329,9 @@ export async function executeLoad(
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
     checkPlanPrivileges(plan, prep, o, schema);
+    // The load's own statements on this connection (TRUNCATE, the shadow, the RENAME) follow the rows in or out of the binary log.
+    const logBin = plan.session.find((st) => st.op.kind === 'set-session' && st.op.name === 'sql_log_bin');
+    if (logBin) await control.query(sqlOf(logBin.op)).catch((err: unknown) => Promise.reject(toFlatloadError(err, 'setting sql_log_bin for --binlog')));
     const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
     // Rejected rows are kept only in the reject file: a load that may reject rows needs it writable before it starts.
     if (!o.dryRun && o.maxErrors > 0) checkRejectPath(rejectPath);
@@ -343,7 +348,9 @@ export async function executeLoad(
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
     const expect = share ? undefined : o.expect;
-    if (expect) report.notes.push(...expectationNotes(expect, plan, prep));
+    if (expect && o.dryRun) report.notes.push(...expectationNotes(expect, plan, prep));
+    const analyze = analyzeWanted(o.analyze, prep.table.empty || plan.mode !== 'append');
+    if (analyze && o.dryRun) report.notes.push(`after the load: ANALYZE TABLE ${prep.display} (${o.analyze === 'on' ? '--analyze on' : '--analyze auto: the load starts from an empty table, whose statistics describe no rows'})`);
     if (o.dryRun) return { report, plan, facts, sql, error: undefined };
     if (job.finished) {
       // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
@@ -410,9 +417,11 @@ export async function executeLoad(
     events.emit({ type: 'done' });
     loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
     const stoppedBy = applied.run.stoppedBy;
+    if (analyze && !stoppedBy) report.analyze = await analyzeTable(control, plan.target);
     if (o.sizeReport && !stoppedBy) {
       try {
-        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table);
+        const how = report.analyze?.note === null ? 'done' : o.analyze === 'off' ? 'skip' : 'run';
+        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table, { analyze: how });
         report.sizes = {
           ...sizes,
           inputToOnDiskRatio: sizeRatio(report.inputBytes, sizes.onDiskBytes),

@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import mysql, { type Connection } from 'mysql2/promise';
+import { startThrowawayServer, type ThrowawayServer } from '../../src/devserver/server.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 
@@ -221,5 +223,112 @@ describe('checking against the exporter\'s figures', () => {
     const refused = await runCli(['load', d, '--expect-rows', '3'], { env: env() });
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /--expect-rows and --expect-checksum are for a single-file load/);
+  });
+});
+
+describe('--analyze', () => {
+  test('a load into an empty table runs ANALYZE TABLE (timed in the report); an append to a table with rows does not unless asked', async () => {
+    await db.conn.query('CREATE TABLE an (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL, KEY by_v (v)) STATS_AUTO_RECALC=0');
+    const file = join(dir, 'an.txt');
+    writeFileSync(file, Array.from({ length: 500 }, (_, i) => `${i + 1}\tv${i % 5}\n`).join(''));
+    const plan = await runCli(['plan', file, '--table', 'an'], { env: env() });
+    assert.match(plan.stdout, /after the load: ANALYZE TABLE \S+\.an \(--analyze auto: the load starts from an empty table/);
+    const r = await runCli(['load', file, '--table', 'an', '--json', '--progress', 'none'], { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { analyze?: { seconds: number; note: string | null } };
+    assert.equal(report.analyze?.note, null);
+    assert.match(r.stderr, /analyze: +ANALYZE TABLE \d+\.\d\d s/);
+    // The statistics describe the loaded rows (STATS_AUTO_RECALC=0: only ANALYZE could have refreshed them).
+    assert.deepEqual(await rows(`SELECT n_rows FROM mysql.innodb_table_stats WHERE database_name = '${db.name}' AND table_name = 'an'`), [{ n_rows: '500' }]);
+    const more = join(dir, 'an2.txt');
+    writeFileSync(more, '1001\tx\n');
+    const append = await runCli(['load', more, '--table', 'an', '--json', '--progress', 'none', '--skip-size-report'], { env: env() });
+    assert.equal(append.code, 0, append.stderr);
+    assert.equal((JSON.parse(append.stdout) as { analyze?: unknown }).analyze, undefined);
+    const bad = await runCli(['load', more, '--table', 'an', '--analyze', 'maybe'], { env: env() });
+    assert.equal(bad.code, 2);
+  });
+});
+
+describe('--binlog, against a server that writes a binary log', () => {
+  let server: ThrowawayServer;
+  let admin: Connection;
+  const DB = 'nightly_binlog';
+  let file: string;
+  const url = (user: string): string => `mysql://${user}@127.0.0.1:${server.port}/${DB}`;
+  /** Where the binary log ends now. */
+  const logEnd = async (): Promise<{ file: string; pos: number }> => {
+    const [st] = await admin.query('SHOW MASTER STATUS');
+    const r = (st as Array<{ File: string; Position: number }>)[0]!;
+    return { file: r.File, pos: Number(r.Position) };
+  };
+  /** Binary log events since `from` that name the table. */
+  const eventsFor = async (table: string, from: { file: string; pos: number }): Promise<number> => {
+    const [logs] = await admin.query('SHOW BINARY LOGS');
+    let n = 0;
+    for (const l of (logs as Array<{ Log_name: string }>).filter((x) => x.Log_name >= from.file)) {
+      const [ev] = await admin.query(`SHOW BINLOG EVENTS IN '${l.Log_name}'${l.Log_name === from.file ? ` FROM ${from.pos}` : ''}`);
+      n += (ev as Array<{ Info: string }>).filter((e) => String(e.Info).includes(table)).length;
+    }
+    return n;
+  };
+
+  before(async () => {
+    server = await startThrowawayServer({ extraArgs: ['--log-bin=nightly-bin', '--server-id=1'], innodbBufferPoolSize: '128M', innodbLogFileSize: '64M' });
+    admin = await mysql.createConnection({ socketPath: server.socketPath, user: 'root', multipleStatements: true });
+    await admin.query(`CREATE DATABASE ${DB}`);
+    for (const t of ['logged', 'unlogged', 'refused']) await admin.query(`CREATE TABLE ${DB}.${t} (id INT NOT NULL PRIMARY KEY, v VARCHAR(20) NULL)`);
+    // Everything on the database, nothing global: no BINLOG ADMIN, no SUPER.
+    await admin.query("CREATE USER 'etl'@'%'");
+    await admin.query(`GRANT ALL ON ${DB}.* TO 'etl'@'%'`);
+    file = join(dir, 'bl.txt');
+    writeFileSync(file, Array.from({ length: 50 }, (_, i) => `${i + 1}\tb${i}\n`).join(''));
+  });
+  after(async () => {
+    await admin?.end();
+    await server?.stop();
+  });
+
+  test('the server\'s own setting by default: the plan says so and the rows reach the binary log', async () => {
+    const plan = await runCli(['plan', file, '--table', 'logged', '--url', url('etl')]);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /binary log: on, replicas receive the rows, the server's own setting/);
+    const from = await logEnd();
+    const r = await runCli(['load', file, '--table', 'logged', '--url', url('etl'), '--progress', 'none', '--skip-size-report']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok((await eventsFor('logged', from)) > 0);
+  });
+
+  test('--binlog off without BINLOG ADMIN or SUPER is refused before anything changes, naming the privilege', async () => {
+    // What the check relies on, asked of the server itself: this account may not set sql_log_bin.
+    const etl = await mysql.createConnection({ host: '127.0.0.1', port: server.port, user: 'etl', database: DB });
+    await assert.rejects(etl.query('SET SESSION sql_log_bin = 0'), (e: { errno?: number }) => e.errno === 1227);
+    await etl.end();
+    for (const cmd of ['plan', 'load']) {
+      const r = await runCli([cmd, file, '--table', 'refused', '--url', url('etl'), '--binlog', 'off', '--progress', 'none']);
+      assert.equal(r.code, 7, `${cmd}: ${r.stderr}`);
+      assert.match(r.stderr, /BINLOG ADMIN/);
+    }
+    const [[c]] = (await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.refused`)) as unknown as [[{ n: number }]];
+    assert.equal(Number(c.n), 0);
+    const [bk] = await admin.query(`SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '${DB}' AND TABLE_NAME LIKE 'flatload%'`);
+    // The bookkeeping exists from the earlier load; no job was recorded for the refused one.
+    assert.ok((bk as unknown[]).length > 0);
+    const [jobs] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.flatload_jobs WHERE target LIKE '%refused%'`);
+    assert.equal(Number((jobs as Array<{ n: unknown }>)[0]!.n), 0);
+  });
+
+  test('--binlog off with BINLOG ADMIN: the plan warns about replicas, the rows load and none of the load reaches the binary log', async () => {
+    await admin.query("GRANT BINLOG ADMIN ON *.* TO 'etl'@'%'");
+    const plan = await runCli(['plan', file, '--table', 'unlogged', '--url', url('etl'), '--binlog', 'off']);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /binary log: off \(--binlog off\): SET SESSION sql_log_bin = 0 on every connection/);
+    assert.match(plan.stdout, /replicas will not receive them/);
+    const from = await logEnd();
+    const r = await runCli(['load', file, '--table', 'unlogged', '--url', url('etl'), '--binlog', 'off', '--mode', 'swap', '--progress', 'none', '--skip-size-report']);
+    assert.equal(r.code, 0, r.stderr);
+    const [[c]] = (await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.unlogged`)) as unknown as [[{ n: number }]];
+    assert.equal(Number(c.n), 50);
+    assert.equal(await eventsFor('unlogged', from), 0, 'neither the rows nor the shadow table and its RENAME');
   });
 });

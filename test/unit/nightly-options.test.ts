@@ -14,10 +14,14 @@ import { parseMydumperMetadata } from '../../src/export/metadata.js';
 import type { ExportTable } from '../../src/export/names.js';
 import { parseSelection, selectTables } from '../../src/export/select.js';
 import { headerNames, mapHeader } from '../../src/introspect/header.js';
+import { analyzeWanted } from '../../src/load/analyze.js';
 import { compareExpectation } from '../../src/load/expect.js';
+import { needsOfOp } from '../../src/plan/needs.js';
+import { sqlOf } from '../../src/plan/ops.js';
+import { planBinlog } from '../../src/plan/rules/binlog.js';
 import { describeCheck } from '../../src/report/summary.js';
 import { scanFormatOf } from '../../src/introspect/target.js';
-import { table } from './facts/index.js';
+import { mariadb1011, table, withVars } from './facts/index.js';
 
 const throwsCode = (fn: () => unknown, code: string, re?: RegExp, label = ''): void => {
   assert.throws(fn, (e: unknown) => isFlatloadError(e) && e.code === code && (!re || re.test(e.message)), `${label}: expected ${code} ${String(re)}`);
@@ -217,4 +221,43 @@ test('a manifest\'s rows and checksum per table', () => {
   throwsCode(() => m({ rows: -1 }), 'USAGE', /tables\[0\]\.rows must be a whole number >= 0, got -1/);
   throwsCode(() => m({ checksum: 'ab' }), 'USAGE', /tables\[0\]\.checksum must be a whole number >= 0 \(the value CHECKSUM TABLE returns\)/);
   throwsCode(() => m({ count: 1 }), 'USAGE', /unknown field "count"/);
+});
+
+test('--binlog / --analyze: option cases', () => {
+  assert.equal(toLoadOptions(base).binlog, undefined, 'default: the server\'s own setting');
+  assert.equal(toLoadOptions({ ...base, binlog: 'off' }).binlog, 'off');
+  assert.equal(toLoadOptions({ ...base, binlog: 'on' }).binlog, 'on');
+  throwsCode(() => toLoadOptions({ ...base, binlog: '0' }), 'USAGE', /--binlog: "0" is not one of on, off/);
+  assert.equal(toLoadOptions(base).analyze, 'auto');
+  assert.equal(toLoadOptions({ ...base, analyze: 'off' }).analyze, 'off');
+  throwsCode(() => toLoadOptions({ ...base, analyze: 'yes' }), 'USAGE', /--analyze: "yes" is not one of on, off, auto/);
+  const cases: Array<['on' | 'off' | 'auto', boolean, boolean]> = [
+    ['auto', true, true],
+    ['auto', false, false],
+    ['on', false, true],
+    ['off', true, false],
+  ];
+  for (const [choice, empty, want] of cases) assert.equal(analyzeWanted(choice, empty), want, `${choice} ${String(empty)}`);
+});
+
+test('planBinlog: the server\'s setting by default, sql_log_bin=0 for off (a need for BINLOG ADMIN or SUPER), refusals', () => {
+  const srv = (logBin: string, sqlLogBin?: string) => withVars(mariadb1011(), { log_bin: logBin, ...(sqlLogBin === undefined ? {} : { sql_log_bin: sqlLogBin }) });
+  const cases: Array<[string, ReturnType<typeof srv>, 'on' | 'off' | undefined, boolean, string[], RegExp, boolean]> = [
+    ['default, log on', srv('ON', 'ON'), undefined, false, [], /^binary log: on, replicas receive the rows, the server's own setting .*log_bin=ON, sql_log_bin=ON/, false],
+    ['default, log off', srv('OFF', 'ON'), undefined, false, [], /^binary log: off, the server's own setting .*log_bin=OFF/, false],
+    ['off, log on', srv('ON', 'ON'), 'off', false, ['SET SESSION sql_log_bin = 0'], /SET SESSION sql_log_bin = 0 on every connection/, true],
+    ['off, no log anyway', srv('OFF'), 'off', false, [], /the server writes none anyway/, false],
+    ['on, log on', srv('ON', 'ON'), 'on', false, [], /^binary log: on, replicas receive the rows, as asked/, false],
+    ['on, sessions start off', srv('ON', 'OFF'), 'on', false, ['SET SESSION sql_log_bin = 1'], /sessions start with it off/, false],
+    ['off on Galera', srv('ON', 'ON'), 'off', true, ['SET SESSION sql_log_bin = 0'], /does not stop the rows from replicating to the other nodes/, true],
+  ];
+  for (const [name, server, choice, galera, sql, reason, warns] of cases) {
+    const d = planBinlog(server, choice, galera);
+    assert.deepEqual(d.session.map((s) => sqlOf(s.op)), sql, name);
+    assert.match(d.reason, reason, name);
+    assert.equal(d.warnings.some((w) => /replicas will not receive them/.test(w)), warns, name);
+    // The statement's privilege comes from the operation itself: BINLOG ADMIN, or SUPER instead.
+    for (const s of d.session) assert.deepEqual(needsOfOp(s.op, 'x').map((n) => [n.privilege, n.alternatives]), [['BINLOG ADMIN', ['SUPER']]], name);
+  }
+  throwsCode(() => planBinlog(srv('OFF'), 'on', false), 'UNSUPPORTED', /--binlog on: the server writes no binary log/);
 });
