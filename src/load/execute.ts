@@ -347,6 +347,7 @@ export async function executeLoad(
     }
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
+    if (o.dryRun && o.columnsFromHeader) report.notes.push(`columns: by the names in the header line of ${o.file} (--columns header), matched case-insensitively`);
     const expect = share ? undefined : o.expect;
     if (expect && o.dryRun) report.notes.push(...expectationNotes(expect, plan, prep));
     const analyze = analyzeWanted(o.analyze, prep.table.empty || plan.mode !== 'append');
