@@ -131,6 +131,9 @@ describe('choosing the tables of an export', () => {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, re);
     }
+    const missing = await runCli(['load', x, '--include', 'users', '--rename', 'users=users_nowhere', '--progress', 'none'], { env: env() });
+    assert.equal(missing.code, 7, missing.stderr);
+    assert.match(missing.stderr, /table \S+\.users_nowhere \(--rename \S+\.users=…\) does not exist/);
     const one = await runCli(['load', join(x, 'users.txt'), '--table', 'users', '--include', 'users'], { env: env() });
     assert.equal(one.code, 2);
     assert.match(one.stderr, /--include chooses tables of an export/);
