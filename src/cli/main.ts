@@ -29,6 +29,10 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('binlog', { type: 'string', describe: 'on | off: write the load to the binary log or not (off: SET sql_log_bin=0, needs BINLOG ADMIN or SUPER; replicas will not receive the rows). Default: the server\'s own setting', group: 'Load:' })
+    .option('analyze', { type: 'string', describe: 'on | off | auto: ANALYZE TABLE after the load, timed in the report (auto, the default: when the load started from an empty table, as with --mode replace or swap)', group: 'Load:' })
+    .option('expect-rows', { type: 'string', describe: 'after the load the table must hold exactly N rows (COUNT(*)), as the exporter counted; a difference exits 9', group: 'Load:' })
+    .option('expect-checksum', { type: 'string', describe: 'after the load CHECKSUM TABLE must return C, as on the exporting server; a difference exits 9', group: 'Load:' })
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })
     .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })
@@ -40,6 +44,9 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
     .option('manifest', { type: 'string', describe: 'export: a JSON file mapping files to tables and per-table options', group: 'Export:' })
     .option('create-tables', { type: 'boolean', describe: 'export: create a missing table from its .sql file (mysqldump --tab)', group: 'Export:' })
+    .option('include', { type: 'string', array: true, describe: 'export: load only the tables these names or patterns match (table or db.table; * and ?), repeatable', group: 'Export:' })
+    .option('exclude', { type: 'string', array: true, describe: 'export: leave out the tables these names or patterns match, repeatable', group: 'Export:' })
+    .option('rename', { type: 'string', array: true, describe: 'export: FROM=TO loads table FROM into TO (table or db.table), repeatable', group: 'Export:' })
     .option('reject-dir', { type: 'string', describe: 'export: the directory for the per-table reject files (default: beside each input)', group: 'Export:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }

@@ -8,7 +8,7 @@
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
@@ -21,6 +21,7 @@ import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { checkExpectation } from '../load/expect.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
@@ -29,7 +30,9 @@ import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
 import { ddlStatements } from './ddl.js';
-import { discoverExport, type DiscoveredTable } from './discover.js';
+import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
+import { tableKey } from './names.js';
+import { parseSelection, selectTables, type Selected } from './select.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -39,6 +42,9 @@ export interface ExportArgs extends LoadArgs {
   manifest?: string | undefined;
   createTables?: boolean | undefined;
   rejectDir?: string | undefined;
+  include?: string | string[] | undefined;
+  exclude?: string | string[] | undefined;
+  rename?: string | string[] | undefined;
 }
 
 export interface ExportRun {
@@ -56,6 +62,12 @@ interface Target extends DiscoveredTable {
   shadow: TableRef;
   old: TableRef;
   exists: boolean;
+  /** `--rename`: the table the export's files name. */
+  renamedFrom?: string | undefined;
+}
+
+async function hasRows(control: ControlConnection, t: TableRef): Promise<boolean> {
+  return (await selectRows(control, `SELECT 1 FROM ${quoteQualified(t.db, t.table)} LIMIT 1`)).length > 0;
 }
 
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
@@ -106,6 +118,7 @@ function addLoad(r: ExportTableReport, res: ExecuteResult): void {
   r.rows += x.rows;
   r.rejected += x.rejected;
   r.seconds += x.seconds;
+  if (x.analyze) r.analyze = x.analyze;
   r.inputBytes += x.inputBytes;
   if (x.status !== 'already-loaded') r.resumedChunks += x.resumedChunks;
   if (x.sizes) r.onDiskBytes = x.sizes.onDiskBytes;
@@ -124,17 +137,26 @@ export async function executeExport(
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
+  const selection = parseSelection(a);
   const found = discoverExport(a.files, a.manifest, io.cwd);
+  const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
-  const notes: string[] = [];
+  // --binlog off: the export's own CREATE, TRUNCATE and RENAME stay off the binary log with the rows (each table's load sets its connections).
+  if (base.binlog === 'off' && (await selectNumber(control, 'SELECT @@log_bin AS n')) > 0) {
+    await control.query('SET SESSION sql_log_bin = 0').catch(async (err: unknown) => {
+      await control.end();
+      throw toFlatloadError(err, '--binlog off: SET SESSION sql_log_bin = 0 (needs BINLOG ADMIN, or SUPER)');
+    });
+  }
+  const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
   /** The export's loading connections, shared by its tables chunk by chunk. */
   let loading: SharedConnections | undefined;
   try {
     const targets: Target[] = [];
-    for (const t of found.tables) {
+    for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
       if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
       const ref = { db, table: t.table };
@@ -146,6 +168,14 @@ export async function executeExport(
         shadow: { db, table: derivedName(t.table, SHADOW_SUFFIX) },
         old: { db, table: derivedName(t.table, OLD_SUFFIX) },
         exists: await tableExists(control, ref),
+      });
+    }
+    const renamedMissing = targets.find((t) => !t.exists && t.renamedFrom !== undefined);
+    if (renamedMissing) {
+      throw new FlatloadError('UNKNOWN_TABLE', `table ${renamedMissing.key} (--rename ${renamedMissing.renamedFrom}=…) does not exist, and a .sql file creates the table it names, not the new name`, {
+        file: renamedMissing.files[0]!,
+        table: renamedMissing.key,
+        hint: `create ${renamedMissing.key} first (CREATE TABLE … LIKE the original)`,
       });
     }
     for (const t of targets) {
@@ -171,7 +201,10 @@ export async function executeExport(
     const layout = connectionLayout(base.jobs ?? (await defaultBudget(control, io.clientCpus)), left);
     const jobs = layout.jobs;
     if (layout.warning) notes.push(layout.warning);
-    if (base.dryRun) return await planExport(a, conn, session, targets, found.source, mode, jobs, notes);
+    if (base.dryRun) {
+      const withEmpty = await Promise.all(targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(control, t.ref)) })));
+      return await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+    }
     warmSortAside();
 
     const members: ExportMember[] = targets.map((t) => ({
@@ -243,8 +276,12 @@ export async function executeExport(
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
     let firstError: FlatloadError | undefined;
+    /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
+    const mismatches: FlatloadError[] = [];
     const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
       r.status = 'already-loaded';
+      // ANALYZE once, after the table's last file; auto: when the table started empty (replace and swap always do).
+      const analyze = base.analyze !== 'auto' ? base.analyze : mode !== 'append' || !(await hasRows(control, t.ref)) ? 'on' : 'auto';
       const hub = progress.hubFor(t.key);
       for (const [i, file] of t.files.entries()) {
         if (stop.signal.aborted) {
@@ -268,10 +305,21 @@ export async function executeExport(
           rejectFile,
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
+          analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
         const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
         addLoad(r, res);
         if (res.error) throw res.error;
+      }
+      // The whole table against the exporter's figures (a swap's shadow, before the one RENAME publishes the set).
+      if (t.expect && r.status !== 'stopped') {
+        const { result, error } = await checkExpectation(control, mode === 'swap' ? t.shadow : t.ref, t.key, t.expect);
+        r.check = result;
+        if (error) {
+          r.status = 'stopped';
+          r.error = { code: error.code, message: error.message };
+          mismatches.push(error);
+        }
       }
     };
     if (phase === 'loaded') {
@@ -325,6 +373,13 @@ export async function executeExport(
       await store.update(exportId, { state: error.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: error.message });
       return finishReport(error.context.resumeCommand || !io.resumeCommand ? error : error.withContext({ resumeCommand: io.resumeCommand }));
     }
+    if (mismatches.length > 0) {
+      // Not marked loaded: the rerun loads nothing again (every file is done) but checks again, and publishes only then.
+      const error = mismatches.length === 1 ? mismatches[0]! : new FlatloadError('EXPECTATION_MISMATCH', `${mismatches.length} tables do not match the export: ${mismatches.map((m) => m.message).join('; ')}`, { hint: mismatches[0]!.context.hint });
+      await store.update(exportId, { state: 'failed', message: error.message });
+      if (mode === 'swap') notes.push('no table was swapped in: the set is published only when every table matches the export');
+      return finishReport(error);
+    }
     await store.update(exportId, { phase: 'loaded' });
     if (mode === 'swap') await swapAll(control, targets, base.keepOld, notes);
     await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
@@ -338,6 +393,19 @@ export async function executeExport(
     await loading?.end();
     await control.end();
   }
+}
+
+/** What the selection picked and left out, and the files passed over: the plan and the report say so. */
+function selectionNotes(total: number, chosen: Selected<DiscoveredTable>, passedOver: readonly PassedOver[], defaultDb: string | undefined): string[] {
+  const notes: string[] = [];
+  if (chosen.left.length > 0 || chosen.picked.some((t) => t.renamedFrom !== undefined)) {
+    const names = chosen.picked.map((t) => `${tableKey({ db: t.db ?? defaultDb, table: t.table })}${t.renamedFrom !== undefined ? ` (from ${t.renamedFrom}, --rename)` : ''}`);
+    notes.push(`loading ${chosen.picked.length} of the export's ${total} table(s): ${names.join(', ')}`);
+  }
+  for (const l of chosen.left) notes.push(`left out ${l.table} (${l.files.map((f) => basename(f)).join(', ')}): ${l.reason}`);
+  notes.push(...chosen.notes);
+  for (const p of passedOver) notes.push(`passed over ${p.path}: ${p.reason}`);
+  return notes;
 }
 
 /**
@@ -364,7 +432,8 @@ async function swapAll(control: ControlConnection, targets: readonly Target[], k
 }
 
 /** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
-async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: readonly Target[], source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: ReadonlyArray<Target & { empty: boolean }>, source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+  const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const plans: ExportRun['plans'] = [];
   const reports: ExportTableReport[] = [];
   for (const t of startOrder(targets)) {
@@ -377,6 +446,8 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
+    if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {

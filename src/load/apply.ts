@@ -19,7 +19,7 @@ import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
 import type { Prepared } from '../introspect/target.js';
 import { readTableFingerprint } from '../introspect/table.js';
-import { sqlOf } from '../plan/ops.js';
+import { sqlOf, type TableRef } from '../plan/ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
 import { MAX_LISTED_WARNINGS } from '../plan/planner.js';
@@ -67,6 +67,8 @@ export interface LoadRun {
   gate?: StreamGate | undefined;
   /** The connections those streams load over. */
   shared?: SharedConnections | undefined;
+  /** Checks a swap's shadow against the exporter's figures before it is published (throws on a difference). */
+  checkBeforeSwap?: ((shadow: TableRef) => Promise<void>) | undefined;
 }
 
 export interface Applied {
@@ -323,7 +325,16 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
   await cp.store.update(cp.jobId, { phase: 'loaded' });
   try {
     if (cp.phase !== 'finished') {
-      await runSteps(control, plan.after, 'finishing the load', totalRecords === undefined ? {} : { inputRecords: totalRecords }, cp.resumed && cp.phase === 'loaded', events);
+      const values = totalRecords === undefined ? {} : { inputRecords: totalRecords };
+      const rerun = cp.resumed && cp.phase === 'loaded';
+      // A table that does not match the exporter's figures is never published: the check comes before the RENAME.
+      const at = r.checkBeforeSwap ? plan.after.findIndex((s) => s.op.kind === 'swap-tables') : -1;
+      const swap = at >= 0 ? plan.after[at]!.op : undefined;
+      await runSteps(control, at >= 0 ? plan.after.slice(0, at) : plan.after, 'finishing the load', values, rerun, events);
+      if (swap?.kind === 'swap-tables') {
+        await r.checkBeforeSwap!(swap.shadow);
+        await runSteps(control, plan.after.slice(at), 'finishing the load', values, rerun, events);
+      }
       await cp.store.update(cp.jobId, { phase: 'finished' });
     }
     // The rejected rows live only in the reject file once the job is done: write it (durably) first.

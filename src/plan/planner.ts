@@ -21,6 +21,7 @@ import {
   type EmptyHow,
   type EngineDecision,
 } from './rules/context.js';
+import { planBinlog } from './rules/binlog.js';
 import { galeraOf, planGalera, refuseOnGalera } from './rules/galera.js';
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
@@ -383,6 +384,9 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     }
   }
   if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
+  const binlog = planBinlog(server, options.binlog, galera !== undefined);
+  reasons.push(binlog.reason);
+  warnings.push(...binlog.warnings);
 
   return {
     version: PLAN_VERSION,
@@ -395,7 +399,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     concurrency: Math.max(1, d.concurrency),
     chunkSizeBytes: d.chunkSizeBytes,
     commitScope: d.commitScope,
-    session: d.session,
+    session: [...binlog.session, ...d.session],
     sessionEnd: d.sessionEnd,
     chunkBefore: d.chunkBefore,
     chunkAfter: d.chunkAfter,
