@@ -40,6 +40,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
     .option('manifest', { type: 'string', describe: 'export: a JSON file mapping files to tables and per-table options', group: 'Export:' })
     .option('create-tables', { type: 'boolean', describe: 'export: create a missing table from its .sql file (mysqldump --tab)', group: 'Export:' })
+    .option('run-sql-files', { type: 'boolean', describe: 'export, with --create-tables: run every statement of a missing table\'s .sql file as written (default: only its own CREATE TABLE and the session SETs around it; anything else is refused)', group: 'Export:' })
     .option('reject-dir', { type: 'string', describe: 'export: the directory for the per-table reject files (default: beside each input)', group: 'Export:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
