@@ -119,6 +119,9 @@ export function removeStaleScratch(parent: string, probe: ProcessProbe = systemP
   for (const name of names) {
     const path = join(parent, name);
     if (!SCRATCH.test(name) || !ownedDirectory(path) || !ownerGone(readOwner(path), here, probe)) continue;
+    // A spill directory being taken over (spillDir.ts) still holds the old owner's marker: its claimer's id is in the name.
+    const claimer = /\.claim-(\d+)$/.exec(name);
+    if (claimer && probe.alive(Number(claimer[1]))) continue;
     const aside = join(parent, `flatload-stale-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       renameSync(path, aside);

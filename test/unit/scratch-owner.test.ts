@@ -56,6 +56,8 @@ test('stale scratch directories: removed when flatload\'s and their owner is gon
   scratch(p, 'flatload-order-deadjob', dead);
   scratch(p, 'flatload-stale-1-aa', dead);
   scratch(p, 'flatload-spool-live', { ...me, pid: 100, start: '500' });
+  scratch(p, 'flatload-order-job.claim-100', dead);
+  scratch(p, 'flatload-order-job.claim-43', dead);
   scratch(p, 'flatload-spool-nomarker', undefined);
   scratch(p, 'flatload-spool-otherhost', { ...dead, host: `${me.host}-not` });
   scratch(p, 'someone-else', dead);
@@ -63,8 +65,8 @@ test('stale scratch directories: removed when flatload\'s and their owner is gon
   const target = scratch(p, 'target', dead);
   symlinkSync(target, join(p, 'flatload-spool-link'));
   const removed = removeStaleScratch(p, { alive: (pid) => pid === 100, start: () => '500' });
-  assert.deepEqual(removed.map((r) => r.slice(p.length + 1)).sort(), ['flatload-order-deadjob', 'flatload-spool-dead', 'flatload-stale-1-aa']);
-  assert.deepEqual(readdirSync(p).sort(), ['flatload-spool-file', 'flatload-spool-link', 'flatload-spool-live', 'flatload-spool-nomarker', 'flatload-spool-otherhost', 'someone-else', 'target']);
+  assert.deepEqual(removed.map((r) => r.slice(p.length + 1)).sort(), ['flatload-order-deadjob', 'flatload-order-job.claim-43', 'flatload-spool-dead', 'flatload-stale-1-aa']);
+  assert.deepEqual(readdirSync(p).sort(), ['flatload-order-job.claim-100', 'flatload-spool-file', 'flatload-spool-link', 'flatload-spool-live', 'flatload-spool-nomarker', 'flatload-spool-otherhost', 'someone-else', 'target']);
   assert.ok(existsSync(join(target, 'input')), 'a symlink is not followed');
 });
 
