@@ -19,7 +19,7 @@ import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
-import { readAccountConnections } from '../introspect/server.js';
+import { parseVersion, readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
 import { checkExpectation } from '../load/expect.js';
 import { SharedConnections } from '../load/sharedConnections.js';
@@ -29,7 +29,7 @@ import { planJson, renderPlan } from '../plan/explain.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
-import { ddlStatements } from './ddl.js';
+import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
 import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
 import { tableKey } from './names.js';
 import { parseSelection, selectTables, type Selected } from './select.js';
@@ -41,6 +41,8 @@ export interface ExportArgs extends LoadArgs {
   files: string[];
   manifest?: string | undefined;
   createTables?: boolean | undefined;
+  /** --run-sql-files: run every statement of a missing table's .sql file as the file says, not only its CREATE TABLE. */
+  runSqlFiles?: boolean | undefined;
   rejectDir?: string | undefined;
   include?: string | string[] | undefined;
   exclude?: string | string[] | undefined;
@@ -81,21 +83,49 @@ async function defaultBudget(control: ControlConnection, clientCpus: number): Pr
   return Math.max(1, Math.min(8, Number.isFinite(cpus) && cpus > 0 ? cpus : clientCpus));
 }
 
-/** The table's CREATE TABLE file run in its database: only when the table is missing, DROP statements left out. */
-async function createFromDdl(control: ControlConnection, t: Target): Promise<void> {
+/** The server's version as one number, as executable comments compare it (10.11.6 → 101106). */
+async function serverVersion(control: ControlConnection): Promise<number> {
+  const rows = await selectRows<{ v: string }>(control, 'SELECT @@version AS v');
+  const [a, b, c] = parseVersion(String(rows[0]?.v ?? ''), '').number;
+  return a * 10000 + b * 100 + c;
+}
+
+/** The statements a missing table's .sql file runs: read and checked before anything changes. */
+function sidecarStatements(t: Target, version: number, runWhole: boolean): { run: string[]; sessionVariables: readonly string[] } {
   let text: string;
   try {
     text = readFileSync(t.ddl!, 'utf8');
   } catch (err) {
     throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
   }
+  if (runWhole) return { run: allStatements(text, t.ddl!, version), sessionVariables: SESSION_VARIABLES };
+  return sidecarPlan(text, { file: t.ddl!, db: t.db, table: t.table, serverVersion: version });
+}
+
+/**
+ * The table's checked .sql statements run in its database. The session
+ * variables they set are set back afterwards: this connection goes on to
+ * keep the bookkeeping.
+ */
+async function createFromDdl(control: ControlConnection, t: Target, sql: { run: string[]; sessionVariables: readonly string[] }): Promise<void> {
   await control.query(`USE ${quoteQualified(undefined, t.db)}`);
-  for (const sql of ddlStatements(text)) {
-    try {
-      await control.query(sql);
-    } catch (err) {
-      throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+  const names = sql.sessionVariables;
+  const saved = new Map<string, string | null>();
+  if (names.length > 0) {
+    const rows = await selectRows<{ Variable_name: string; Value: string }>(control, `SHOW SESSION VARIABLES WHERE Variable_name IN (${names.map(() => '?').join(', ')})`, [...names]);
+    // SHOW prints a NULL (character_set_results) as ''; only sql_mode may really be ''.
+    for (const r of rows) saved.set(r.Variable_name.toLowerCase(), r.Value === '' && r.Variable_name.toLowerCase() !== 'sql_mode' ? null : r.Value);
+  }
+  try {
+    for (const statement of sql.run) {
+      try {
+        await control.query(statement);
+      } catch (err) {
+        throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+      }
     }
+  } finally {
+    if (saved.size > 0) await control.query(`SET ${[...saved.keys()].map((n) => `SESSION ${n} = ?`).join(', ')}`, [...saved.values()]);
   }
   if (!(await tableExists(control, t.ref))) {
     throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
@@ -191,6 +221,11 @@ export async function executeExport(
         });
       }
     }
+    // Every .sql file that will run is read and checked before anything changes.
+    const sidecars = new Map<string, { run: string[]; sessionVariables: readonly string[] }>();
+    const missing = targets.filter((t) => !t.exists);
+    const version = missing.length > 0 ? await serverVersion(control) : 0;
+    for (const t of missing) sidecars.set(t.key, sidecarStatements(t, version, a.runSqlFiles === true));
     const account = await readAccountConnections(control.connection);
     const left = account && account.limit - account.open;
     if (account && left !== undefined && left < 2) {
@@ -247,7 +282,7 @@ export async function executeExport(
     // Tables first, then rows: every missing table is created before any table loads.
     for (const t of targets) {
       if (t.exists) continue;
-      await createFromDdl(control, t);
+      await createFromDdl(control, t, sidecars.get(t.key)!);
       notes.push(`created ${t.key} from ${t.ddl}`);
     }
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.

@@ -11,6 +11,7 @@ import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
+import { removeStaleScratch } from '../input/owner.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
@@ -164,6 +165,10 @@ async function readFacts(
   let prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
     events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+  }
+  if (!o.dryRun) {
+    const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
+    if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
   }
   const local = await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
