@@ -4,6 +4,7 @@ import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';
 import { parseConnectionUrl, type UrlParts } from './url.js';
+import { toThrottleOptions, type ThrottleArgs, type ThrottleOptions } from './throttle.js';
 
 export type DuplicateHandling = 'error' | 'ignore' | 'replace';
 
@@ -74,10 +75,12 @@ export interface LoadOptions {
   verify: boolean;
   /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
   backends: Record<string, UrlParts>;
+  /** --max-rate, --replica/--max-lag, --max-threads-running, --max-pause. */
+  throttle: ThrottleOptions;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
-export interface LoadArgs extends FormatFlags, ConnectionFlags {
+export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   file?: string;
   table?: string;
   columns?: string;
@@ -227,5 +230,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
     verify: a.verify ?? false,
     backends: parseBackends(a.backend),
+    throttle: toThrottleOptions(a),
   };
 }

@@ -3,6 +3,7 @@
  * on-disk size) and the totals, as text or one JSON object. Pure.
  */
 import { fmtInt, fmtMB } from '../report/format.js';
+import { renderThrottleSummary, type ThrottleReport } from '../report/throttle.js';
 
 export interface ExportTableReport {
   table: string;
@@ -30,6 +31,8 @@ export interface ExportReport {
   tables: ExportTableReport[];
   totals: { rows: number; rejected: number; inputBytes: number; onDiskBytes: number | null; seconds: number };
   notes: string[];
+  /** --max-rate, --replica, --max-threads-running: one throttle over every table; absent without them. */
+  throttle?: ThrottleReport;
 }
 
 export function exportTotals(tables: readonly ExportTableReport[], seconds: number): ExportReport['totals'] {
@@ -80,6 +83,7 @@ export function renderExportReport(r: ExportReport): string {
     if (t.error) out.push(`  ${t.table}: ${t.error.message.split('\n')[0]}`);
     for (const f of t.rejectFiles) out.push(`  ${t.table}: rejected rows in ${f}`);
   }
+  if (r.throttle && r.status !== 'dry-run') out.push(renderThrottleSummary(r.throttle));
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
 }

@@ -35,7 +35,7 @@ import { insertExecutor } from './insertExecutor.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
 import type { SharedConnections } from './sharedConnections.js';
-import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult, type StreamGate } from './runner.js';
+import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type ChunkThrottle, type RunResult, type StreamGate } from './runner.js';
 import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
 
@@ -66,6 +66,8 @@ export interface LoadRun {
   gate?: StreamGate | undefined;
   /** The connections those streams load over. */
   shared?: SharedConnections | undefined;
+  /** Replica lag, the primary's Threads_running, --max-rate: held between chunks. */
+  throttle?: ChunkThrottle | undefined;
 }
 
 export interface Applied {
@@ -295,6 +297,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       },
       events,
       gate: r.gate,
+      throttle: r.throttle,
       ...(r.signal ? { signal: r.signal } : {}),
     });
   } finally {
