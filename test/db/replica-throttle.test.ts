@@ -9,7 +9,7 @@
  * --max-rate holds chunks back.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -132,6 +132,29 @@ describe('a replica whose SQL thread is stopped', () => {
     await exactOnBoth('lagged');
   });
 
+  test('stopped mid-load, it holds the streams between chunks: no chunk commits until the thread runs again', { timeout: 180_000 }, async () => {
+    await freshTable('midway');
+    // Paced to about 6 s, so the thread can be stopped while the load is under way.
+    const s = spawnCli(['load', file, '--table', 'midway', '--chunk-size', '16KiB', '--jobs', '2', '--max-rate', '60KB/s', '--replica', replicaUrl(), '--max-lag', '5', '--progress', 'lines', '--json'], { DATABASE_URL: primaryUrl() });
+    const paused = stderrShows(s, /paused: replica r1 lag unknown \(SQL thread stopped\)/, 'the load paused for the replica');
+    const count = async (): Promise<number> => Number((((await p.query(`SELECT COUNT(*) AS n FROM ${DB}.midway`))[0]) as Array<{ n: unknown }>)[0]!.n);
+    await pollUntil('rows committed', async () => (await count()) > 0, { process: s, everyMs: 25 });
+    await sqlThread('No');
+    await paused;
+    assert.ok(running(s), 'the load was still running when it paused');
+    // A chunk already on its way when the pause began may still commit; after that, nothing does.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const held = await count();
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    assert.equal(await count(), held, 'no chunk committed while paused');
+    assert.ok(held < ROWS, `the load was paused part way (${held} rows)`);
+    await sqlThread('Yes');
+    const res = await s.done;
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal((JSON.parse(res.stdout) as { rows: number }).rows, ROWS);
+    await exactOnBoth('midway');
+  });
+
   test('past --max-pause the load stops resumable (exit 4), naming the replica; rerun once it replicates, it completes', { timeout: 180_000 }, async () => {
     await freshTable('stuck');
     await sqlThread('No');
@@ -144,6 +167,28 @@ describe('a replica whose SQL thread is stopped', () => {
     const again = await runCli(args, { env: { DATABASE_URL: primaryUrl() } });
     assert.equal(again.code, 0, again.stderr);
     await exactOnBoth('stuck');
+  });
+});
+
+describe('an export', () => {
+  test('one throttle holds every table, and the export completes exact on both servers', { timeout: 180_000 }, async () => {
+    await freshTable('exp_a');
+    await freshTable('exp_b');
+    const exp = mkdtempSync(join(dir, 'export-'));
+    writeFileSync(join(exp, `${DB}.exp_a.tsv`), readFileSync(file));
+    writeFileSync(join(exp, `${DB}.exp_b.tsv`), readFileSync(file));
+    await sqlThread('No');
+    const s = spawnCli(['load', exp, '--chunk-size', '64KiB', '--replica', replicaUrl(), '--progress', 'lines', '--json'], { DATABASE_URL: primaryUrl() });
+    await stderrShows(s, /paused: replica r1 lag unknown \(SQL thread stopped\)/, 'the export paused for the replica');
+    assert.ok(running(s), 'the export was still waiting when the SQL thread was started');
+    await sqlThread('Yes');
+    const res = await s.done;
+    assert.equal(res.code, 0, res.stderr);
+    const report = JSON.parse(res.stdout) as { totals: { rows: number }; throttle: ThrottleJson };
+    assert.equal(report.totals.rows, 2 * ROWS);
+    assert.ok(report.throttle.pauses >= 1 && report.throttle.pausedSeconds > 0, JSON.stringify(report.throttle));
+    await exactOnBoth('exp_a');
+    await exactOnBoth('exp_b');
   });
 });
 
