@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
+import { maskPasswordArgs } from '../../src/cli/prompt.js';
+import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
 import { DEFAULT_MAX_PAUSE_MS, parseDuration, parseMaxRate, parseReplicas, toThrottleOptions, type ThrottleOptions } from '../../src/config/throttle.js';
 import { isFlatloadError } from '../../src/errors/index.js';
 import { lagOf, type LagReading } from '../../src/introspect/replicas.js';
@@ -300,5 +302,15 @@ describe('runChunks with a throttle', () => {
     });
     assert.equal(ran, 1);
     assert.equal(res.stoppedBy?.code, 'THROTTLED');
+  });
+});
+
+describe('--replica credentials', () => {
+  test('masked in ps and dropped from the resume command, named or not', () => {
+    const argv = ['load', 'f.tsv', '--replica', 'mysql://u:pw1@h1:3307/?ssl-mode=REQUIRED', '--replica=east=mysql://v:pw2@h2', '--replica', 'west=mysql://w:pw3@h3'];
+    assert.deepEqual(maskPasswordArgs(argv).slice(2), ['--replica', 'mysql://u:xxx@h1:3307/?ssl-mode=REQUIRED', '--replica=east=mysql://v:xxx@h2', '--replica', 'west=mysql://w:xxx@h3']);
+    const line = resumeCommandLine(argv, '/data');
+    assert.doesNotMatch(line, /pw[1-3]/);
+    assert.match(line, /--replica 'mysql:\/\/u@h1:3307\/\?ssl-mode=REQUIRED' --replica=east=mysql:\/\/v@h2 --replica west=mysql:\/\/w@h3/);
   });
 });
