@@ -54,4 +54,9 @@ export function shellQuote(s: string): string {
 }
 
 /** Options whose value may hold a password, and how to take it out. */
-const WITH_PASSWORD: Record<string, (value: string) => string> = { '--url': stripUrlPassword, '--backend': stripBackendPassword };
+const WITH_PASSWORD: Record<string, (value: string) => string> = {
+  '--url': stripUrlPassword,
+  '--backend': stripBackendPassword,
+  // --replica takes URL or NAME=URL.
+  '--replica': (v) => (/^[A-Za-z0-9_$-]+=/.test(v) ? stripBackendPassword(v) : stripUrlPassword(v)),
+};

@@ -4,6 +4,7 @@ import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';
 import { parseConnectionUrl, type UrlParts } from './url.js';
+import { toThrottleOptions, type ThrottleArgs, type ThrottleOptions } from './throttle.js';
 
 export type DuplicateHandling = 'error' | 'ignore' | 'replace';
 
@@ -95,10 +96,12 @@ export interface LoadOptions {
   analyze: 'on' | 'off' | 'auto';
   /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
   expect: Expectation | undefined;
+  /** --max-rate, --replica/--max-lag, --max-threads-running, --max-pause. */
+  throttle: ThrottleOptions;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
-export interface LoadArgs extends FormatFlags, ConnectionFlags {
+export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   file?: string;
   table?: string;
   columns?: string;
@@ -295,5 +298,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     expect: parseExpectation(a.expectRows, a.expectChecksum),
     binlog: a.binlog === undefined ? undefined : oneOf(a.binlog, ['on', 'off'] as const, 'binlog', 'on'),
     analyze: oneOf(a.analyze, ['on', 'off', 'auto'] as const, 'analyze', 'auto'),
+    throttle: toThrottleOptions(a),
   };
 }

@@ -23,6 +23,8 @@ import { parseVersion, readAccountConnections } from '../introspect/server.js';
 import { executeLoad, type ExecuteResult } from '../load/execute.js';
 import { checkExpectation } from '../load/expect.js';
 import { SharedConnections } from '../load/sharedConnections.js';
+import { ServerThrottle } from '../load/throttle.js';
+import { throttles } from '../config/throttle.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
@@ -180,11 +182,15 @@ export async function executeExport(
     });
   }
   const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
+  // One throttle spans every table: a replica's lag or the rate is the export's, not a table's.
+  const throttleEvents = new EventHub();
+  const throttle = throttles(base.throttle) ? new ServerThrottle(base.throttle, conn, session, throttleEvents) : undefined;
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
   /** The export's loading connections, shared by its tables chunk by chunk. */
   let loading: SharedConnections | undefined;
   try {
+    await throttle?.check();
     const targets: Target[] = [];
     for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
@@ -238,7 +244,9 @@ export async function executeExport(
     if (layout.warning) notes.push(layout.warning);
     if (base.dryRun) {
       const withEmpty = await Promise.all(targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(control, t.ref)) })));
-      return await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+      const planned = await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+      if (throttle) planned.report.throttle = throttle.throttle.report();
+      return planned;
     }
     warmSortAside();
 
@@ -260,7 +268,17 @@ export async function executeExport(
     let stored: StoredExport | undefined = await store.get(exportId);
     const reports = targets.map((t) => tableReport(t, 'not-started'));
     const finishReport = (error: FlatloadError | undefined, status?: ExportReport['status']): ExportRun => ({
-      report: { status: status ?? exportStatus(reports), exportId, source: found.source, mode, jobs, tables: reports, totals: exportTotals(reports, (Date.now() - t0) / 1000), notes },
+      report: {
+        status: status ?? exportStatus(reports),
+        exportId,
+        source: found.source,
+        mode,
+        jobs,
+        tables: reports,
+        totals: exportTotals(reports, (Date.now() - t0) / 1000),
+        notes,
+        ...(throttle ? { throttle: throttle.throttle.report() } : {}),
+      },
       plans: [],
       error,
     });
@@ -310,6 +328,8 @@ export async function executeExport(
     // As for one file: a bar on a terminal, lines otherwise (and with --json, whose stdout is for the report).
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
+    const throttleHub = progress.throttleHub();
+    throttleEvents.on((e) => throttleHub.emit(e));
     let firstError: FlatloadError | undefined;
     /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
     const mismatches: FlatloadError[] = [];
@@ -342,7 +362,7 @@ export async function executeExport(
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
           analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections }, throttle: throttle?.throttle } });
         addLoad(r, res);
         if (res.error) throw res.error;
       }
@@ -425,6 +445,7 @@ export async function executeExport(
     await held?.store.update(held.exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
     throw fe;
   } finally {
+    throttle?.close();
     await loading?.end();
     await control.end();
   }

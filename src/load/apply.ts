@@ -36,7 +36,7 @@ import { insertExecutor } from './insertExecutor.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
 import type { SharedConnections } from './sharedConnections.js';
-import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult, type StreamGate } from './runner.js';
+import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type ChunkThrottle, type RunResult, type StreamGate } from './runner.js';
 import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
 
@@ -69,6 +69,8 @@ export interface LoadRun {
   shared?: SharedConnections | undefined;
   /** Checks a swap's shadow against the exporter's figures before it is published (throws on a difference). */
   checkBeforeSwap?: ((shadow: TableRef) => Promise<void>) | undefined;
+  /** Replica lag, the primary's Threads_running, --max-rate: held between chunks. */
+  throttle?: ChunkThrottle | undefined;
 }
 
 export interface Applied {
@@ -299,6 +301,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       },
       events,
       gate: r.gate,
+      throttle: r.throttle,
       ...(r.signal ? { signal: r.signal } : {}),
     });
   } finally {

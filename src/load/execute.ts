@@ -30,6 +30,8 @@ import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluste
 import { checkExpectation } from './expect.js';
 import { analyzeTable, analyzeWanted } from './analyze.js';
 import { sqlOf, type TableRef } from '../plan/ops.js';
+import { throttles } from '../config/throttle.js';
+import { ServerThrottle, type Throttle } from './throttle.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -144,6 +146,8 @@ export interface InExport {
   session: Session;
   /** The loading streams the tables share chunk by chunk; absent when nothing loads (`flatload plan DIR`). */
   streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
+  /** The export's one throttle, spanning every table (the export reports it). */
+  throttle?: Throttle | undefined;
 }
 
 /** What a load is part of: a backend's share of a routed load, or an export. */
@@ -283,7 +287,7 @@ async function checkTable(control: ControlConnection, table: TableRef, display: 
 
 /** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
-  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED'].includes(e.code);
   return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
 }
 
@@ -312,7 +316,12 @@ export async function executeLoad(
   let lease: JobLease | undefined;
   let reachable = true;
   let jobStarted = false;
+  // A load of its own throttles itself; an export's tables share the export's throttle.
+  const own = !inExport && throttles(o.throttle) ? new ServerThrottle(o.throttle, conn, session, events) : undefined;
+  const throttle = inExport ? inExport.throttle : own?.throttle;
   try {
+    // Every replica is reached and confirmed to replicate before anything is read or changed.
+    await own?.check();
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
     o = f.o;
     const { prep, facts } = f;
@@ -345,6 +354,7 @@ export async function executeLoad(
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);
+    if (own) report.throttle = own.throttle.report();
     // The finished-load note is the summary's headline; printing it as it happens too would say it twice.
     if (!job.finished) for (const n of notes) events.emit({ type: 'note', message: n });
     if (!prep.server.localInfile && plan.strategy === 'insert' && !plan.forced) {
@@ -399,6 +409,7 @@ export async function executeLoad(
             if (e) throw e;
           }
         : undefined,
+      throttle,
       cp: {
         store,
         schema,
@@ -422,6 +433,7 @@ export async function executeLoad(
     }
     events.emit({ type: 'done' });
     loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
+    if (own) report.throttle = own.throttle.report();
     const stoppedBy = applied.run.stoppedBy;
     if (analyze && !stoppedBy) report.analyze = await analyzeTable(control, plan.target);
     if (o.sizeReport && !stoppedBy) {
@@ -476,6 +488,7 @@ export async function executeLoad(
     // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
     if (reachable) await lease?.release();
     stopFollowingFailovers?.();
+    own?.close();
     await control.end();
   }
 }

@@ -243,6 +243,9 @@ function shareEvents(events: EventHub, name: string, share: number): EventHub {
       case 'chunk-rolled-back':
         events.emit({ ...e, chunk: chunk(e.chunk) });
         break;
+      case 'throttle':
+        events.emit({ ...e, reason: e.reason && `${name}: ${e.reason}` });
+        break;
       case 'start':
       case 'scan':
       case 'done':
