@@ -123,6 +123,17 @@ export function jobIdOf(identity: JobIdentity): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 24);
 }
 
+/**
+ * How this run's input differs in content from what an unfinished job's first
+ * run read, when size, modification time and the first and last MiB agree
+ * (a byte changed in the middle, the time put back): undefined when the same,
+ * or when either hash is unknown (a job recorded by an older flatload).
+ */
+export function contentDifference(stored: string | null, now: string | undefined): string | undefined {
+  if (!stored || !now || stored === now) return undefined;
+  return `its contents differ from what the interrupted run read (sha256 of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now), though its size and modification time are the same`;
+}
+
 /** Human differences between a stored identity and this run's, for the refusal message. */
 export function identityDifferences(stored: JobIdentity, now: JobIdentity): string[] {
   const out: string[] = [];

@@ -133,4 +133,8 @@ export interface InputFacts {
   headerColumns: string[] | undefined;
   /** Free bytes where sort runs would be written (--tmpdir), when known: ordering by key needs about the input's size. */
   spillFreeBytes: number | undefined;
+  /** That directory (--tmpdir or the system's), for messages. */
+  spillDir?: string | undefined;
+  /** Why no runs can be written there (read-only, missing, not writable), when that is so. */
+  spillUnwritable?: string | undefined;
 }

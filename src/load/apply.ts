@@ -196,6 +196,15 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
   const steps = chunkStepsFor(plan, cp, resuming);
   const beforeCommit: BeforeCommit = async (c, ctx, outcome, rows) => {
     const chunk = c as ResumedChunk;
+    // The last moment to see a file that its writer goes on writing (or rewrites): once committed, the rows are in.
+    const changed = input.changed();
+    if (changed) {
+      throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed}`, {
+        file: o.file,
+        chunk: chunk.index,
+        hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first); the rerun refuses to resume over a changed file',
+      });
+    }
     // With no transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing it
     // on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early.
     const [bk, bkEngine] = plan.commitScope === 'none' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];

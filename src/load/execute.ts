@@ -2,17 +2,17 @@ import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { openConnection, openSession, type Session } from '../db/connect.js';
-import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
+import { contentDifference, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
 import type { JobLease } from '../checkpoint/lease.js';
-import { CheckpointStore } from '../checkpoint/store.js';
+import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
-import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
@@ -186,7 +186,8 @@ async function readFacts(
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
+  const spillDir = o.tmpdir ?? tmpdir();
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir) };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;
@@ -220,7 +221,15 @@ async function startJob(
   // record late in the input stops the load here.
   const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events, shared);
   opened(chunkInput);
-  if (f.prep.unchunkableReason === undefined) await chunkInput.scan();
+  const stored = job.stored;
+  // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
+  const verify = stored
+    ? (sha: string | undefined): void => {
+        const diff = contentDifference(stored.inputSha256, sha);
+        if (diff) throw contentChanged(stored, diff, o, f.prep.display);
+      }
+    : undefined;
+  if (f.prep.unchunkableReason === undefined) await chunkInput.scan(verify);
   const owner = ownerText();
   if (job.stored) {
     await store.update(jobId, { state: 'running', message: null, owner });
@@ -238,8 +247,21 @@ async function startJob(
     owner,
     chunksTotal: chunkInput.summary?.chunks ?? null,
     rowsInInput: chunkInput.summary?.records ?? null,
+    inputSha256: chunkInput.contentSha256 ?? null,
   });
   return { jobId, chunkInput };
+}
+
+/** The refusal to resume an unfinished job over an input whose bytes changed. */
+function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: string): FlatloadError {
+  return new FlatloadError('RESUME_MISMATCH', `the input changed: an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and ${diff}`, {
+    file: o.file,
+    table,
+    hint:
+      o.mode === 'append'
+        ? 'put the original file back and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first'
+        : 'put the original file back and rerun to finish it, or add --restart to discard it',
+  });
 }
 
 /** Stage: the report of a run that loaded (or stopped). */

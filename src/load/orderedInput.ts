@@ -13,7 +13,7 @@ import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
-import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 
 /** A chunk of the merged stream: its records in key order, and the merge's chunk that holds them. */
 interface OrderedCut extends CutChunk {
@@ -85,8 +85,12 @@ export class OrderedInput implements ChunkSource {
     return s && { ...s, chunks: this.rangeCount };
   }
 
-  async scan(): Promise<void> {
-    await this.file.scan();
+  get contentSha256(): string | undefined {
+    return this.file.contentSha256;
+  }
+
+  async scan(verify?: ContentCheck): Promise<void> {
+    await this.file.scan(verify);
     if (this.o.inMemory) {
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
@@ -108,7 +112,9 @@ export class OrderedInput implements ChunkSource {
         key: this.key,
         spill: this.spill,
         read: reader.read,
-        identity: this.o.jobId,
+        // Runs hold the bytes of the input they were sorted from: a rerun reuses them only for the same bytes, which
+        // size, modification time and the first and last MiB (the job id) do not vouch for.
+        identity: `${this.o.jobId}:${this.file.contentSha256 ?? ''}`,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });

@@ -7,6 +7,7 @@
  * sees key-ordered rows. Rules: docs/rules.md#key-order-and-page-splits.
  */
 import { formatBytes } from '../../config/size.js';
+import { FlatloadError } from '../../errors/index.js';
 import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
 import type { IndexFacts } from '../../introspect/types.js';
 import { spillBytesEstimate } from '../../order/spillDir.js';
@@ -86,9 +87,25 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory, holding about ${fmtMB(holds)} while it sorts: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
   } else {
     const need = spillBytesEstimate(size, records);
+    const where = input.spillDir ? `--tmpdir (${input.spillDir})` : '--tmpdir';
+    // The automatic order falls back to file order, saying why; --order key, which the user asked for, is refused.
+    if (input.spillUnwritable) {
+      if (forced) {
+        throw new FlatloadError('OUTPUT_UNWRITABLE', `--order key cannot be honoured: the input is sorted in runs in --tmpdir, and ${input.spillUnwritable}`, {
+          hint: 'point --tmpdir at a writable directory with room for about the input\'s size, or use --order file',
+        });
+      }
+      warnings.push(`the input is not in ${key.name} order, and sorting it writes runs in --tmpdir, but ${input.spillUnwritable}: it goes in file order (point --tmpdir at a writable directory to sort it)`);
+      return;
+    }
     if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
+      if (forced) {
+        throw new FlatloadError('SPILL', `--order key cannot be honoured: sorting the input needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, {
+          hint: 'point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use --order file',
+        });
+      }
       warnings.push(
-        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
+        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
       );
       return;
     }
