@@ -302,7 +302,9 @@ function engineRule(ctx: Ctx): EngineDecision {
 function oneStreamForDuplicates(ctx: Ctx): string | undefined {
   const { options, table } = ctx;
   if (ctx.parallel <= 1 || !duplicatesDecide(options) || ctx.order.kind === 'key') return undefined;
-  if (!table.indexes.some((i) => i.unique)) return undefined;
+  // Keys flatload numbers itself (pre-assigned) never repeat.
+  const numbered = (cols: string[]): boolean => ctx.preAssign && cols.length === 1 && ctx.autoInc !== undefined && sameName(cols[0]!, ctx.autoInc.column);
+  if (!table.indexes.some((i) => i.unique && !numbered(i.columns))) return undefined;
   const asked = ctx.parallel;
   ctx.parallel = 1;
   return `${ctx.jobsForced ? `--jobs ${asked} ignored: ` : ''}concurrency 1: ${dupWhat(options)} with the rows in file order: over ${asked} streams a later chunk can commit before an earlier one, and which of two rows with the same unique key the table keeps would depend on it (the server's own load of the file keeps the first, or with REPLACE the last)`;

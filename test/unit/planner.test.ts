@@ -740,6 +740,22 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'pre-assigned ids with --on-duplicate ignore: sorted by the other UNIQUE key, which the ids cannot repeat; two streams',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { onDuplicate: 'ignore' },
+    expect: { surrogate: 'pre-assign', order: 'key', concurrency: 2 },
+  },
+  {
+    name: 'pre-assigned ids the only unique key, --order file, --on-duplicate ignore: no duplicate can occur, two streams stay',
+    facts: () => {
+      const f = maria('user3', 'InnoDB', 'u3.tsv (no id)');
+      f.table.indexes = f.table.indexes.filter((i) => i.primary);
+      return f;
+    },
+    options: { onDuplicate: 'ignore', order: 'file' },
+    expect: { surrogate: 'pre-assign', order: 'file', concurrency: 2 },
+  },
+  {
     name: 'MyRocks, a utf8mb4_bin key: sorted with PAD SPACE read as the server compares, a bulk load per chunk',
     facts: () => usKeyAs('RocksDB', 'us.tsv', { ...CI_KEY, collation: 'utf8mb4_bin' }),
     expect: { order: 'key', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/] },
