@@ -49,6 +49,8 @@ export interface ColumnFacts {
   extra: string;
   maxChars: number | null;
   characterSet: string | null;
+  /** COLLATION_NAME (text columns); absent in facts stored before it was read. */
+  collation?: string | null | undefined;
   generated: boolean;
 }
 

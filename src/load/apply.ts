@@ -318,6 +318,25 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   }
 }
 
+/**
+ * A chunk that failed where nothing rolls back (a MyRocks bulk load ingests
+ * part of it before 4054; MyISAM keeps the rows before the error) may have
+ * left rows that "loaded" does not count: say so, and what the rerun does.
+ */
+function withPartialChunkHint(err: FlatloadError, plan: LoadPlan): FlatloadError {
+  const chunk = err.context.chunk;
+  if (plan.commitScope !== 'none' || chunk === undefined || err.code === 'INTERRUPTED') return err;
+  const resume = plan.onResume[0]?.op.kind;
+  const rerun =
+    resume === 'delete-key-range'
+      ? "rerunning the same command deletes them by the chunk's key range and loads the chunk again"
+      : resume === 'truncate'
+        ? 'rerunning the same command empties the table (it was empty when the load began) and loads from the first record'
+        : 'rerunning the same command counts them and skips those records';
+  const note = `chunk ${chunk} could not be rolled back: rows of it the server had taken may be in the table, not counted as loaded; ${rerun}`;
+  return err.withContext({ hint: err.context.hint ? `${err.context.hint}; ${note}` : note });
+}
+
 /** Stage 3: the plan's `after` steps once every chunk is in, the reject file, and the job marked done. */
 async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, totalRecords: number | undefined): Promise<Applied['rejectFile']> {
   const { plan, input, control, cp, events } = r;
@@ -332,6 +351,7 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
     }
     const state = run.stoppedBy.code === 'INTERRUPTED' ? 'interrupted' : 'failed';
     await cp.store.update(cp.jobId, { state, message: run.stoppedBy.message }).catch(() => undefined);
+    run.stoppedBy = withPartialChunkHint(run.stoppedBy, plan);
     return file;
   }
   await cp.store.update(cp.jobId, { phase: 'loaded' });
