@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
+import type { RemoteObject } from './remote.js';
 import type { Compression, InputSource } from './source.js';
 import { openByteStream } from './streams.js';
 
@@ -30,6 +31,8 @@ export interface LocalInput {
   /** sha256 of the decompressed content, when it was spooled (computed while copying). */
   contentSha256: string | undefined;
   spooled: boolean;
+  /** A plain remote object, read by byte range where the path would be (not spooled). */
+  remote?: RemoteObject | undefined;
   /** Deletes the spooled copy; safe to call twice. */
   dispose(): void;
 }
@@ -84,6 +87,7 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       originalBytes: undefined,
       contentSha256: undefined,
       spooled: false,
+      remote: source.remote,
       dispose: () => undefined,
     };
   }

@@ -10,7 +10,8 @@ import { CheckpointStore } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
-import { openInput, type InputSource } from '../input/source.js';
+import { openAnyInput } from '../input/open.js';
+import type { InputSource } from '../input/source.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
 import { sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
@@ -102,7 +103,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
 
 /** The spooled (or original) plain file, described as an input source for sampling. */
 function localSource(local: LocalInput): InputSource {
-  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true };
+  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true, remote: local.remote };
 }
 
 interface Facts {
@@ -156,7 +157,7 @@ async function readFacts(
 ): Promise<Facts> {
   const prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
-    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
   }
   const local = await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
@@ -266,7 +267,7 @@ export async function executeLoad(
 ): Promise<ExecuteResult> {
   const { share, export: inExport } = within;
   const t0 = Date.now();
-  const source = openInput(o.file);
+  const source = await openAnyInput(o.file, o.s3);
   const { session, conn: first } = inExport ? { session: inExport.session, conn: await openConnection(inExport.session) } : await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   let stopFollowingFailovers: (() => void) | undefined;
