@@ -35,6 +35,8 @@ export function s3Client(settings: S3Settings, env: NodeJS.ProcessEnv = process.
   const key = `${endpoint ?? ''}|${region ?? ''}`;
   let c = clients.get(key);
   if (!c) {
+    // The SDK warns on every run under Node 20 that its releases of 2027 will need Node 22; the locked version runs on 20.
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     c = new S3Client({ ...(region ? { region } : {}), ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
     clients.set(key, c);
   }

@@ -118,6 +118,8 @@ export interface CuttingProxy {
   base: string;
   /** Connections cut so far. */
   cuts(): number;
+  /** Each request's first line and Range header (`-` when none), as the client sent them. */
+  requests(): Array<{ line: string; range: string }>;
   stop(): Promise<void>;
 }
 
@@ -130,6 +132,7 @@ export interface CuttingProxy {
 export async function startCuttingProxy(targetPort: number, opts: { seed: number; minBytes: number; maxBytes: number; maxCuts: number }): Promise<CuttingProxy> {
   const rnd = prng(opts.seed);
   let cuts = 0;
+  const seen: Array<{ line: string; range: string }> = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, '127.0.0.1');
@@ -143,7 +146,13 @@ export async function startCuttingProxy(targetPort: number, opts: { seed: number
       sockets.delete(client);
       sockets.delete(upstream);
     };
-    client.on('data', (d: Buffer) => upstream.write(d));
+    client.on('data', (d: Buffer) => {
+      // Request heads only (the tests send no bodies through it): one line per request in the packet.
+      for (const m of d.toString('latin1').matchAll(/^(GET|HEAD|PUT|POST|DELETE) ([^\r\n]*)\r\n((?:[^\r\n]+\r\n)*)/gm)) {
+        seen.push({ line: `${m[1]} ${m[2]}`, range: /^range: *(.*)$/im.exec(m[3] ?? '')?.[1]?.trim() ?? '-' });
+      }
+      upstream.write(d);
+    });
     upstream.on('data', (d: Buffer) => {
       if (sent + d.length > budget && cuts < opts.maxCuts) {
         client.write(d.subarray(0, budget - sent));
@@ -165,6 +174,7 @@ export async function startCuttingProxy(targetPort: number, opts: { seed: number
   return {
     base: `http://127.0.0.1:${port}`,
     cuts: () => cuts,
+    requests: () => seen,
     stop: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
