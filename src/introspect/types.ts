@@ -133,4 +133,6 @@ export interface InputFacts {
   headerColumns: string[] | undefined;
   /** Free bytes where sort runs would be written (--tmpdir), when known: ordering by key needs about the input's size. */
   spillFreeBytes: number | undefined;
+  /** The input was streamed into --tmpdir (standard input, compressed) and sizeBytes is that copy's. */
+  spooled?: boolean;
 }

@@ -170,7 +170,7 @@ async function readFacts(
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()), spooled: local.spooled };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;

@@ -69,6 +69,9 @@ describe('HTTP sources (nginx)', { skip }, () => {
 
   test('a gzip is streamed once (one GET from its start) and loads exactly', async () => {
     await freshTable('t_gz');
+    const plan = await runCli(['plan', `${web.base}/exports/us.tsv.gz`, '--table', 't_gz', '--json'], { env: { DATABASE_URL: db.url } });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.deepEqual((JSON.parse(plan.stdout) as { plan: { source: object } }).plan.source, { source: `${web.base}/exports/us.tsv.gz`, over: 'http', read: 'streamed', localDiskBytes: readFileSync(tsv).length });
     const before = web.requests().length;
     const r = await load(`${web.base}/exports/us.tsv.gz`, 't_gz');
     assert.equal(r.code, 0, r.stderr);
@@ -151,6 +154,10 @@ describe('HTTP sources (nginx)', { skip }, () => {
     assert.equal(right.code, 0, right.stderr);
     assert.doesNotMatch(right.stderr + right.stdout, new RegExp(PASSWORD));
     assert.deepEqual(await tableDigest(db.conn, 't_auth'), await tableDigest(db.conn, 'ref'));
+    const plan = await runCli(['plan', `http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/us.tsv`, '--table', 't_auth'], { env: { DATABASE_URL: db.url } });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /source: +http:\/\/reader:\*\*\*@127\.0\.0\.1:\d+\/private\/us\.tsv \(http\): read by byte ranges in parallel over HTTP/);
+    assert.doesNotMatch(plan.stdout + plan.stderr, new RegExp(PASSWORD));
     const [jobs] = await db.conn.query('SELECT * FROM flatload_jobs');
     assert.doesNotMatch(JSON.stringify(jobs), new RegExp(PASSWORD), 'the bookkeeping holds no password');
   });
