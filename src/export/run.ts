@@ -30,6 +30,10 @@ import { EventHub } from '../report/events.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
 import { ddlStatements } from './ddl.js';
 import { discoverExport, type DiscoveredTable } from './discover.js';
+import { discoverRemoteExport, namesRemote } from './remoteDiscover.js';
+import { readRemoteText } from '../input/open.js';
+import { isRemoteInput, maskInputUrl } from '../input/remote.js';
+import type { S3Settings } from '../input/s3.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -70,23 +74,25 @@ async function defaultBudget(control: ControlConnection, clientCpus: number): Pr
 }
 
 /** The table's CREATE TABLE file run in its database: only when the table is missing, DROP statements left out. */
-async function createFromDdl(control: ControlConnection, t: Target): Promise<void> {
+async function createFromDdl(control: ControlConnection, t: Target, s3: S3Settings): Promise<void> {
+  const shown = maskInputUrl(t.ddl!);
   let text: string;
   try {
-    text = readFileSync(t.ddl!, 'utf8');
+    text = isRemoteInput(t.ddl!) ? await readRemoteText(t.ddl!, s3) : readFileSync(t.ddl!, 'utf8');
   } catch (err) {
-    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
+    if (err instanceof FlatloadError) throw err;
+    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${shown}: ${(err as Error).message}`, { file: shown });
   }
   await control.query(`USE ${quoteQualified(undefined, t.db)}`);
   for (const sql of ddlStatements(text)) {
     try {
       await control.query(sql);
     } catch (err) {
-      throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+      throw toFlatloadError(err, `creating ${t.key} from ${shown}`);
     }
   }
   if (!(await tableExists(control, t.ref))) {
-    throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
+    throw new FlatloadError('UNKNOWN_TABLE', `${shown} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: shown, table: t.key });
   }
 }
 
@@ -95,7 +101,7 @@ async function run(control: ControlConnection, op: Op): Promise<void> {
 }
 
 function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
-  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
+  return { table: t.key, files: t.sizes.map((f) => f.path), status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
 }
 
 /** Adds one file's load to its table's line of the report. */
@@ -124,7 +130,7 @@ export async function executeExport(
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
-  const found = discoverExport(a.files, a.manifest, io.cwd);
+  const found = namesRemote(a.files) ? await discoverRemoteExport(a.files, a.manifest, base.s3) : discoverExport(a.files, a.manifest, io.cwd);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   const notes: string[] = [];
@@ -136,7 +142,7 @@ export async function executeExport(
     const targets: Target[] = [];
     for (const t of found.tables) {
       const db = t.db ?? conn.database;
-      if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
+      if (!db) throw new FlatloadError('USAGE', `no database for ${t.sizes[0]!.path}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.sizes[0]!.path });
       const ref = { db, table: t.table };
       targets.push({
         ...t,
@@ -151,11 +157,11 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       if (!t.ddl) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.files[0]!, table: t.key });
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.sizes[0]!.path, table: t.key });
       }
       if (!a.createTables) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')})`, {
-          file: t.files[0]!,
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')})`, {
+          file: t.sizes[0]!.path,
           table: t.key,
           hint: `add --create-tables to create it from ${t.ddl}`,
         });
@@ -214,7 +220,7 @@ export async function executeExport(
     // Tables first, then rows: every missing table is created before any table loads.
     for (const t of targets) {
       if (t.exists) continue;
-      await createFromDdl(control, t);
+      await createFromDdl(control, t, base.s3);
       notes.push(`created ${t.key} from ${t.ddl}`);
     }
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
@@ -376,7 +382,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
-    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.sizes.map((f) => f.path).join(', ')})` : '';
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { FlatloadError } from '../errors/index.js';
-import { maskInputUrl, RemoteFailure, readInto, resumingRead, transientSocketError, type FetchRange, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
+import { maskInputUrl, RemoteFailure, readInto, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
 import { detectCompression } from './source.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -150,4 +150,38 @@ function wholeOnly(fetch: FetchRange, size: number): FetchRange {
     }
     return fetch(start, end);
   };
+}
+
+/**
+ * The files a directory URL lists, where the server gives a machine-readable
+ * listing: nginx's `autoindex_format json` (an array of {name, type, mtime,
+ * size}). An HTML index or none is refused, naming what to do instead.
+ */
+export async function listHttp(text: string): Promise<RemoteEntry[]> {
+  const url = new URL(text);
+  const display = maskInputUrl(text);
+  let res: http.IncomingMessage;
+  try {
+    res = await request(url, 'GET', { accept: 'application/json' });
+  } catch (err) {
+    throw openError(err, display);
+  }
+  if (res.statusCode !== 200) throw openError(statusFailure(res, display), display);
+  const parts: Buffer[] = [];
+  for await (const b of res) parts.push(b as Buffer);
+  let list: unknown;
+  try {
+    list = JSON.parse(Buffer.concat(parts).toString('utf8'));
+  } catch {
+    list = undefined;
+  }
+  if (!Array.isArray(list)) {
+    throw new FlatloadError('INPUT_UNREADABLE', `${display} gives no JSON listing of its files`, {
+      file: display,
+      hint: 'name the files (or a --manifest of URLs), or serve the directory with nginx autoindex on; autoindex_format json;',
+    });
+  }
+  return (list as Array<{ name?: unknown; type?: unknown; size?: unknown; mtime?: unknown }>)
+    .filter((e) => e.type === 'file' && typeof e.name === 'string')
+    .map((e) => ({ url: new URL(encodeURIComponent(e.name as string), url).toString(), sizeBytes: Number(e.size ?? 0), mtimeMs: (typeof e.mtime === 'string' ? Date.parse(e.mtime) : 0) || 0 }));
 }

@@ -1,6 +1,6 @@
-import { openHttp } from './http.js';
-import { isRemoteInput } from './remote.js';
-import { openS3, type S3Settings } from './s3.js';
+import { listHttp, openHttp } from './http.js';
+import { isRemoteInput, type RemoteEntry } from './remote.js';
+import { listS3, openS3, type S3Settings } from './s3.js';
 import { openInput, type InputSource } from './source.js';
 
 /**
@@ -20,4 +20,17 @@ export async function openAnyInput(path: string, s3: S3Settings = {}): Promise<I
     seekable: remote.compression === 'none' && remote.ranges,
     remote,
   };
+}
+
+/** Every object under a remote prefix (`s3://b/prefix/`, or an http(s) directory whose server lists it as JSON). */
+export function listRemote(prefix: string, s3: S3Settings = {}): Promise<RemoteEntry[]> {
+  return /^s3:/i.test(prefix) ? listS3(prefix, s3) : listHttp(prefix);
+}
+
+/** A small remote object (a mysqldump .sql file) as text. */
+export async function readRemoteText(url: string, s3: S3Settings = {}): Promise<string> {
+  const { remote } = await openAnyInput(url, s3);
+  const parts: Buffer[] = [];
+  for await (const b of remote!.read(0, remote!.sizeBytes)) parts.push(b as Buffer);
+  return Buffer.concat(parts).toString('utf8');
 }

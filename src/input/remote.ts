@@ -27,6 +27,13 @@ export interface RemoteObject {
   changed: string | undefined;
 }
 
+/** An object a listing names: its URL (credentials as given), size and modification time. */
+export interface RemoteEntry {
+  url: string;
+  sizeBytes: number;
+  mtimeMs: number;
+}
+
 /** What a transport does for one ranged GET: the body of [start, end), or a RemoteFailure. */
 export type FetchRange = (start: number, end: number) => Promise<Readable>;
 

@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { FlatloadError } from '../errors/index.js';
-import { readInto, RemoteFailure, resumingRead, transientSocketError, type FetchRange, type RemoteObject } from './remote.js';
+import { readInto, RemoteFailure, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject } from './remote.js';
 import { detectCompression } from './source.js';
 
 /** Where S3 is: an endpoint for S3-compatible servers (else AWS's own), a region (else the SDK's chain). */
@@ -112,10 +112,10 @@ export async function openS3(text: string, settings: S3Settings): Promise<Remote
 }
 
 /** Every object under `s3://bucket/prefix/` (not below a further `/`), as s3:// URLs, in key order. */
-export async function listS3(text: string, settings: S3Settings): Promise<string[]> {
+export async function listS3(text: string, settings: S3Settings): Promise<RemoteEntry[]> {
   const { bucket, key: prefix } = parseS3Url(text);
   const client = s3Client(settings);
-  const out: string[] = [];
+  const out: RemoteEntry[] = [];
   let token: string | undefined;
   do {
     let page;
@@ -124,8 +124,10 @@ export async function listS3(text: string, settings: S3Settings): Promise<string
     } catch (err) {
       throw s3Failure(err, text).flatload ?? new FlatloadError('INPUT_UNREADABLE', `cannot list ${text}: ${(err as Error).name}`, { file: text });
     }
-    for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) out.push(`s3://${bucket}/${o.Key}`);
+    for (const o of page.Contents ?? []) {
+      if (o.Key && !o.Key.endsWith('/')) out.push({ url: `s3://${bucket}/${o.Key}`, sizeBytes: o.Size ?? 0, mtimeMs: o.LastModified?.getTime() ?? 0 });
+    }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
-  return out.sort();
+  return out.sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }

@@ -9,6 +9,7 @@ import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { startCuttingProxy } from '../support/http.js';
 import { startS3, type S3Server } from '../support/s3.js';
+import { prng, spawnCli } from '../support/spawn.js';
 
 let db: TestDatabase;
 let dir: string;
@@ -25,6 +26,15 @@ before(async () => {
   s3 = await startS3(['exports']);
   await s3.put('exports', 'nightly/us.tsv', readFileSync(tsv));
   await s3.put('exports', 'nightly/us.tsv.gz', gzipSync(readFileSync(tsv)));
+  // A whole export under a prefix: two tables with their CREATE TABLE files, one of them split in two parts (one gzipped).
+  const bytes = readFileSync(tsv);
+  const half = bytes.indexOf(0x0a, bytes.length >> 1) + 1;
+  await s3.put('exports', 'night/us.sql', Buffer.from(`${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE us')};\n`));
+  await s3.put('exports', 'night/us.txt', bytes);
+  await s3.put('exports', 'night/us2.sql', Buffer.from(`${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE us2')};\n`));
+  await s3.put('exports', 'night/us2.000.txt.gz', gzipSync(bytes.subarray(0, half)));
+  await s3.put('exports', 'night/us2.001.txt', bytes.subarray(half));
+  await s3.put('exports', 'night/notes.md', Buffer.from('not data'));
 });
 after(async () => {
   await s3.stop();
@@ -93,5 +103,50 @@ describe('S3 sources (s3rver)', () => {
     const missing = await load('s3://exports/nightly/none.tsv', 't_auth', s3.env());
     assert.equal(missing.code, 5, missing.stderr);
     assert.match(missing.stderr, /s3:\/\/exports\/nightly\/none\.tsv/);
+  });
+
+  test('a whole export under a prefix, killed three times at random moments and resumed with the same command: exact', { timeout: 240_000 }, async () => {
+    const x = await createTestDatabase('s3x');
+    try {
+      const env = { DATABASE_URL: x.url, ...s3.env() };
+      const args = ['load', 's3://exports/night/', '--create-tables', '--jobs', '2', '--chunk-size', '16KiB', '--keep-history', '--progress', 'none', '--json'];
+      const committed = async (): Promise<number> => {
+        const [t] = await x.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
+        if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
+        const [c] = await x.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
+        return Number((c as Array<{ n: unknown }>)[0]!.n);
+      };
+      const rnd = prng(2828);
+      let killed = 0;
+      let last = '';
+      for (let run = 1; run <= 12; run++) {
+        const s = spawnCli(args, env);
+        let exited = false;
+        void s.done.then(() => (exited = true));
+        if (killed < 3) {
+          const target = (await committed()) + 2 + Math.floor(rnd() * 8);
+          const until = Date.now() + 60_000;
+          while (!exited && Date.now() < until && (await committed()) < target) await new Promise((r) => setTimeout(r, 3));
+          await new Promise((r) => setTimeout(r, Math.floor(rnd() * 20)));
+          if (!exited) s.child.kill('SIGKILL');
+        }
+        const r = await s.done;
+        if (r.signal === 'SIGKILL') {
+          killed++;
+          continue;
+        }
+        assert.equal(r.code, 0, `run ${run}: ${r.stderr}`);
+        last = r.stdout;
+        break;
+      }
+      assert.equal(killed, 3, 'three runs were killed mid-load');
+      const report = JSON.parse(last) as { status: string; tables: Array<{ table: string; resumedChunks: number }> };
+      assert.equal(report.status, 'ok');
+      assert.deepEqual(report.tables.map((t) => t.table).sort(), [`${x.name}.us`, `${x.name}.us2`]);
+      assert.ok(report.tables.some((t) => t.resumedChunks > 0), 'the last run resumed a table part-way');
+      for (const t of ['us', 'us2']) assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+    } finally {
+      await x.drop();
+    }
   });
 });
