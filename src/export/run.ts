@@ -163,7 +163,7 @@ export async function executeExport(
         throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')})`, {
           file: t.sizes[0]!.path,
           table: t.key,
-          hint: `add --create-tables to create it from ${t.ddl}`,
+          hint: `add --create-tables to create it from ${maskInputUrl(t.ddl)}`,
         });
       }
     }
@@ -221,7 +221,7 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       await createFromDdl(control, t, base.s3);
-      notes.push(`created ${t.key} from ${t.ddl}`);
+      notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
     }
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
     let restartMembers = base.restart;
@@ -376,7 +376,7 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
   for (const t of startOrder(targets)) {
     reports.push(tableReport(t, 'dry-run'));
     if (!t.exists) {
-      const text = `${t.key}: does not exist yet; --create-tables creates it from ${t.ddl} before any rows load, and its plan is made then`;
+      const text = `${t.key}: does not exist yet; --create-tables creates it from ${maskInputUrl(t.ddl!)} before any rows load, and its plan is made then`;
       plans.push({ table: t.key, text, json: null });
       continue;
     }

@@ -40,7 +40,7 @@ function statusFailure(res: http.IncomingMessage, display: string): RemoteFailur
   if (s === 412) return new RemoteFailure(`${display} was replaced since the load started (${what})`, 'changed');
   if (s >= 500 || s === 408 || s === 429) return new RemoteFailure(what, 'transient');
   if (s === 401 || s === 403) {
-    return new RemoteFailure(what, 'fatal', new FlatloadError('ACCESS_DENIED', `${what}: the server refused the credentials`, { file: display, hint: 'check the user and password in the URL' }));
+    return new RemoteFailure(what, 'fatal', new FlatloadError('ACCESS_DENIED', `${what}: access refused`, { file: display, hint: 'check the user and password in the URL (https://user:password@host/…)' }));
   }
   if (s === 404 || s === 410) return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_NOT_FOUND', `cannot open input: ${what}`, { file: display }));
   return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_UNREADABLE', `cannot read input: ${what}`, { file: display }));

@@ -29,6 +29,10 @@ before(async () => {
   await generateToFile(tsv, { table: 'user_summary', rows: 20_000, seed: 28 });
   writeFileSync(join(dir, 'exports', 'us.tsv.gz'), gzipSync(readFileSync(tsv)));
   writeFileSync(join(dir, 'private', 'us.tsv'), readFileSync(tsv));
+  mkdirSync(join(dir, 'private', 'dump'));
+  writeFileSync(join(dir, 'private', 'dump', 'orders.sql'), `${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE orders')};\n`);
+  writeFileSync(join(dir, 'private', 'dump', 'orders.txt.gz'), gzipSync(readFileSync(tsv)));
+  writeFileSync(join(dir, 'private', 'dump', 'users.txt'), readFileSync(tsv));
   await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE ref'));
   await db.conn.query(`LOAD DATA INFILE ? INTO TABLE ref ${loadDataOptions('tsv')}`, [tsv]);
   web = await startNginx(dir, { user: 'reader', password: PASSWORD });
@@ -160,5 +164,24 @@ describe('HTTP sources (nginx)', { skip }, () => {
     assert.doesNotMatch(plan.stdout + plan.stderr, new RegExp(PASSWORD));
     const [jobs] = await db.conn.query('SELECT * FROM flatload_jobs');
     assert.doesNotMatch(JSON.stringify(jobs), new RegExp(PASSWORD), 'the bookkeeping holds no password');
+  });
+
+  test('a directory URL the server lists as JSON (nginx autoindex) is a whole export; credentials masked in its report', async () => {
+    const x = await createTestDatabase('httpx');
+    try {
+      await x.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE users'));
+      const r = await runCli(['load', `http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/dump/`, '--create-tables', '--jobs', '2', '--chunk-size', '64KiB', '--progress', 'none', '--json'], { env: { DATABASE_URL: x.url } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout + r.stderr, new RegExp(PASSWORD));
+      const report = JSON.parse(r.stdout) as { status: string; tables: Array<{ table: string; files: string[] }> };
+      assert.equal(report.status, 'ok');
+      assert.deepEqual(report.tables.map((t) => t.table).sort(), [`${x.name}.orders`, `${x.name}.users`]);
+      assert.ok(report.tables.every((t) => t.files.every((f) => f.startsWith('http://reader:***@'))), JSON.stringify(report.tables));
+      for (const t of ['orders', 'users']) assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+      const plainIndex = await runCli(['load', `${web.base}/`, '--progress', 'none'], { env: { DATABASE_URL: x.url } });
+      assert.notEqual(plainIndex.code, 0);
+    } finally {
+      await x.drop();
+    }
   });
 });

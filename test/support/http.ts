@@ -75,7 +75,8 @@ http {
   server {
     listen 127.0.0.1:${port};
     root ${root};
-    location / { autoindex on; autoindex_format json; }
+    autoindex on;
+    autoindex_format json;
     location /private/ { auth_basic "exports"; auth_basic_user_file ${prefix}/htpasswd; }
   }
 }
