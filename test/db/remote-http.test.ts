@@ -106,6 +106,20 @@ describe('HTTP sources (nginx)', { skip }, () => {
     });
   }
 
+  test('503 answers and cut connections are retried from the byte reached: the bytes read are the file\'s, exactly', async () => {
+    const proxy = await startCuttingProxy(web.port, { seed: 11, minBytes: 10_000, maxBytes: 100_000, maxCuts: 8, unavailable: 3 });
+    try {
+      const obj = await openHttp(`${proxy.base}/exports/us.tsv`);
+      const parts: Buffer[] = [];
+      for await (const b of obj.read(0, obj.sizeBytes)) parts.push(b as Buffer);
+      assert.ok(Buffer.concat(parts).equals(readFileSync(tsv)), 'the bytes read equal the file');
+      assert.ok(proxy.cuts() >= 3, `only ${proxy.cuts()} connections were cut`);
+      assert.equal(proxy.unavailableServed(), 3);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
   test('an object replaced while it is read stops the read (If-Match), naming the change', async () => {
     const path = join(dir, 'exports', 'moving.tsv');
     writeFileSync(path, readFileSync(tsv));

@@ -119,6 +119,8 @@ export interface CuttingProxy {
   base: string;
   /** Connections cut so far. */
   cuts(): number;
+  /** Connections answered 503. */
+  unavailableServed(): number;
   /** Each request's first line and Range header (`-` when none), as the client sent them. */
   requests(): Array<{ line: string; range: string }>;
   stop(): Promise<void>;
@@ -128,14 +130,23 @@ export interface CuttingProxy {
  * A TCP proxy in front of a server that cuts each connection after a random
  * number of response bytes (seeded, so a failing schedule replays): a
  * connection reset in the middle of a transfer, at a moment the test does
- * not choose. After `maxCuts` it forwards without cutting.
+ * not choose. After `maxCuts` it forwards without cutting. The first
+ * `unavailable` connections are answered 503 instead.
  */
-export async function startCuttingProxy(targetPort: number, opts: { seed: number; minBytes: number; maxBytes: number; maxCuts: number }): Promise<CuttingProxy> {
+export async function startCuttingProxy(targetPort: number, opts: { seed: number; minBytes: number; maxBytes: number; maxCuts: number; unavailable?: number }): Promise<CuttingProxy> {
+  /** Connections still to be answered 503 (the first ones), as an overloaded server or gateway would. */
+  let unavailable = opts.unavailable ?? 0;
   const rnd = prng(opts.seed);
   let cuts = 0;
   const seen: Array<{ line: string; range: string }> = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
+    if (unavailable > 0) {
+      unavailable--;
+      client.on('error', () => undefined);
+      client.once('data', () => client.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+      return;
+    }
     const upstream = net.connect(targetPort, '127.0.0.1');
     sockets.add(client);
     sockets.add(upstream);
@@ -175,6 +186,7 @@ export async function startCuttingProxy(targetPort: number, opts: { seed: number
   return {
     base: `http://127.0.0.1:${port}`,
     cuts: () => cuts,
+    unavailableServed: () => (opts.unavailable ?? 0) - unavailable,
     requests: () => seen,
     stop: () =>
       new Promise<void>((resolve) => {
