@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { openS3 } from '../../src/input/s3.js';
 import { startCuttingProxy } from '../support/http.js';
 import { startS3, type S3Server } from '../support/s3.js';
 import { prng, spawnCli } from '../support/spawn.js';
@@ -89,6 +90,23 @@ describe('S3 sources (s3rver)', () => {
     } finally {
       await proxy.stop();
     }
+  });
+
+  test('an object replaced while it is read stops the read, naming the change (s3rver ignores If-Match: the answer\'s ETag is compared)', async () => {
+    // This test opens the object in its own process: the SDK's chain finds the key in the environment.
+    const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = s3.env();
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY });
+    await s3.put('exports', 'moving/us.tsv', readFileSync(tsv));
+    const obj = await openS3('s3://exports/moving/us.tsv', { endpoint: s3.endpoint });
+    assert.ok(obj.etag);
+    await s3.put('exports', 'moving/us.tsv', Buffer.concat([readFileSync(tsv), Buffer.from('1\t2\n')]));
+    await assert.rejects(
+      async () => {
+        for await (const _ of obj.read(0, 1000)) void _;
+      },
+      (err: Error & { code?: string }) => err.code === 'INPUT_CHANGED' && /ETag/.test(err.message),
+    );
+    assert.ok(obj.changed);
   });
 
   test('credentials S3 refuses are a connection error (exit 6), the secret printed nowhere; a missing object is exit 5', async () => {
