@@ -70,7 +70,15 @@ export function transientSocketError(err: unknown): boolean {
  * time, not the load. Gives up after MAX_ATTEMPTS failures in a row without
  * progress; a changed object is INPUT_CHANGED at once.
  */
-export function resumingRead(fetch: FetchRange, start: number, end: number, display: string, onChanged: (why: string) => void): Readable {
+export function resumingRead(
+  fetch: FetchRange,
+  start: number,
+  end: number,
+  display: string,
+  onChanged: (why: string) => void,
+  /** Waits out a backoff (replaceable so the unit cases run without waiting). */
+  pause: (ms: number) => Promise<unknown> = sleep,
+): Readable {
   async function* bytes(): AsyncGenerator<Buffer> {
     let pos = start;
     let failures = 0;
@@ -101,7 +109,7 @@ export function resumingRead(fetch: FetchRange, start: number, end: number, disp
             hint: 'the server or the network keeps failing: run the same command again later, it resumes',
           });
         }
-        await sleep(backoffMs(failures));
+        await pause(backoffMs(failures));
       } finally {
         body?.destroy();
       }
