@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import { spawnCli } from '../support/spawn.js';
 
 const skip = NGINX ? false : 'nginx is not installed (apt-get install -y nginx-light)';
 const PASSWORD = 'pa55-s3cret';
+const hasZstd = spawnSync('zstd', ['--version']).status === 0;
 
 let db: TestDatabase;
 let dir: string;
@@ -88,6 +90,15 @@ describe('HTTP sources (nginx)', { skip }, () => {
     const gets = web.requests().slice(before).filter((q) => q.method === 'GET' && q.uri === '/exports/us.tsv.gz');
     // Its first 4 bytes (to see the compression), then the whole of it once.
     assert.deepEqual(gets.map((q) => q.range), ['bytes=0-3', `bytes=0-${size - 1}`], 'the compressed object is transferred once from its start');
+  });
+
+  test('a zstd file is streamed once through the zstd program (or Node\'s own) and loads exactly', { skip: hasZstd ? false : 'the zstd program is not installed' }, async () => {
+    execFileSync('zstd', ['-q', '-f', '-o', join(dir, 'exports', 'us.tsv.zst'), tsv]);
+    await freshTable('t_zst');
+    const r = await load(`${web.base}/exports/us.tsv.zst`, 't_zst');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { rows: number }).rows, 20_000);
+    assert.deepEqual(await tableDigest(db.conn, 't_zst'), await tableDigest(db.conn, 'ref'));
   });
 
   for (const [kind, file] of [['plain', 'us.tsv'], ['gzip', 'us.tsv.gz']] as const) {
