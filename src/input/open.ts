@@ -1,7 +1,12 @@
 import { listHttp, openHttp } from './http.js';
 import { isRemoteInput, type RemoteEntry } from './remote.js';
-import { listS3, openS3, type S3Settings } from './s3.js';
+import type { S3Settings } from './s3.js';
 import { openInput, type InputSource } from './source.js';
+
+/** The AWS SDK is a large import: only a load that reads from S3 pays for it. */
+function s3Module(): Promise<typeof import('./s3.js')> {
+  return import('./s3.js');
+}
 
 /**
  * The input as the user named it: a local path or `-` (openInput), or an
@@ -10,7 +15,7 @@ import { openInput, type InputSource } from './source.js';
  */
 export async function openAnyInput(path: string, s3: S3Settings = {}): Promise<InputSource> {
   if (!isRemoteInput(path)) return openInput(path);
-  const remote = /^s3:/i.test(path) ? await openS3(path, s3) : await openHttp(path);
+  const remote = /^s3:/i.test(path) ? await (await s3Module()).openS3(path, s3) : await openHttp(path);
   return {
     path: remote.display,
     kind: 'file',
@@ -24,7 +29,7 @@ export async function openAnyInput(path: string, s3: S3Settings = {}): Promise<I
 
 /** Every object under a remote prefix (`s3://b/prefix/`, or an http(s) directory whose server lists it as JSON). */
 export function listRemote(prefix: string, s3: S3Settings = {}): Promise<RemoteEntry[]> {
-  return /^s3:/i.test(prefix) ? listS3(prefix, s3) : listHttp(prefix);
+  return /^s3:/i.test(prefix) ? s3Module().then((m) => m.listS3(prefix, s3)) : listHttp(prefix);
 }
 
 /** A small remote object (a mysqldump .sql file) as text. */
