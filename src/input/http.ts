@@ -106,8 +106,9 @@ export async function openHttp(text: string): Promise<RemoteObject> {
     // A server without byte ranges is only ever asked for the whole object (wholeOnly), without a Range.
     const res = await request(url, 'GET', { ...condition, ...(head.ranges ? { range: `bytes=${start}-${end - 1}` } : {}) });
     if (res.statusCode === 206 || (whole && res.statusCode === 200)) {
-      const total = /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''))?.[1] ?? res.headers['content-length'];
-      if (res.statusCode === 206 && total !== undefined && Number(total) !== size) {
+      // The object's whole size: after the slash of Content-Range in a 206, Content-Length in a 200.
+      const total = res.statusCode === 206 ? /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''))?.[1] : res.headers['content-length'];
+      if (total !== undefined && Number(total) !== size) {
         res.resume();
         throw new RemoteFailure(`${display} is ${total} bytes now, ${size} when the load started`, 'changed');
       }
@@ -132,7 +133,7 @@ export async function openHttp(text: string): Promise<RemoteObject> {
     compression: 'none',
     ranges: head.ranges,
     changed: undefined,
-    read: (start, end) => resumingRead(head.ranges ? fetch : wholeOnly(fetch, size), start, end, display, (why) => (obj.changed = why)),
+    read: (start, end) => resumingRead(head.ranges ? fetch : wholeOnly(fetch, size, display), start, end, display, (why) => (obj.changed = why)),
   };
   if (head.ranges) {
     const first = Buffer.alloc(Math.min(4, size));
@@ -143,10 +144,11 @@ export async function openHttp(text: string): Promise<RemoteObject> {
 }
 
 /** A server without byte ranges: the object can only be read whole, once, from its start (a cut transfer is not resumed). */
-function wholeOnly(fetch: FetchRange, size: number): FetchRange {
+function wholeOnly(fetch: FetchRange, size: number, display: string): FetchRange {
   return (start, end) => {
     if (start !== 0 || end !== size) {
-      return Promise.reject(new RemoteFailure('no byte ranges', 'fatal', new FlatloadError('INPUT_UNREADABLE', 'the server does not honour byte ranges, so a transfer cut short cannot resume', {})));
+      const e = new FlatloadError('INPUT_UNREADABLE', `${display}: the server does not honour byte ranges, so a transfer cut short at byte ${start} cannot resume`, { file: display, byteOffset: start, hint: 'run the same command again' });
+      return Promise.reject(new RemoteFailure('no byte ranges', 'fatal', e));
     }
     return fetch(start, end);
   };
