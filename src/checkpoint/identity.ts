@@ -26,6 +26,8 @@ export interface JobIdentity {
      * identity. Absent for files.
      */
     contentSha256?: string;
+    /** A remote input's ETag (its size and Last-Modified are sizeBytes and mtimeMs). Absent for local inputs. */
+    etag?: string;
   };
   target: string;
   format: Record<string, string | number | boolean | null>;
@@ -83,7 +85,7 @@ export function headTailHash(path: string, sizeBytes: number): string {
 export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInput, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
   const f = o.format;
   let path = source.path;
-  if (source.kind === 'file') {
+  if (source.kind === 'file' && !source.remote) {
     try {
       path = realpathSync(source.path);
     } catch {
@@ -96,8 +98,10 @@ export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInp
       kind: source.kind,
       sizeBytes: source.kind === 'stdin' ? local.sizeBytes : (source.sizeBytes ?? null),
       mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
-      headTailSha256: source.kind === 'file' && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
+      // A remote object is identified by what its server says of its version (ETag, Last-Modified, size), not read for a hash.
+      headTailSha256: source.kind === 'file' && !source.remote && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
       ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
+      ...(source.remote?.etag ? { etag: source.remote.etag } : {}),
     },
     target: `${db}.${o.table}`,
     format: {
@@ -144,6 +148,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
   if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
   if (stored.input.contentSha256 !== now.input.contentSha256) out.push('standard input brought different contents');
+  cmp('input ETag (the object was replaced)', stored.input.etag, now.input.etag);
   cmp('input path', stored.input.path, now.input.path);
   cmp('target table', stored.target, now.target);
   for (const k of new Set([...Object.keys(stored.format), ...Object.keys(now.format)])) cmp(`format ${k}`, stored.format[k], now.format[k]);

@@ -26,7 +26,8 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
       continue;
     }
     if (a === '--restart' || a === '--dry-run') continue;
-    out.push(a);
+    // An http(s) input's password goes the way of the database's: the user gives it again.
+    out.push(/^https?:\/\/[^/@]*:[^/@]*@/i.test(a) ? stripUrlPassword(a) : a);
   }
   return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
 }

@@ -80,6 +80,8 @@ export interface LoadOptions {
   sizeReport: boolean;
   /** Where spooled input and sort runs go (undefined: the system's temporary directory). */
   tmpdir: string | undefined;
+  /** An s3:// input: the endpoint of an S3-compatible server and the region (undefined: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, the SDK's region chain). */
+  s3: { endpoint: string | undefined; region: string | undefined };
   /** An input sorted by key that is at most this large is sorted in memory, without runs in tmpdir. */
   sortMemoryBytes: number;
   /** When another process is running this load: wait for it instead of stopping. */
@@ -129,6 +131,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
   tmpdir?: string;
+  s3Endpoint?: string;
+  s3Region?: string;
   sortMemory?: string;
   wait?: boolean;
   route?: string;
@@ -290,6 +294,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
+    s3: { endpoint: a.s3Endpoint, region: a.s3Region },
     sortMemoryBytes,
     wait: a.wait ?? false,
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),

@@ -35,6 +35,10 @@ import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
 import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
 import { tableKey } from './names.js';
 import { parseSelection, selectTables, type Selected } from './select.js';
+import { discoverRemoteExport, namesRemote } from './remoteDiscover.js';
+import { readRemoteText } from '../input/open.js';
+import { isRemoteInput, maskInputUrl } from '../input/remote.js';
+import type { S3Settings } from '../input/s3.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -92,16 +96,18 @@ async function serverVersion(control: ControlConnection): Promise<number> {
   return a * 10000 + b * 100 + c;
 }
 
-/** The statements a missing table's .sql file runs: read and checked before anything changes. */
-function sidecarStatements(t: Target, version: number, runWhole: boolean): { run: string[]; sessionVariables: readonly string[] } {
+/** The statements a missing table's .sql file (local or remote) runs: read and checked before anything changes. */
+async function sidecarStatements(t: Target, version: number, runWhole: boolean, s3: S3Settings): Promise<{ run: string[]; sessionVariables: readonly string[] }> {
+  const shown = maskInputUrl(t.ddl!);
   let text: string;
   try {
-    text = readFileSync(t.ddl!, 'utf8');
+    text = isRemoteInput(t.ddl!) ? await readRemoteText(t.ddl!, s3) : readFileSync(t.ddl!, 'utf8');
   } catch (err) {
-    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
+    if (err instanceof FlatloadError) throw err;
+    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${shown}: ${(err as Error).message}`, { file: shown });
   }
-  if (runWhole) return { run: allStatements(text, t.ddl!, version), sessionVariables: SESSION_VARIABLES };
-  return sidecarPlan(text, { file: t.ddl!, db: t.db, table: t.table, serverVersion: version });
+  if (runWhole) return { run: allStatements(text, shown, version), sessionVariables: SESSION_VARIABLES };
+  return sidecarPlan(text, { file: shown, db: t.db, table: t.table, serverVersion: version });
 }
 
 /**
@@ -110,6 +116,7 @@ function sidecarStatements(t: Target, version: number, runWhole: boolean): { run
  * keep the bookkeeping.
  */
 async function createFromDdl(control: ControlConnection, t: Target, sql: { run: string[]; sessionVariables: readonly string[] }): Promise<void> {
+  const shown = maskInputUrl(t.ddl!);
   await control.query(`USE ${quoteQualified(undefined, t.db)}`);
   const names = sql.sessionVariables;
   const saved = new Map<string, string | null>();
@@ -123,14 +130,14 @@ async function createFromDdl(control: ControlConnection, t: Target, sql: { run: 
       try {
         await control.query(statement);
       } catch (err) {
-        throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+        throw toFlatloadError(err, `creating ${t.key} from ${shown}`);
       }
     }
   } finally {
     if (saved.size > 0) await control.query(`SET ${[...saved.keys()].map((n) => `SESSION ${n} = ?`).join(', ')}`, [...saved.values()]);
   }
   if (!(await tableExists(control, t.ref))) {
-    throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
+    throw new FlatloadError('UNKNOWN_TABLE', `${shown} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: shown, table: t.key });
   }
 }
 
@@ -139,7 +146,7 @@ async function run(control: ControlConnection, op: Op): Promise<void> {
 }
 
 function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
-  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
+  return { table: t.key, files: t.sizes.map((f) => f.path), status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
 }
 
 /** Adds one file's load to its table's line of the report. */
@@ -170,7 +177,7 @@ export async function executeExport(
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
   const selection = parseSelection(a);
-  const found = discoverExport(a.files, a.manifest, io.cwd);
+  const found = namesRemote(a.files) ? await discoverRemoteExport(a.files, a.manifest, base.s3) : discoverExport(a.files, a.manifest, io.cwd);
   const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
@@ -194,7 +201,7 @@ export async function executeExport(
     const targets: Target[] = [];
     for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
-      if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
+      if (!db) throw new FlatloadError('USAGE', `no database for ${t.sizes[0]!.path}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.sizes[0]!.path });
       const ref = { db, table: t.table };
       targets.push({
         ...t,
@@ -217,13 +224,13 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       if (!t.ddl) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.files[0]!, table: t.key });
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.sizes[0]!.path, table: t.key });
       }
       if (!a.createTables) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')})`, {
-          file: t.files[0]!,
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')})`, {
+          file: t.sizes[0]!.path,
           table: t.key,
-          hint: `add --create-tables to create it from ${t.ddl}`,
+          hint: `add --create-tables to create it from ${maskInputUrl(t.ddl)}`,
         });
       }
     }
@@ -231,7 +238,7 @@ export async function executeExport(
     const sidecars = new Map<string, { run: string[]; sessionVariables: readonly string[] }>();
     const missing = targets.filter((t) => !t.exists);
     const version = missing.length > 0 ? await serverVersion(control) : 0;
-    for (const t of missing) sidecars.set(t.key, sidecarStatements(t, version, a.runSqlFiles === true));
+    for (const t of missing) sidecars.set(t.key, await sidecarStatements(t, version, a.runSqlFiles === true, base.s3));
     const account = await readAccountConnections(control.connection);
     const left = account && account.limit - account.open;
     if (account && left !== undefined && left < 2) {
@@ -301,7 +308,7 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       await createFromDdl(control, t, sidecars.get(t.key)!);
-      notes.push(`created ${t.key} from ${t.ddl}`);
+      notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
     }
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
     let restartMembers = base.restart;
@@ -495,13 +502,13 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
   for (const t of startOrder(targets)) {
     reports.push(tableReport(t, 'dry-run'));
     if (!t.exists) {
-      const text = `${t.key}: does not exist yet; --create-tables creates it from ${t.ddl} before any rows load, and its plan is made then`;
+      const text = `${t.key}: does not exist yet; --create-tables creates it from ${maskInputUrl(t.ddl!)} before any rows load, and its plan is made then`;
       plans.push({ table: t.key, text, json: null });
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
-    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.sizes.map((f) => f.path).join(', ')})` : '';
     if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
     if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });

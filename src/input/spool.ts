@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, statfsSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
+import type { RemoteObject } from './remote.js';
 import type { Compression, InputSource } from './source.js';
 import { writeOwner } from './owner.js';
 import { openByteStream } from './streams.js';
@@ -33,6 +34,8 @@ export interface LocalInput {
   /** sha256 of the decompressed content, when it was spooled (computed while copying). */
   contentSha256: string | undefined;
   spooled: boolean;
+  /** A plain remote object, read by byte range where the path would be (not spooled). */
+  remote?: RemoteObject | undefined;
   /** Deletes the spooled copy; safe to call twice. */
   dispose(): void;
 }
@@ -131,6 +134,7 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       originalBytes: undefined,
       contentSha256: undefined,
       spooled: false,
+      remote: source.remote,
       dispose: () => undefined,
     };
   }

@@ -139,4 +139,6 @@ export interface InputFacts {
   spillDir?: string | undefined;
   /** Why no runs can be written there (read-only, missing, not writable), when that is so. */
   spillUnwritable?: string | undefined;
+  /** The input was streamed into --tmpdir (standard input, compressed) and sizeBytes is that copy's. */
+  spooled?: boolean;
 }

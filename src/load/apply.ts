@@ -282,7 +282,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
   const { executor, notBulk, beforeCommit } = chunkExecutor(r, resuming, budget, rejects);
   const execute = guardChunks({ plan, prep, input, cp, events, executor, notBulk, partial, resuming, beforeCommit, rejects });
-  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, o.file);
+  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, input.source.display);
   // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
   const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;
   const pool = shared ? undefined : openPool(session, jobs, { localInfile: true });

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
@@ -9,7 +8,7 @@ import { parseRecord } from '../chunking/fields.js';
 import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { blocksInTurn } from '../input/blocks.js';
-import { readRange } from '../input/streams.js';
+import { openByteRange, openPositional } from '../input/ranged.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
@@ -78,6 +77,8 @@ export class ChunkInput implements ChunkSource {
    * truncated during the load), or undefined when it looks the same.
    */
   changed(): string | undefined {
+    // A remote object's reads are conditional on its version: the read itself finds a change.
+    if (this.source.remote) return this.source.remote.changed;
     const then = this.scannedAs;
     if (!then) return undefined;
     const now = this.stat();
@@ -161,12 +162,12 @@ export class ChunkInput implements ChunkSource {
    * needs it, so the scan does not count lines of every block in case one comes.
    */
   private async lineAt(offset: number): Promise<number> {
-    const fh = await open(this.source.path, 'r');
+    const fh = await openPositional(this.source);
     try {
       let n = 0;
       const buf = Buffer.allocUnsafe(1 << 20);
       for (let pos = 0; pos < offset; ) {
-        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
+        const bytesRead = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
         if (bytesRead === 0) break;
         n += countNewlines(buf, 0, bytesRead);
         pos += bytesRead;
@@ -231,7 +232,7 @@ export class ChunkInput implements ChunkSource {
   private async *fileBlocks(): AsyncGenerator<Buffer> {
     let fh;
     try {
-      fh = await open(this.source.path, 'r');
+      fh = await openPositional(this.source);
     } catch (err) {
       throw inputError(err, this.source.display);
     }
@@ -239,7 +240,7 @@ export class ChunkInput implements ChunkSource {
     const hash = createHash('sha256');
     try {
       for await (const block of blocksInTurn(
-        async (buf, position) => (await file.read(buf, 0, buf.length, position)).bytesRead,
+        (buf, position) => file.read(buf, 0, buf.length, position),
         SCAN_BLOCK_BYTES,
         (position) => (this.bytesScanned = position),
       )) {
@@ -256,17 +257,17 @@ export class ChunkInput implements ChunkSource {
 
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each becomes one LOCAL INFILE packet). */
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    return readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
+    return openByteRange(this.source, chunk.startByte, chunk.endByte, pieceBytes);
   }
 
   /** The whole chunk in memory (row-level work on a chunk only). */
   async readAll(chunk: CutChunk): Promise<Buffer> {
-    const fh = await open(this.source.path, 'r');
+    const fh = await openPositional(this.source);
     try {
       const buf = Buffer.allocUnsafe(chunk.endByte - chunk.startByte);
       let off = 0;
       while (off < buf.length) {
-        const { bytesRead } = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
+        const bytesRead = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
         if (bytesRead === 0) break;
         off += bytesRead;
       }

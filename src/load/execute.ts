@@ -10,7 +10,8 @@ import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
-import { openInput, type InputSource } from '../input/source.js';
+import { openAnyInput } from '../input/open.js';
+import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
 import { freeBytes, materializeInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
@@ -110,7 +111,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
 
 /** The spooled (or original) plain file, described as an input source for sampling. */
 function localSource(local: LocalInput): InputSource {
-  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true };
+  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true, remote: local.remote };
 }
 
 interface Facts {
@@ -168,7 +169,7 @@ async function readFacts(
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
-    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
   }
   if (!o.dryRun) {
     const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
@@ -187,7 +188,7 @@ async function readFacts(
     stripBom: o.stripBom && prep.charset.utf8,
   });
   const spillDir = o.tmpdir ?? tmpdir();
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir) };
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;
@@ -329,7 +330,7 @@ export async function executeLoad(
 ): Promise<ExecuteResult> {
   const { share, export: inExport } = within;
   const t0 = Date.now();
-  const source = openInput(o.file);
+  const source = await openAnyInput(o.file, o.s3);
   const { session, conn: first } = inExport ? { session: inExport.session, conn: await openConnection(inExport.session) } : await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   let stopFollowingFailovers: (() => void) | undefined;

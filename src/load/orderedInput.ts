@@ -1,15 +1,14 @@
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
+import { openPositional, readFully } from '../input/ranged.js';
 import type { LocalInput } from '../input/spool.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
 import { MemorySort, sortAside } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
-import { readAt } from '../order/runFile.js';
 import { recordTerminator } from '../order/sortChunk.js';
-import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from '../order/runs.js';
+import { DEFAULT_SPARSE_EVERY, generateRuns, type RunSet } from '../order/runs.js';
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
@@ -100,7 +99,11 @@ export class OrderedInput implements ChunkSource {
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
-    const reader = await fileChunkReader(this.source.path);
+    const input = await openPositional(this.source);
+    const reader = {
+      read: async (chunk: CutChunk, into: Buffer) => into.subarray(0, await readFully(input, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)),
+      close: () => input.close(),
+    };
     let runs = 0;
     let records = 0;
     // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones.
@@ -143,9 +146,9 @@ export class OrderedInput implements ChunkSource {
     const records = list.reduce((n, c) => n + c.records, 0);
     const bytes = Buffer.allocUnsafeSlow(length + recordTerminator(this.key.fmt).length);
     if (first) {
-      const fh = await open(this.source.path, 'r');
+      const fh = await openPositional(this.source);
       try {
-        if ((await readAt(fh, bytes, 0, length, first.startByte)) !== length) {
+        if ((await readFully(fh, bytes, 0, length, first.startByte)) !== length) {
           throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: it ends before byte ${first.startByte + length}`, { file: this.source.path });
         }
       } finally {

@@ -14,6 +14,7 @@ import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import { openInput } from '../input/source.js';
+import { isRemoteInput, maskInputUrl } from '../input/remote.js';
 import { materializeInput } from '../input/spool.js';
 import { readShardMap } from '../introspect/cluster.js';
 import { prepareLoad } from '../introspect/target.js';
@@ -334,6 +335,10 @@ async function verified(report: LoadReport, conn: ConnectionOptions, o: LoadOpti
  */
 async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal: AbortSignal | undefined, resumeCommand: string, map: ShardMap, plan: RoutePlan): Promise<ExecuteResult> {
   const t0 = Date.now();
+  if (isRemoteInput(o.file)) {
+    // Splitting by the partition rule reads a local file; a remote one would have to be fetched whole first.
+    throw new FlatloadError('UNSUPPORTED', `${maskInputUrl(o.file)}: a Spider table's direct route splits a local file; a remote input loads through the front`, { hint: 'add --route front, or download the file first' });
+  }
   const source = openInput(o.file);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
