@@ -88,7 +88,7 @@ export interface Applied {
 export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub, aside = false): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
   const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
-  const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
+  const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.stream ? undefined : local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
   const file = new ChunkInput(
     local,
     {

@@ -11,7 +11,7 @@ import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
-import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, streamedInput, type LocalInput } from '../input/spool.js';
 import { sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
 import { prepareLoad, type Prepared } from '../introspect/target.js';
@@ -155,12 +155,12 @@ async function readFacts(
   share: ShareOf | undefined,
 ): Promise<Facts> {
   const prep = await prepareLoad(o, session, control.connection, source);
-  if (!source.seekable) {
-    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
-  }
-  const local = await materializeInput(source, o.tmpdir ?? tmpdir());
+  // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
+  const streamed = !source.seekable && source.kind === 'file';
+  if (!source.seekable && !streamed) spoolNote(o, source, events);
+  const local = streamed ? streamedInput(source) : await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
-  const sampled = await sampleInput(localSource(local), {
+  const sampled = await sampleInput(streamed ? source : localSource(local), {
     format: prep.scan,
     charset: prep.charset,
     targets: prep.targets,
@@ -169,14 +169,43 @@ async function readFacts(
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
-  const planOptions = planOptionsOf(o, local.sizeBytes);
+  // A streamed input's decompressed size is known only at the end of its one pass: the plan is made without it.
+  const sizeBytes = streamed ? undefined : local.sizeBytes;
+  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
+  const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;
   return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
 type ChunkInputOf = ReturnType<typeof openChunkInput>;
+
+function spoolNote(o: LoadOptions, source: InputSource, events: EventHub): void {
+  events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+}
+
+/** The plan sorts the input into runs: a streamed input is then cut and sorted in its one decompressing pass. */
+export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
+  return plan.order.kind === 'key' && !(plan.order.inMemory ?? false) && prep.unchunkableReason === undefined;
+}
+
+/**
+ * A streamed (compressed) input is decompressed straight into the sort's
+ * runs when the plan sorts it into runs; any other plan reads a plain file
+ * by byte range, so the input is spooled into --tmpdir here, once the plan
+ * is known.
+ */
+async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
+  const stream = f.local.stream;
+  if (!stream) return f.local;
+  if (sortsIntoRuns(plan, f.prep)) {
+    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    return f.local;
+  }
+  spoolNote(o, stream, events);
+  f.local = await materializeInput(stream, o.tmpdir ?? tmpdir());
+  return f.local;
+}
 
 /** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
 async function startJob(
@@ -326,6 +355,7 @@ export async function executeLoad(
       return { report, plan, facts, sql, error: undefined };
     }
 
+    local = await localForPlan(f, plan, o, events);
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
     jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.

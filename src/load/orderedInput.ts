@@ -86,7 +86,9 @@ export class OrderedInput implements ChunkSource {
   }
 
   async scan(): Promise<void> {
-    await this.file.scan();
+    const streamed = this.source.stream !== undefined && !this.o.inMemory;
+    // A streamed input is cut and sorted into runs in one pass (below); a plain file is scanned whole first.
+    if (!streamed) await this.file.scan();
     if (this.o.inMemory) {
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
@@ -96,24 +98,25 @@ export class OrderedInput implements ChunkSource {
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
-    const reader = await fileChunkReader(this.source.path);
+    const reader = streamed ? undefined : await fileChunkReader(this.source.path);
     let runs = 0;
     let records = 0;
-    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones.
+    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones. Before a
+    // streamed input's pass its record count is unknown: records of 256 bytes are assumed (more entries, not fewer).
     const s = this.file.summary;
-    const perChunk = s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
+    const perChunk = streamed ? this.o.chunkSizeBytes / 256 : s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
     const sparseEvery = Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
     try {
-      this.set = await generateRuns(this.file.chunks(), {
+      this.set = await generateRuns(streamed ? this.file.streamChunks() : this.file.chunks(), {
         key: this.key,
         spill: this.spill,
-        read: reader.read,
+        read: reader?.read ?? unreadable,
         identity: this.o.jobId,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });
     } finally {
-      await reader.close();
+      await reader?.close();
     }
     this.o.onSorted?.(records);
     // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
@@ -232,6 +235,11 @@ export class OrderedInput implements ChunkSource {
     this.unregister?.();
     this.spill?.disposeSync();
   }
+}
+
+/** A streamed input's chunks carry their bytes: none is read back. */
+function unreadable(): Promise<Buffer> {
+  return Promise.reject(new FlatloadError('INTERNAL', 'a chunk of a streamed input was read back by range'));
 }
 
 /**
