@@ -325,7 +325,7 @@ function sharedFacts(ctx: Ctx, d: EngineDecision): void {
   if (input.kind === 'file' && input.compression !== 'none') {
     reasons.push(
       ctx.order.kind === 'key' && !(ctx.order.inMemory ?? false)
-        ? `${input.compression}-compressed: decompressed once as it is read, each piece sorted into a run in --tmpdir (no decompressed copy of the whole input); every run is written before the first chunk loads, so a broken record or a corrupt ${input.compression} stream stops the load before any row commits [docs/ordering.md#compressed-input-in-one-pass]`
+        ? `${input.compression}-compressed: decompressed once as it is read, each piece sorted into a run in --tmpdir (no decompressed copy of the whole input); every run is written before the first chunk loads, so a broken record or a corrupt ${input.compression} stream stops the load before any row commits [docs/ordering.md#9-compressed-input-in-one-pass]`
         : `${input.compression}-compressed: decompressed into --tmpdir first and loaded from that copy like a file (its decompressed size in --tmpdir), scanned to its end before anything is loaded`,
     );
   }

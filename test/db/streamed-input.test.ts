@@ -15,7 +15,7 @@ import { spawnCli, type Spawned } from '../support/spawn.js';
 /**
  * Compressed input read in one pass: a key-ordered load decompresses a .gz
  * or .zst straight into the sort's runs, with no decompressed copy of the
- * whole input in --tmpdir (docs/ordering.md#compressed-input-in-one-pass).
+ * whole input in --tmpdir (docs/ordering.md#9-compressed-input-in-one-pass).
  */
 
 const ROWS = 120_000;
