@@ -140,11 +140,29 @@ describe('a key-ordered load of a compressed file reads it once, into the runs',
     assert.equal(await rowsIn(table), 0, 'no row committed');
   });
 
+  test('a broken record late in a .gz stops the load before any row commits, at its exact line and byte', async () => {
+    const table = 'k_broken';
+    await freshTable(table);
+    const lines = readFileSync(tsv).toString('latin1').split('\n');
+    const at = Math.floor(lines.length * 0.9);
+    const before = Buffer.byteLength(lines.slice(0, at).join('\n') + '\n', 'latin1');
+    // A 3 MiB line: longer than any record flatload buffers (a missing line terminator, say).
+    lines.splice(at, 0, 'x'.repeat(3 << 20));
+    const file = join(dir, 'broken.tsv.gz');
+    writeFileSync(file, gzipSync(Buffer.from(lines.join('\n'), 'latin1')));
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const r = await runCli(['load', file, '--table', table, '--order', 'key', '--chunk-size', '256KiB', '--tmpdir', tmp, '--progress', 'none'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 5, r.stderr);
+    assert.match(r.stderr, new RegExp(`longer than .*broken\\.tsv\\.gz, line ${at + 1}, byte offset ${before}\\)`));
+    assert.equal(await rowsIn(table), 0, 'no row committed');
+  });
+
   test('killed mid-load, the rerun resumes exactly; a changed input refuses the resume', async () => {
     const table = 'k_resume';
     await freshTable(table);
     const file = compressed('gz', table);
-    const args = ['load', file, '--table', table, '--order', 'key', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none'];
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const args = ['load', file, '--table', table, '--order', 'key', '--chunk-size', '64KiB', '--jobs', '1', '--tmpdir', tmp, '--progress', 'none'];
     const s = spawnCli(args, { DATABASE_URL: db.url });
     await pollUntil('rows committed', async () => (await rowsIn(table)) > 5_000, { process: s, everyMs: 20 });
     assert.ok(running(s), 'the load was still running when it was killed');
