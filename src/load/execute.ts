@@ -190,16 +190,20 @@ export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
 }
 
 /**
- * A streamed (compressed) input is decompressed straight into the sort's
- * runs when the plan sorts it into runs; any other plan reads a plain file
- * by byte range, so the input is spooled into --tmpdir here, once the plan
- * is known.
+ * A streamed (compressed) input is decompressed once, straight into the
+ * sort's runs for a plan that sorts in runs, or into the chunks of a load
+ * in file order; an input sorted in memory, or that cannot be cut, is
+ * spooled into --tmpdir here, once the plan is known.
  */
 async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
   const stream = f.local.stream;
   if (!stream) return f.local;
   if (sortsIntoRuns(plan, f.prep)) {
     events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    return f.local;
+  }
+  if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
+    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
     return f.local;
   }
   spoolNote(o, stream, events);

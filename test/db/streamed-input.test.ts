@@ -190,3 +190,66 @@ describe('a key-ordered load of a compressed file reads it once, into the runs',
     assert.deepEqual(await tableDigest(db.conn, table), await tableDigest(db.conn, 'ref'));
   });
 });
+
+describe('a compressed file loaded in file order is cut as it is decompressed', () => {
+  const CHUNK = 128 * 1024;
+  const JOBS = 2;
+  for (const kind of ['gz', 'zst'] as const) {
+    test(`.${kind}: equal to LOAD DATA of the plain file, at most jobs + 1 chunks in --tmpdir`, { skip: kind === 'zst' && !hasZstd ? 'no zstd program' : false }, async () => {
+      const table = `f_${kind}`;
+      await freshTable(table);
+      const file = compressed(kind, table);
+      const tmp = mkdtempSync(join(dir, 'tmp-'));
+      const s = spawnCli(['load', file, '--table', table, '--order', 'file', '--chunk-size', String(CHUNK), '--jobs', String(JOBS), '--tmpdir', tmp, '--progress', 'none', '--json'], { DATABASE_URL: db.url });
+      const { peak, seen } = await watchTmp(tmp, s);
+      const r = await s.done;
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { rows: number; chunks: number; inputBytes: number };
+      assert.equal(report.rows, ROWS);
+      assert.equal(report.inputBytes, plainBytes);
+      assert.ok(report.chunks > 10, `${report.chunks} chunks`);
+      assert.deepEqual(await tableDigest(db.conn, table), await tableDigest(db.conn, 'ref'));
+      assert.deepEqual([...seen], ['flatload-chunks-*'], 'only the chunks directory in --tmpdir');
+      // A chunk ends at the first record end after its size: a record more at most.
+      assert.ok(peak <= (JOBS + 1) * (CHUNK + 1024), `peak --tmpdir ${peak} bytes, more than ${JOBS + 1} chunks of ${CHUNK}`);
+      assert.deepEqual(readdirSync(tmp), [], 'nothing left in --tmpdir');
+    });
+  }
+
+  test('a truncated .gz stops after the chunks before the break committed, naming line and byte; the rerun skips them exactly', async () => {
+    const table = 'f_truncated';
+    await freshTable(table);
+    const gz = gzipSync(readFileSync(tsv));
+    const file = join(dir, 'f-truncated.tsv.gz');
+    writeFileSync(file, gz.subarray(0, Math.floor(gz.length * 0.9)));
+    const args = ['load', file, '--table', table, '--order', 'file', '--chunk-size', String(CHUNK), '--jobs', '1', '--progress', 'none'];
+    const r = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 5, r.stderr);
+    assert.match(r.stderr, /cannot decompress .*f-truncated\.tsv\.gz.*line \d+, byte offset \d+/);
+    const part = await rowsIn(table);
+    assert.ok(part > 0 && part < ROWS, `${part} rows committed before the break`);
+    const again = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(again.code, 5, again.stderr);
+    assert.match(again.stderr, /resuming job/);
+    assert.equal(await rowsIn(table), part, 'the rerun loaded nothing twice');
+  });
+
+  test('killed mid-load, the rerun resumes exactly', async () => {
+    const table = 'f_resume';
+    await freshTable(table);
+    const file = compressed('gz', table);
+    const tmp = mkdtempSync(join(dir, 'tmp-'));
+    const args = ['load', file, '--table', table, '--order', 'file', '--chunk-size', '32KiB', '--jobs', '1', '--tmpdir', tmp, '--progress', 'none'];
+    const s = spawnCli(args, { DATABASE_URL: db.url });
+    await pollUntil('rows committed', async () => (await rowsIn(table)) > 5_000, { process: s, everyMs: 20 });
+    assert.ok(running(s), 'the load was still running when it was killed');
+    s.child.kill('SIGKILL');
+    await s.done;
+    const part = await rowsIn(table);
+    assert.ok(part > 0 && part < ROWS, `${part} rows after the kill`);
+    const resumed = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /resuming job/);
+    assert.deepEqual(await tableDigest(db.conn, table), await tableDigest(db.conn, 'ref'));
+  });
+});
