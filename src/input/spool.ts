@@ -9,8 +9,9 @@ import { openByteStream } from './streams.js';
  * The input as the load reads it: a plain file that can be read by byte
  * range, again and again (the file itself, or a spooled, decompressed copy
  * in a private temporary directory), or a compressed file decompressed once
- * as it is read (`stream`: a key-ordered load sorts it into runs in that one
- * pass, with no whole copy; see streamedInput).
+ * as it is read (`stream`: in that one pass a key-ordered load sorts it into
+ * runs and a load in file order cuts and loads its chunks, with no whole
+ * copy; see streamedInput).
  *
  * A plain file is what lets an input be loaded in parallel by byte range and
  * resume by byte range; a spooled stream is also identified by its content

@@ -27,7 +27,8 @@ const SNIFF_BYTES = 64 * 1024;
  * the load before the first commit — and each chunk is then re-read by byte
  * range (in parallel, and again on retry or resume). A streamed compressed
  * file is cut once, its chunks carrying their bytes (streamChunks), for a
- * key-ordered load to sort into runs in the same pass.
+ * key-ordered load to sort into runs, or a load in file order to load
+ * (StreamedChunks), in the same pass.
  */
 export class ChunkInput implements ChunkSource {
   summary: InputSummary | undefined;
