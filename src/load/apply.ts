@@ -256,7 +256,8 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const jobs = unchunkable || plan.guarantee.kind === 'exactly-once-by-row-count' ? 1 : plan.concurrency;
   events.emit({
     type: 'start',
-    totalBytes: input.source.sizeBytes,
+    // A compressed file cut as it loads has an unknown size until its end (sorted into runs, it is known by now).
+    totalBytes: input.source.stream && input.summary === undefined ? undefined : input.source.sizeBytes,
     jobs,
     table: prep.display,
     strategy: plan.strategy,
