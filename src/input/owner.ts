@@ -22,7 +22,7 @@ export interface ScratchOwner {
 
 export const OWNER_FILE = '.flatload-owner';
 /** The names of flatload's scratch directories: spooled inputs, spill directories, and ones being removed. */
-const SCRATCH = /^flatload-(spool|order|stale)-/;
+const SCRATCH = /^flatload-(spool|order|chunks|stale)-/;
 
 function readText(path: string): string | null {
   try {

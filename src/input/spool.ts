@@ -8,14 +8,15 @@ import { writeOwner } from './owner.js';
 import { openByteStream } from './streams.js';
 
 /**
- * The input as a plain file that can be read by byte range, again and again:
- * the file itself, or — for standard input and compressed files — a spooled,
- * decompressed copy in a private temporary directory.
+ * The input as the load reads it: a plain file that can be read by byte
+ * range, again and again (the file itself, or a spooled, decompressed copy
+ * in a private temporary directory), or a compressed file decompressed once
+ * as it is read (`stream`: in that one pass a key-ordered load sorts it into
+ * runs and a load in file order cuts and loads its chunks, with no whole
+ * copy; see streamedInput).
  *
- * Everything after this point reads a plain file. That is what lets a stream
- * be scanned to its end before the first chunk commits (a broken record late
- * in the input then stops the load before anything is in the table), be
- * loaded in parallel, resume by byte range, and be identified by its content
+ * A plain file is what lets an input be loaded in parallel by byte range and
+ * resume by byte range; a spooled stream is also identified by its content
  * (two different streams on standard input are two different loads).
  */
 export interface LocalInput {
@@ -36,6 +37,12 @@ export interface LocalInput {
   spooled: boolean;
   /** A plain remote object, read by byte range where the path would be (not spooled). */
   remote?: RemoteObject | undefined;
+  /**
+   * Set when the input is not a plain file but is read by decompressing this
+   * source from its start (path then names the compressed file): sizeBytes
+   * and contentSha256 are known only once that pass has ended.
+   */
+  stream?: InputSource | undefined;
   /** Deletes the spooled copy; safe to call twice. */
   dispose(): void;
 }
@@ -117,6 +124,24 @@ function spoolError(err: unknown, tmpdir: string, written: number): FlatloadErro
   return new FlatloadError('OUTPUT_UNWRITABLE', `cannot spool the input into ${tmpdir}: ${(err as Error).message}`, {
     hint: 'point --tmpdir at a writable directory',
   });
+}
+
+/**
+ * A compressed file read in one pass, decompressed as it goes, with no copy
+ * in --tmpdir: its size and content hash are filled in by the pass.
+ */
+export function streamedInput(source: InputSource): LocalInput {
+  return {
+    path: source.path,
+    display: source.path,
+    sizeBytes: 0,
+    compression: source.compression,
+    originalBytes: source.sizeBytes,
+    contentSha256: undefined,
+    spooled: false,
+    stream: source,
+    dispose: () => undefined,
+  };
 }
 
 /**

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { runChunkBytes } from '../order/runs.js';
 import { ChunkInput } from './chunkInput.js';
 import type { ChunkSource } from './chunkSource.js';
+import { StreamedChunks } from './streamedChunks.js';
 import { OrderedInput } from './orderedInput.js';
 import { guardChunks } from './chunkGuard.js';
 import { insertExecutor } from './insertExecutor.js';
@@ -92,7 +93,7 @@ export interface Applied {
 export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub, aside = false): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
   const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
-  const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
+  const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.stream ? undefined : local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
   const file = new ChunkInput(
     local,
     {
@@ -109,7 +110,8 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     o.format,
     plan.strategy !== 'insert',
   );
-  if (!ordered) return file;
+  // A compressed file in file order: cut as it is decompressed, at most jobs + 1 chunks in --tmpdir at a time.
+  if (!ordered) return local.stream && !unchunkable ? new StreamedChunks(file, o.tmpdir ?? tmpdir(), { format: prep.scan, charset: prep.charset, targets: prep.targets }) : file;
   const t0 = Date.now();
   let runs = 0;
   return new OrderedInput(file, { spec: ordered.key, fmt: prep.scan, cs: prep.charset, targets: prep.targets }, {
@@ -267,7 +269,8 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const jobs = unchunkable || plan.guarantee.kind === 'exactly-once-by-row-count' ? 1 : plan.concurrency;
   events.emit({
     type: 'start',
-    totalBytes: input.source.sizeBytes,
+    // A compressed file cut as it loads has an unknown size until its end (sorted into runs, it is known by now).
+    totalBytes: input.source.stream && input.summary === undefined ? undefined : input.source.sizeBytes,
     jobs,
     table: prep.display,
     strategy: plan.strategy,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
@@ -9,10 +9,11 @@ import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { blocksInTurn } from '../input/blocks.js';
 import { openByteRange, openPositional } from '../input/ranged.js';
+import { openByteStream } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
-import { inputError } from '../input/source.js';
+import { inputError, type InputSource } from '../input/source.js';
 import type { LocalInput } from '../input/spool.js';
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
@@ -20,11 +21,14 @@ const SCAN_BLOCK_BYTES = 4 << 20;
 const SNIFF_BYTES = 64 * 1024;
 
 /**
- * Where chunks come from and how their bytes are read back. The input is a
- * plain file (a stream was spooled first): it is scanned to its end for
- * record boundaries before anything is loaded — so a malformed record late in
- * the input stops the load before the first commit — and each chunk is then
- * re-read by byte range (in parallel, and again on retry or resume).
+ * Where chunks come from and how their bytes are read back. A plain file (or
+ * a spooled copy of a stream) is scanned to its end for record boundaries
+ * before anything is loaded — so a malformed record late in the input stops
+ * the load before the first commit — and each chunk is then re-read by byte
+ * range (in parallel, and again on retry or resume). A streamed compressed
+ * file is cut once, its chunks carrying their bytes (streamChunks), for a
+ * key-ordered load to sort into runs, or a load in file order to load
+ * (StreamedChunks), in the same pass.
  */
 export class ChunkInput implements ChunkSource {
   summary: InputSummary | undefined;
@@ -107,7 +111,7 @@ export class ChunkInput implements ChunkSource {
     for await (const c of cut) list.push(c);
     this.checkReadWhole();
     const last = list[list.length - 1];
-    if (last && this.refuseSilentTruncation) await this.checkLastRecord(last);
+    if (last && this.refuseSilentTruncation) await this.checkLastRecord(last, await this.readAll(last));
     this.list = list;
     return list;
   }
@@ -128,14 +132,64 @@ export class ChunkInput implements ChunkSource {
   }
 
   /**
+   * The chunks of a streamed input with their bytes, cut in the one pass that
+   * decompresses it (a key-ordered load sorts each into a run as it comes).
+   * The input's first error is thrown from here; once the pass ends, the
+   * chunk list, the summary, the input's size and its content hash are known
+   * as after scan().
+   */
+  async *streamChunks(): AsyncGenerator<CutChunk> {
+    const stream = this.source.stream;
+    if (!stream) throw new FlatloadError('INTERNAL', 'streamChunks() on an input that is a plain file');
+    this.scannedAs = this.stat();
+    const hash = createHash('sha256');
+    const list: CutChunk[] = [];
+    let last: CutChunk | undefined;
+    const cut = this.withLines(cutChunks(this.sniffed(this.streamBlocks(stream, hash)), { ...this.cut, keepBytes: true }, (s) => (this.summary = s)));
+    for await (const c of cut) {
+      const { buffers: _bytes, ...spec } = c;
+      list.push(spec);
+      last = c;
+      yield c;
+    }
+    if (last && this.refuseSilentTruncation) await this.checkLastRecord(last, Buffer.concat(last.buffers ?? []));
+    // The compressed file must be as it was when its pass began (its decompressed size is known only now).
+    const changed = this.changed();
+    if (changed) throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, { file: this.source.display, hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)' });
+    this.source.sizeBytes = this.bytesScanned;
+    this.contentSha256 = this.source.contentSha256 = hash.digest('hex');
+    this.list = list;
+  }
+
+  /** The decompressed blocks of a streamed input, hashed as they pass; a failure names the byte it stopped at. */
+  private async *streamBlocks(source: InputSource, hash: Hash): AsyncGenerator<Buffer> {
+    let position = 0;
+    let stream;
+    try {
+      stream = (await openByteStream(source, SCAN_BLOCK_BYTES)).stream;
+      for await (const b of stream) {
+        const buf = b as Buffer;
+        hash.update(buf);
+        position += buf.length;
+        this.bytesScanned = position;
+        yield buf;
+      }
+    } catch (err) {
+      const fe = err instanceof FlatloadError ? err : inputError(err, this.source.display);
+      throw fe.context.byteOffset === undefined ? fe.withContext({ byteOffset: position }) : fe;
+    } finally {
+      stream?.destroy();
+    }
+  }
+
+  /**
    * The server's LOAD DATA reads the input's last record differently when no
    * line terminator follows it (none at all, or one an escape swallows): a
    * field beyond the table's columns is then dropped without warning 1262,
    * so the row would load changed and nothing would say so. Such an input
    * stops here, before anything is loaded, naming the record.
    */
-  private async checkLastRecord(chunk: CutChunk): Promise<void> {
-    const bytes = await this.readAll(chunk);
+  private async checkLastRecord(chunk: CutChunk, bytes: Buffer): Promise<void> {
     const { format, charset, targets } = this.cut;
     if (!targets || bytes.length === 0) return;
     const lt = format.lineTerm;
@@ -162,6 +216,25 @@ export class ChunkInput implements ChunkSource {
    * needs it, so the scan does not count lines of every block in case one comes.
    */
   private async lineAt(offset: number): Promise<number> {
+    if (this.source.stream) {
+      const { stream } = await openByteStream(this.source.stream, SCAN_BLOCK_BYTES);
+      let n = 0;
+      let pos = 0;
+      try {
+        for await (const b of stream) {
+          const buf = b as Buffer;
+          const take = Math.min(buf.length, offset - pos);
+          n += countNewlines(buf, 0, take);
+          pos += take;
+          if (pos >= offset) break;
+        }
+      } catch {
+        // the pass that failed said why; the lines counted up to here are the answer
+      } finally {
+        stream.destroy();
+      }
+      return n + 1;
+    }
     const fh = await openPositional(this.source);
     try {
       let n = 0;

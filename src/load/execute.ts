@@ -13,7 +13,7 @@ import { FlatloadError } from '../errors/index.js';
 import { openAnyInput } from '../input/open.js';
 import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
-import { freeBytes, materializeInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, streamedInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
@@ -168,17 +168,17 @@ async function readFacts(
   share: ShareOf | undefined,
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
-  if (!source.seekable) {
-    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
-  }
+  // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
+  const streamed = !source.seekable && source.kind === 'file';
+  if (!source.seekable && !streamed) spoolNote(o, source, events);
   if (!o.dryRun) {
     const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
     if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
   }
-  const local = await materializeInput(source, o.tmpdir ?? tmpdir());
+  const local = streamed ? streamedInput(source) : await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
-  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, localSource(local)));
-  const sampled = await sampleInput(localSource(local), {
+  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, streamed ? source : localSource(local)));
+  const sampled = await sampleInput(streamed ? source : localSource(local), {
     format: prep.scan,
     charset: prep.charset,
     targets: prep.targets,
@@ -187,9 +187,11 @@ async function readFacts(
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
+  // A streamed input's decompressed size is known only at the end of its one pass: the plan is made without it.
+  const sizeBytes = streamed ? undefined : local.sizeBytes;
   const spillDir = o.tmpdir ?? tmpdir();
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
-  const planOptions = planOptionsOf(o, local.sizeBytes);
+  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
+  const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
   const identity = share ? routedIdentity(own, share.map, share) : own;
   return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
@@ -204,6 +206,37 @@ async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSo
 }
 
 type ChunkInputOf = ReturnType<typeof openChunkInput>;
+
+function spoolNote(o: LoadOptions, source: InputSource, events: EventHub): void {
+  events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+}
+
+/** The plan sorts the input into runs: a streamed input is then cut and sorted in its one decompressing pass. */
+export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
+  return plan.order.kind === 'key' && !(plan.order.inMemory ?? false) && prep.unchunkableReason === undefined;
+}
+
+/**
+ * A streamed (compressed) input is decompressed once, straight into the
+ * sort's runs for a plan that sorts in runs, or into the chunks of a load
+ * in file order; an input sorted in memory, or that cannot be cut, is
+ * spooled into --tmpdir here, once the plan is known.
+ */
+async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
+  const stream = f.local.stream;
+  if (!stream) return f.local;
+  if (sortsIntoRuns(plan, f.prep)) {
+    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    return f.local;
+  }
+  if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
+    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
+    return f.local;
+  }
+  spoolNote(o, stream, events);
+  f.local = await materializeInput(stream, o.tmpdir ?? tmpdir());
+  return f.local;
+}
 
 /** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
 async function startJob(
@@ -407,6 +440,7 @@ export async function executeLoad(
       return { report, plan, facts, sql, error };
     }
 
+    local = await localForPlan(f, plan, o, events);
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
     jobStarted = true;
     // For an append to a table with rows, the size before, so the report can show the growth.

@@ -89,7 +89,9 @@ export class OrderedInput implements ChunkSource {
   }
 
   async scan(verify?: ContentCheck): Promise<void> {
-    await this.file.scan(verify);
+    const streamed = this.source.stream !== undefined && !this.o.inMemory;
+    // A streamed input is cut and sorted into runs in one pass (below); a plain file is scanned whole first.
+    if (!streamed) await this.file.scan(verify);
     if (this.o.inMemory) {
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
@@ -99,31 +101,34 @@ export class OrderedInput implements ChunkSource {
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
-    const input = await openPositional(this.source);
-    const reader = {
+    const input = streamed ? undefined : await openPositional(this.source);
+    const reader = input && {
       read: async (chunk: CutChunk, into: Buffer) => into.subarray(0, await readFully(input, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)),
       close: () => input.close(),
     };
     let runs = 0;
     let records = 0;
-    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones.
+    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones. Before a
+    // streamed input's pass its record count is unknown: records of 256 bytes are assumed (more entries, not fewer).
     const s = this.file.summary;
-    const perChunk = s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
+    const perChunk = streamed ? this.o.chunkSizeBytes / 256 : s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
     const sparseEvery = Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
     try {
-      this.set = await generateRuns(this.file.chunks(), {
+      this.set = await generateRuns(streamed ? this.file.streamChunks() : this.file.chunks(), {
         key: this.key,
         spill: this.spill,
-        read: reader.read,
+        read: reader?.read ?? unreadable,
         // Runs hold the bytes of the input they were sorted from: a rerun reuses them only for the same bytes, which
-        // size, modification time and the first and last MiB (the job id) do not vouch for.
-        identity: `${this.o.jobId}:${this.file.contentSha256 ?? ''}`,
+        // size, modification time and the first and last MiB (the job id) do not vouch for. A streamed input's hash
+        // is known only after its pass: each of its runs is checked against the bytes it was sorted from instead.
+        identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentSha256 ?? '')}`,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });
     } finally {
-      await reader.close();
+      await reader?.close();
     }
+    if (streamed) verify?.(this.file.contentSha256);
     this.o.onSorted?.(records);
     // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
     if (this.o.maxRecords !== undefined) {
@@ -241,6 +246,11 @@ export class OrderedInput implements ChunkSource {
     this.unregister?.();
     this.spill?.disposeSync();
   }
+}
+
+/** A streamed input's chunks carry their bytes: none is read back. */
+function unreadable(): Promise<Buffer> {
+  return Promise.reject(new FlatloadError('INTERNAL', 'a chunk of a streamed input was read back by range'));
 }
 
 /**

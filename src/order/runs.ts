@@ -201,6 +201,8 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
       const cur = await next;
       if (!cur) break;
       next = load(); // read the next chunk while this one is sorted and written
+      // A stream's error can come while this chunk is sorted: it is thrown where `next` is awaited, not left unhandled.
+      next.catch(() => undefined);
       if (cur.reuse) {
         await finished(cur.reuse, true);
         continue;

@@ -347,6 +347,15 @@ function sharedFacts(ctx: Ctx, d: EngineDecision): void {
   if (options.onDuplicate === 'error' && transport === 'load-data') {
     reasons.push('duplicates: LOAD DATA LOCAL turns duplicate-key errors into warnings (implicit IGNORE); the executor treats every warning as a rejected row [docs/rules.md#load-data-local-means-ignore]');
   }
+  if (input.kind === 'file' && input.compression !== 'none') {
+    reasons.push(
+      ctx.order.kind === 'key' && !(ctx.order.inMemory ?? false)
+        ? `${input.compression}-compressed: decompressed once as it is read, each piece sorted into a run in --tmpdir (no decompressed copy of the whole input); every run is written before the first chunk loads, so a broken record or a corrupt ${input.compression} stream stops the load before any row commits [docs/ordering.md#9-compressed-input-in-one-pass]`
+        : ctx.order.kind === 'key'
+          ? `${input.compression}-compressed: decompressed into --tmpdir first and sorted in memory from that copy (its decompressed size in --tmpdir)`
+          : `${input.compression}-compressed: decompressed once as it is loaded, in file order, cut into chunks as it goes (at most ${d.concurrency + 1} chunk files in --tmpdir at a time); it is not read to its end first, so a broken record or a corrupt ${input.compression} stream late in it stops the load after the chunks before it committed (the error names file, line and byte offset, and the rerun skips those chunks) [docs/ordering.md#9-compressed-input-in-one-pass]`,
+    );
+  }
   if (input.kind === 'stdin') {
     reasons.push(`standard input: copied into --tmpdir first and loaded from that copy like a file (over ${plural(d.concurrency, 'connection')}); its content identifies the load, so piping the same bytes again resumes it`);
   }

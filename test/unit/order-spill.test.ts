@@ -7,10 +7,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isFlatloadError } from '../../src/errors/index.js';
+import { FlatloadError, isFlatloadError } from '../../src/errors/index.js';
+import type { CutChunk } from '../../src/chunking/types.js';
 import { cleanupOnExit, SpillDir, spillBytesEstimate } from '../../src/order/spillDir.js';
-import { runChunkBytes } from '../../src/order/runs.js';
-import { keyContext, sortInput, tempDir, TSV } from './order-support.js';
+import { generateRuns, runChunkBytes } from '../../src/order/runs.js';
+import { BY_ID, keyContext, sortInput, tempDir, TSV, userSummary } from './order-support.js';
 import { generateLines } from '../../fixtures/generate.js';
 
 const dir = tempDir;
@@ -122,4 +123,24 @@ test('runChunkBytes: 16 MiB runs, larger for inputs over 8 GiB, never over the l
     [235e6, 100, MiB],
   ];
   for (const [input, chunk, want] of cases) assert.equal(runChunkBytes(input, chunk), want, `${input} / ${chunk}`);
+});
+
+test('a streamed input that fails while a run is being sorted: generateRuns throws its error, none is left unhandled', async () => {
+  const spill = await SpillDir.open({ jobId: 'failing-stream', tmpdir: dir() });
+  const bytes = userSummary(20_000, 3);
+  async function* chunks(): AsyncGenerator<CutChunk> {
+    yield { index: 0, startByte: 0, endByte: bytes.length, firstLine: 1, firstRecord: 0, records: 20_000, newlines: 20_000, buffers: [bytes] };
+    throw new FlatloadError('INPUT_MALFORMED', 'the stream broke');
+  }
+  const unhandled: unknown[] = [];
+  const onUnhandled = (err: unknown): void => void unhandled.push(err);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    const read = (): Promise<Buffer> => Promise.reject(new Error('a streamed chunk is never read back'));
+    await assert.rejects(generateRuns(chunks(), { key: keyContext(TSV, BY_ID, 5), spill, read, identity: 't' }), /the stream broke/);
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
+  }
+  assert.deepEqual(unhandled, []);
 });

@@ -674,6 +674,17 @@ const CASES: Case[] = [
     expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: copied into --tmpdir first/] },
   },
   {
+    name: 'a gzip file sorted by key is decompressed once into the runs, with no copy',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), compression: 'gzip', seekable: false, sizeBytes: undefined, estimatedRecords: undefined } }),
+    expect: { order: 'key', reasons: [/gzip-compressed: decompressed once as it is read, each piece sorted into a run/] },
+  },
+  {
+    name: 'a gzip file loaded in file order is cut as it is decompressed, and says a late broken record stops it after earlier chunks',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), compression: 'gzip', seekable: false, sizeBytes: undefined, estimatedRecords: undefined } }),
+    options: { order: 'file' },
+    expect: { order: 'file', reasons: [/gzip-compressed: decompressed once as it is loaded, in file order.*at most \d+ chunk files.*stops the load after the chunks before it committed/] },
+  },
+  {
     name: 'header line without the id column: surrogate from the header',
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), input: { ...F.input('u3.tsv (no id)'), headerColumns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] } }),
     expect: { strategy: 'surrogate-key', reasons: [/the header line does not name it/] },

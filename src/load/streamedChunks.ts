@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { locateRecords } from '../chunking/records.js';
+import type { CutChunk, InputSummary } from '../chunking/types.js';
+import { FlatloadError } from '../errors/index.js';
+import type { LocalInput } from '../input/spool.js';
+import { writeOwner } from '../input/owner.js';
+import { readRange } from '../input/streams.js';
+import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
+import type { CharsetInfo } from '../chunking/charsets.js';
+import type { ChunkInput } from './chunkInput.js';
+import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+
+/**
+ * A compressed file loaded in file order, in one pass: the decompressed
+ * stream is cut as it is read (ChunkInput.streamChunks) and each chunk is
+ * written to its own file in `<tmpdir>/flatload-chunks-<pid>-*`, removed
+ * once the chunk is committed. The runner pulls a chunk only when a
+ * connection is free, so decompression waits while the chunks in flight
+ * hold their files: at most jobs + 1 at a time, never the whole input.
+ *
+ * Unlike a plain file, the input is not scanned to its end first: a broken
+ * record late in it is found after earlier chunks committed. The load stops
+ * there (file, line, byte offset), and a rerun cuts the same chunks from
+ * the same bytes and skips the committed ones.
+ */
+export class StreamedChunks implements ChunkSource {
+  private readonly files = new Map<number, string>();
+  private dir: string | undefined;
+
+  constructor(
+    private readonly file: ChunkInput,
+    private readonly tmpdir: string,
+    private readonly scan_: { format: ScanFormat; charset: CharsetInfo; targets: ScanTargets | undefined },
+  ) {}
+
+  get source(): LocalInput {
+    return this.file.source;
+  }
+
+  get head(): Buffer | undefined {
+    return this.file.head;
+  }
+
+  /** Known once the whole input has been cut (the end of the load). */
+  get summary(): InputSummary | undefined {
+    return this.file.summary;
+  }
+
+  /** Known once the whole input has been cut: a resume of this mode is not checked against it (docs/ordering.md). */
+  get contentSha256(): string | undefined {
+    return this.file.contentSha256;
+  }
+
+  /** Nothing is read ahead: the chunks are cut as the load asks for them. */
+  async scan(): Promise<void> {}
+
+  private chunkDir(): string {
+    if (this.dir) return this.dir;
+    try {
+      this.dir = mkdtempSync(join(this.tmpdir, `flatload-chunks-${process.pid}-`));
+      // A kill -9 leaves it: the owner marker lets a later load remove it once this process is gone.
+      writeOwner(this.dir);
+    } catch (err) {
+      throw new FlatloadError('OUTPUT_UNWRITABLE', `cannot make a directory for the input's chunks in ${this.tmpdir}: ${(err as Error).message}`, { hint: 'point --tmpdir at a writable directory' });
+    }
+    return this.dir;
+  }
+
+  /**
+   * Each chunk is handed out once the next one is cut (or the input has
+   * ended and its last record was checked), so the last chunk never loads
+   * before that check.
+   */
+  async *chunks(): AsyncGenerator<CutChunk> {
+    let held: CutChunk | undefined;
+    for await (const c of this.file.streamChunks()) {
+      if (held) yield await this.written(held);
+      held = c;
+    }
+    if (held) yield await this.written(held);
+  }
+
+  private async written(c: CutChunk): Promise<CutChunk> {
+    {
+      const { buffers, ...spec } = c;
+      const path = join(this.chunkDir(), `chunk-${c.index}`);
+      try {
+        await writeFile(path, Buffer.concat(buffers ?? []));
+      } catch (err) {
+        throw new FlatloadError('OUTPUT_UNWRITABLE', `cannot write chunk ${c.index} of the input into ${this.tmpdir}: ${(err as Error).message}`, {
+          hint: 'point --tmpdir at a file system with room for (jobs + 1) chunks',
+        });
+      }
+      this.files.set(c.index, path);
+      return spec;
+    }
+  }
+
+  private pathOf(chunk: CutChunk): string {
+    const path = this.files.get(chunk.index);
+    if (!path) throw new FlatloadError('INTERNAL', `chunk ${chunk.index} of a streamed input was read after it was released`);
+    return path;
+  }
+
+  open(chunk: CutChunk, pieceBytes: number): Readable {
+    return readRange(this.pathOf(chunk), 0, chunk.endByte - chunk.startByte, pieceBytes);
+  }
+
+  async readAll(chunk: CutChunk): Promise<Buffer> {
+    return readFile(this.pathOf(chunk));
+  }
+
+  async records(chunk: CutChunk): Promise<ChunkRecords> {
+    const bytes = await this.readAll(chunk);
+    const { format, charset, targets } = this.scan_;
+    const recs = locateRecords(bytes, chunk.startByte, chunk.firstLine, format, charset, targets);
+    return { bytes, records: recs.map((r) => ({ pos: r.offset - chunk.startByte, length: r.length, offset: r.offset, line: r.line })) };
+  }
+
+  /** The chunk is committed (or skipped as committed before): its file goes, and the stream may go on. */
+  release(chunk: CutChunk): void {
+    const path = this.files.get(chunk.index);
+    if (!path) return;
+    this.files.delete(chunk.index);
+    void rm(path, { force: true });
+  }
+
+  changed(): string | undefined {
+    return this.file.changed();
+  }
+
+  dispose(): void {
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+}
