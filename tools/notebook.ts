@@ -3,7 +3,7 @@
  * Lists the comment blocks of 8 lines or more under src/ (consecutive `//` lines or one `/* … *\/`)
  * that hold a figure with a unit or a word such as "measured", "tried", "runs", "median"; then the
  * plan reasons (string lines under src/plan/) holding a timing or speed-up figure or a `measured:` run.
- * Run: `node --import tsx tools/notebook.ts` (`--all` also lists the long blocks without such words).
+ * Run: `node --import tsx tools/notebook.ts [DIR]` (`--all` also lists the long blocks without such words).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -11,10 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { sourceFiles } from './imports.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const src = join(root, 'src');
+// A folder other than src/ may be named, e.g. an older tree unpacked by `git archive` for a before/after count.
+const src = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? join(root, 'src');
 const MIN_LINES = 8;
 const NOTEBOOK =
   /\b\d+(?:\.\d+)?\s?(?:s|ms|µs|us|ns|%|x|×|MB|GB|KB|MiB|GiB|KiB|min|seconds?|rows\/s|MB\/s)\b|\d(?:\.\d+)?x\b|\b(?:measured|tried|runs?|pairs|median|alternating|benchmark(?:ed)?)\b/i;
+// Evidence proper: a timing or speed-up compared, or the words of a lab notebook.
+const EVIDENCE = /\d\s?(?:s|ms) (?:of|against|and|for)|\d(?:\.\d+)?\s?[x×] (?:faster|slower|cheaper)|(?<!not )\bmeasured\b|\btried(?: and| out|:)|\b(?:was|were) tried\b|\b(?:alternating|medians?|pairs)\b/i;
 // A timing or a speed-up ("1.5-1.9x faster", "5% less time", "1.1 s of"), not a rule's own factor ("a 2x margin").
 const FIGURE = /\d(?:\.\d+)?(?:-\d+(?:\.\d+)?)?\s?(?:x|×|%) (?:faster|slower|less|more|than)|\d\s?s (?:of|less|more|against)|measured: /;
 
@@ -44,11 +47,13 @@ const all = process.argv.includes('--all');
 const files = sourceFiles(src);
 const long = files.flatMap(commentBlocks);
 const notebook = long.filter((b) => NOTEBOOK.test(b.lines.join('\n')));
+const evidence = long.filter((b) => EVIDENCE.test(b.lines.join('\n')));
 for (const b of all ? long : notebook) {
-  const mark = NOTEBOOK.test(b.lines.join('\n')) ? '*' : ' ';
+  const text = b.lines.join('\n');
+  const mark = EVIDENCE.test(text) ? '!' : NOTEBOOK.test(text) ? '*' : ' ';
   process.stdout.write(`${mark} ${String(b.lines.length).padStart(3)} lines  ${relative(root, b.file)}:${b.line}\n`);
 }
-process.stdout.write(`${long.length} comment blocks of ${MIN_LINES}+ lines under src/, ${notebook.length} with figures or measuring words (*)\n`);
+process.stdout.write(`${long.length} comment blocks of ${MIN_LINES}+ lines under src/, ${notebook.length} with figures or measuring words (* or !), ${evidence.length} of them with compared timings or "measured", "tried", "median", "pairs" (!)\n`);
 
 const reasons = files
   .filter((f) => relative(src, f).startsWith('plan'))
