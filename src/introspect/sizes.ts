@@ -403,7 +403,7 @@ async function measureRocksdb(
   const detail =
     ssts.size === 0
       ? `no SST holds this table's rows${fresh ? '' : ' (they may still be in the memtable)'}`
-      : `${ssts.size} SST file(s), compression ${[...algos].join('/') || 'unknown'}; SST properties slightly overstate the .sst file sizes (~1-2% measured)`;
+      : `${ssts.size} SST file(s), compression ${[...algos].join('/') || 'unknown'}; SST properties slightly overstate the .sst file sizes [docs/engines.md]`;
   const stale = fresh ? flushNote : `${NOT_FRESH} (memtable rows are not in any SST until flushed)`;
   return {
     file: figure(rounded, source, joinNotes(detail, stale)),
