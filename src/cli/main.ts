@@ -136,11 +136,8 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
 }
 
 /**
- * yargs formats a command's whole help text as the command starts, in case
- * the command shows it later. flatload's commands never do (their errors go
- * to formatError), and with this many options the text cost 0.09 s of CPU at
- * every start (`flatload plan`: 0.82 s of CPU against 0.73 s, eight alternating
- * runs). The hook is yargs-internal: if it is not there, the text is cached as before.
+ * Why: yargs formats every command's whole help text at start in case it is shown later; flatload's never are, and
+ * the text costs CPU at every start (docs/exports.md#measurements). The hook is yargs-internal: without it, as before.
  */
 function skipHelpCache(cli: Argv): void {
   type Internals = { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } | undefined } };

@@ -2,8 +2,8 @@ import { endpointText, type Endpoint } from '../config/connection.js';
 
 /**
  * Which node of a list new connections go to. All connections of a load go
- * to one node (every Galera node applies every write-set, and spreading
- * measured no faster: docs/scale-out.md#chunked-loads-one-node-or-spread);
+ * to one node (every Galera node applies every write-set, so spreading gains
+ * nothing: docs/scale-out.md#chunked-loads-one-node-or-spread);
  * when a connection to it fails, or it says it is not ready (1047), every
  * later connection goes to the next node, wrapping around so that a node
  * restarted meanwhile is tried again.

@@ -42,33 +42,17 @@ export function connectionLayout(jobs: number, left: number | undefined): { jobs
 }
 
 /**
- * The order tables start in: smallest first (ties by name, so a rerun starts
- * them in the same order). Each table is prepared on the client (read,
- * checked, sorted), one at a time, then loaded by the server: two stages in
- * a row, where the order that finishes soonest puts the tables whose
- * preparation is shorter than their load first, the shortest preparation
- * first (Johnson's rule for a two-stage flow shop). Preparing is shorter
- * than loading, and grows with the table, so the smallest goes first: the
- * server starts on it while the client prepares the next. Biggest first
- * (what scheduling whole tables on connections wants) left the server idle
- * while the client sorted the biggest table, and the tables are not whole
- * here: the biggest, last, is cut into chunks that take every stream, so
- * no connection sits out the end (measured: docs/exports.md, "Start order").
+ * The order tables start in: smallest first, ties by name so a rerun starts them alike. Why: the server loads one
+ * table while the client prepares the next, shortest preparation first (Johnson's rule; docs/exports.md#start-order).
  */
 export function startOrder<T extends { sizeBytes: number; key: string }>(tables: readonly T[]): T[] {
   return [...tables].sort((a, b) => a.sizeBytes - b.sizeBytes || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /**
- * `total` streams, lent one chunk at a time. Each table ready to load gets
- * one stream before any gets a second, and while tables are still to start
- * (reading or sorting their inputs) no table holds more than one: chunks of
- * different tables load side by side. Once every table has started, a table
- * may take the streams nobody else asks for — the end of the export, where
- * the last table gets them all. Two streams into one InnoDB table that fits
- * its buffer pool cost the server 65% more CPU for 13% less time (measured:
- * docs/exports.md, "One job"), CPU the tables still to start need for their
- * sort on a machine that shares its cores with the server.
+ * `total` streams, lent one chunk at a time: one per ready table before any gets a second, at most one each while
+ * tables are still to start, then the free ones to whoever asks (the last table gets them all). Why: a second stream
+ * into one table costs the server CPU the tables still sorting need (docs/exports.md#one-job).
  */
 export class StreamBudget {
   private free: number;

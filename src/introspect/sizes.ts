@@ -1,17 +1,13 @@
 /**
  * The real on-disk size of one table, made fresh first, per engine.
  *
- * What "fresh" means per engine (measured on MariaDB 10.11.19):
+ * What "fresh" means per engine:
  * - InnoDB: page compression (PAGE_COMPRESSED=1; MySQL's COMPRESSION=) only
- *   punches holes when a page is written, so right after a load
- *   ALLOCATED_SIZE can still be 0 for a 40 MB tablespace: for such a table
- *   `FLUSH TABLES t FOR EXPORT` + `UNLOCK TABLES` writes its dirty pages
- *   first. Any other tablespace grows as pages are allocated, so its sizes
- *   are final without the flush (a 900,000-row table: FILE_SIZE the same and
- *   ALLOCATED_SIZE within 0.05% before and after it), which would only write
- *   back now, in the load's time, pages the server writes in the background
- *   anyway. `ANALYZE TABLE` refreshes DATA_LENGTH and INDEX_LENGTH, which
- *   otherwise stay at their creation-time values.
+ *   punches holes when a page is written, so such a table has its dirty pages
+ *   written first (`FLUSH TABLES t FOR EXPORT` + `UNLOCK TABLES`); any other
+ *   tablespace is final without it (docs/rules.md#innodb-size-measurement).
+ *   `ANALYZE TABLE` refreshes DATA_LENGTH and INDEX_LENGTH, which otherwise
+ *   stay at their creation-time values.
  * - MyRocks: rows written without bulk load sit in the memtable and appear in
  *   no SST (DATA_LENGTH 0) until `SET GLOBAL rocksdb_force_flush_memtable_now=1`;
  *   bulk-loaded primary keys are in SSTs at once. A compaction is not needed
@@ -407,7 +403,7 @@ async function measureRocksdb(
   const detail =
     ssts.size === 0
       ? `no SST holds this table's rows${fresh ? '' : ' (they may still be in the memtable)'}`
-      : `${ssts.size} SST file(s), compression ${[...algos].join('/') || 'unknown'}; SST properties slightly overstate the .sst file sizes (~1-2% measured)`;
+      : `${ssts.size} SST file(s), compression ${[...algos].join('/') || 'unknown'}; SST properties slightly overstate the .sst file sizes [docs/engines.md]`;
   const stale = fresh ? flushNote : `${NOT_FRESH} (memtable rows are not in any SST until flushed)`;
   return {
     file: figure(rounded, source, joinNotes(detail, stale)),

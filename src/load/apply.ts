@@ -42,10 +42,8 @@ import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
 
 /**
- * Bytes per LOCAL INFILE packet. Each piece is read into a new buffer and
- * mysql2 copies it into another behind the packet header: pieces of 4 MiB
- * cost the client 90-300 ms of CPU per 33 MB streamed (fresh pages faulted
- * in twice), pieces of 256 KiB 30-40 ms, at the same server time.
+ * Bytes per LOCAL INFILE packet. Why small: each piece is read into a new buffer and copied again by mysql2, and
+ * large pieces fault fresh pages in twice for the same server time (docs/chunking.md#5-memory).
  */
 const PIECE_BYTES = 256 * 1024;
 

@@ -5,9 +5,9 @@ export function viewOf(b: Buffer): DataView {
 }
 
 /**
- * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in
- * JS (3x faster than a native call for a 40-byte record read sequentially),
- * a long one by Buffer.copy.
+ * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in JS,
+ * cheaper than a native call's overhead; a long one by Buffer.copy
+ * (docs/ordering.md#7-speed).
  */
 export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number, dst: Buffer, dstView: DataView, pos: number): void {
   const len = e - s;

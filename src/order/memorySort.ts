@@ -1,11 +1,7 @@
 /**
- * Ordering an input small enough to hold in memory: one sort of all its
- * records into one sorted copy, cut into chunks by the merge's rule. No
- * runs, no spill files, no merge: for tables of tens of megabytes, cut into
- * small runs, writing, hashing, reading back and merging the runs were a
- * fifth of the client's CPU in a whole load, CPU a client that shares its
- * cores with the server takes from it (docs/ordering.md, "Inputs that fit in
- * memory").
+ * Ordering an input small enough to hold in memory: one sort of all its records into one sorted copy, cut into chunks
+ * by the merge's rule. Why: no runs to write, hash, read back and merge, client CPU a server sharing its cores would
+ * miss (docs/ordering.md#8-inputs-that-fit-in-memory).
  */
 import { FlatloadError } from '../errors/index.js';
 import { recordLength, recordStart } from '../chunking/records.js';
@@ -82,11 +78,10 @@ export interface MemorySortParts {
  * found: a different count means the input changed between the two reads.
  *
  * The records are scattered to their sorted places reading the input in its
- * order: measured 2x cheaper than gathering them in key order, whose every
- * read misses the CPU's caches (900,000 records of 37 bytes: 150 ms against
- * 300-350 ms). Memory: the input twice while the records are moved, then the
- * sorted copy and about 16 bytes per record (record table and permutation: a
- * rejected row's line and byte offset).
+ * order: gathering them in key order would miss the CPU's caches on every read
+ * (docs/ordering.md#8-inputs-that-fit-in-memory). Memory: the input twice while
+ * the records move, then the sorted copy and about 16 bytes per record (record
+ * table and permutation: a rejected row's line and byte offset).
  */
 export function sortInMemory(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySortParts {
   const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records);

@@ -4,8 +4,8 @@
  * planner wraps it with the mode (replace/swap) and surrogate-key steps.
  *
  * Source tags in reasons name the section of the docs that holds the fact
- * and its public source: [docs/rules.md#myrocks-bulk-load] and the like;
- * [measured: case] names a row of docs/strategies.md.
+ * and its public source: [docs/rules.md#myrocks-bulk-load] and the like; a
+ * claim no published run holds says "not measured here" and prints no figure.
  */
 import type { StrategyName } from '../../config/loadOptions.js';
 import type { ColumnFacts, IndexFacts, InputFacts, ServerFacts, TableFacts } from '../../introspect/types.js';

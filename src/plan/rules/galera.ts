@@ -16,7 +16,7 @@ export const WS_BYTES_PER_INPUT_BYTE = 1.2;
 /** Chunks are planned at this fraction of the limit: rows wider in binary than in text, and the bookkeeping row, fit in the rest. */
 export const WS_MARGIN = 0.5;
 
-/** How far past its target a key-ordered chunk may come out (4.6x measured); file-order chunks are exact. */
+/** How far past its target a key-ordered chunk may come out (docs/rules.md#galera-write-set-limits); file-order chunks are exact. */
 const KEY_ORDER_OVERSHOOT = 8;
 
 /** The write-set limits a chunk must stay under, and the chunk bounds that follow. */
@@ -93,9 +93,9 @@ function sizeChunks(ctx: Ctx, d: EngineDecision, g: GaleraFacts): void {
     const avg = ctx.input.avgRecordBytes;
     if (avg !== undefined && avg > 0) d.chunkSizeBytes = Math.max(1, Math.min(d.chunkSizeBytes, Math.floor(b.maxRecords * avg * WS_MARGIN)));
   }
-  // Key-ordered chunks are cut at sampled key quantiles, so one can come out several times the target (measured: a
-  // 1,150-record chunk for a 249-record target): over a write-set limit it would fail every time it is retried. Key
-  // order stays only where a chunk KEY_ORDER_OVERSHOOT times its target still fits.
+  // Key-ordered chunks are cut at sampled key quantiles, so one can come out several times the target
+  // (docs/rules.md#galera-write-set-limits): over a write-set limit it would fail at every retry. Key order stays only
+  // where a chunk KEY_ORDER_OVERSHOOT times its target still fits.
   const binding = d.chunkSizeBytes * KEY_ORDER_OVERSHOOT > b.maxBytes || b.maxRecords !== undefined;
   if (binding && ctx.order.kind === 'key') {
     ctx.order = { kind: 'file' };

@@ -1,7 +1,7 @@
 /**
- * InnoDB: MariaDB (10.6+ has an empty-table bulk insert, measured not to pay
- * for LOAD DATA here), MySQL 8.0/8.4 and Percona Server (no bulk path).
- * Rules and measurements: docs/strategies.md §InnoDB.
+ * InnoDB: MariaDB (10.6+ has an empty-table bulk insert, not used: it would
+ * cost per-chunk resume), MySQL 8.0/8.4 and Percona Server (no bulk path).
+ * Rules and measurements: docs/rules.md#innodb, docs/strategies.md.
  */
 import { formatBytes } from '../../config/size.js';
 import type { IndexFacts } from '../../introspect/types.js';
@@ -74,12 +74,8 @@ function bufferPoolBytes(ctx: Ctx): number | undefined {
 }
 
 /**
- * Where parallel streams gain least: MariaDB, rows in key order by LOAD DATA
- * into an unpartitioned table whose only index is the clustered one, loaded
- * (about twice the input, as user_summary measured, plus the rows already
- * there at the input's record size) into half the buffer pool at most. The
- * plan keeps its streams (time first) and says what they cost there; the
- * figures it checked are returned for that reason.
+ * Where a second stream gains least (key-ordered rows, clustered index only, fitting half the buffer pool at twice
+ * the input): the plan keeps its streams and says what they cost (docs/rules.md#key-ordered-streams).
  */
 function keyOrderedStreams(ctx: Ctx): { loadedBytes: number; poolBytes: number } | undefined {
   const poolBytes = bufferPoolBytes(ctx);
@@ -103,10 +99,10 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   const ver = versionText(server);
   const lockMode = autoincLockMode(ctx);
 
-  // --- The MariaDB empty-table bulk insert: available, measured not to pay -------------------
+  // --- The MariaDB empty-table bulk insert: available, not used ------------------------------
   if (mariadbBulkAvailable(ctx) && ctx.emptyAtStart) {
     ctx.reasons.push(
-      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: it was slower or no faster than per-chunk transactions in every measured case (user_summary 1.5x, user3 1.1-1.3x, sbtest 1.2x, purchases_index 1.1x slower), it holds a table X lock (one stream), and it makes background statistics burn a second core; with IGNORE semantics (LOAD DATA LOCAL) a duplicate key silently discards every row loaded before it [docs/rules.md#mariadb-empty-table-bulk-insert; measured: *-1s-load-uc0, probe dup-clustered]`,
+      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: per-chunk transactions keep exactly-once resume, it holds a table X lock (one stream), and an error inside it rolls back the whole transaction; that it is also no faster, and that under LOAD DATA LOCAL a duplicate key discards the rows loaded before it, is not measured here [docs/rules.md#mariadb-empty-table-bulk-insert]`,
     );
   } else if (server.flavor === 'mysql' || server.flavor === 'percona') {
     ctx.reasons.push(`${ver}, InnoDB: no empty-table bulk path in community MySQL (LOAD DATA … ALGORITHM=BULK is HeatWave only); rows go through the B-tree one by one [docs/rules.md#mysql-8-innodb]`);
@@ -120,21 +116,21 @@ export function planInnodb(ctx: Ctx): EngineDecision {
     // One stream because it was asked for, not because InnoDB needs it: the reason says who asked.
     const asked = options.connectionsBudgeted ? "the export's share for this table (its --jobs budget, at most one stream per 8 MiB of the table's input)" : '--jobs 1';
     ctx.reasons.push(
-      `concurrency 1: ${asked}; InnoDB row locks would let chunks load in parallel (2 streams on the 2-core server were 1.5-1.9x faster than one with overlapping chunks) [docs/rules.md#measured-parallel-streams]`,
+      `concurrency 1: ${asked}; InnoDB row locks would let chunks load in parallel [docs/rules.md#innodb-parallel-streams]`,
     );
   } else if (aiSerializes) {
     ctx.reasons.push(
-      `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, and ${plural(d.concurrency, 'stream')} were never slower than one [docs/rules.md#auto-increment-lock-modes; measured: u3-*-2s-chunk, sb-2s-chunk, pi-pre-2s-chunk, pi32-*]`,
+      `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, so ${plural(d.concurrency, 'stream')} are kept [docs/rules.md#auto-increment-lock-modes; docs/rules.md#measured-auto-increment-streams]`,
     );
   } else if (ordered) {
     const fits = `no secondary index that fits the buffer pool (about ${formatBytes(ordered.loadedBytes)} once loaded, innodb_buffer_pool_size ${formatBytes(ordered.poolBytes)})`;
     const where = ctx.emptyAtStart
-      ? `into an empty table with ${fits}, so every row goes to the same end of one B-tree: there a second stream took 0-15% less time for 20-85% more server CPU`
-      : `into a table with rows and ${fits}: appending there, a second stream took 5% less time (medians) for 1.1-1.8 s of server CPU against 0.9-1.0 s`;
+      ? `into an empty table with ${fits}, so every row goes to the same end of one B-tree: there a second stream saves little time for much more server CPU`
+      : `into a table with rows and ${fits}: appending there, a second stream saves little time for much more server CPU`;
     ctx.reasons.push(`concurrency ${d.concurrency}: the chunks arrive in key order ${where}; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`);
   } else {
     ctx.reasons.push(
-      `concurrency ${d.concurrency}: InnoDB row locks let chunks load in parallel; 2 streams on the 2-core server were 1.5-1.9x faster than one, 4 no better than 2 [measured: us-2s-chunk, uss-2s-chunk, ne-us-2s-chunk; docs/rules.md#measured-parallel-streams]`,
+      `concurrency ${d.concurrency}: InnoDB row locks let chunks load in parallel [docs/rules.md#innodb-parallel-streams]`,
     );
   }
   ctx.reasons.push('commit scope chunk: each chunk is one transaction with its bookkeeping row');
@@ -145,15 +141,15 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   if (ctx.droppable.length > 0 && mostlyNew) {
     if (options.allowDdl) {
       const why = ctx.emptyAtStart
-        ? 'one sorted build per index after the load beats maintaining them row by row [docs/rules.md#secondary-index-deferral; measured: pi-pre-drop-2s-chunk 1.8x, sb-drop-2s-chunk 1.2x faster]'
-        : `the file (about ${newRows} records) is at least as large as the table (about ${table.approxRows} rows), so rebuilding the indexes over both still beats inserting into them [measured: ne-pi-drop-2s-chunk 1.5x faster with 1M rows present]`;
+        ? 'one sorted build per index after the load beats maintaining them row by row [docs/rules.md#secondary-index-deferral]'
+        : `the file (about ${newRows} records) is at least as large as the table (about ${table.approxRows} rows), so rebuilding the indexes over both should still beat inserting into them (not measured here) [docs/rules.md#secondary-index-deferral]`;
       deferIndexes(ctx, d, why);
       ctx.reasons.push(`--allow-ddl: secondary indexes ${indexList(ctx.droppable)} are dropped before the load and re-added in one ALTER after it: ${why}`);
       ctx.warnings.push(
         `between the first and the last statement of the load the table lacks ${plural(ctx.droppable.length, 'index', 'indexes')} ${indexList(ctx.droppable)}: queries that need them slow down, and an interrupted load leaves them missing until resume finishes`,
       );
     } else {
-      ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: dropping them for the load and re-adding them in one ALTER was up to 1.8x faster, but needs --allow-ddl [docs/rules.md#secondary-index-deferral; measured: pi-pre-drop-2s-chunk]`);
+      ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: dropping them for the load and re-adding them in one ALTER is faster, but needs --allow-ddl [docs/rules.md#secondary-index-deferral]`);
     }
   } else if (ctx.droppable.length > 0) {
     ctx.reasons.push(`secondary indexes ${indexList(ctx.droppable)} are kept: the table holds more rows (about ${table.approxRows}) than the file brings, so a rebuild would cost more than it saves`);

@@ -20,9 +20,9 @@ export function planMyisamAria(ctx: Ctx): EngineDecision {
   const d: EngineDecision = { ...baseDecision(ctx), concurrency: 1, commitScope: 'none' };
   if (ctx.jobsForced && ctx.parallel > 1) {
     d.concurrency = ctx.parallel;
-    ctx.warnings.push(`--jobs ${ctx.parallel}: ${name} locks the whole table for each statement, so the streams take turns [docs/rules.md#myisam-and-aria-table-locks; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-*-2s-*]`);
+    ctx.warnings.push(`--jobs ${ctx.parallel}: ${name} locks the whole table for each statement, so the streams take turns [docs/rules.md#myisam-and-aria-table-locks; not measured here]`);
   } else {
-    ctx.reasons.push(`concurrency 1: ${name} takes a table write lock per statement, so parallel streams only take turns [docs/rules.md#myisam-and-aria-table-locks; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-us-2s-chunk, ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-2s-chunk]`);
+    ctx.reasons.push(`concurrency 1: ${name} takes a table write lock per statement, so parallel streams only take turns [docs/rules.md#myisam-and-aria-table-locks; not measured here]`);
   }
 
   // Non-unique indexes: the empty-table rebuild only covers the first statement; DISABLE KEYS covers all chunks.
@@ -31,7 +31,7 @@ export function planMyisamAria(ctx: Ctx): EngineDecision {
     d.before.push(step({ kind: 'disable-keys', table: ctx.loadTarget }, `stop maintaining ${plural(nonUnique.length, 'non-unique index', 'non-unique indexes')} (${indexList(nonUnique)}) row by row for every chunk, not only the first [docs/rules.md#myisam-and-aria-index-disabling]`));
     d.after.push(step({ kind: 'enable-keys', table: ctx.loadTarget }, 'rebuild the non-unique indexes by sorting, once ("Repair by sorting") [docs/rules.md#myisam-and-aria-index-disabling]'));
     ctx.reasons.push(
-      `${name}, empty table with non-unique indexes (${indexList(nonUnique)}): DISABLE KEYS before and ENABLE KEYS after, so every chunk skips them and they are built once by sorting [docs/rules.md#myisam-and-aria-index-disabling; measured: ${ctx.engine === 'aria' ? 'aria' : 'my'}-pi-pre-1s-chunk-dk]`,
+      `${name}, empty table with non-unique indexes (${indexList(nonUnique)}): DISABLE KEYS before and ENABLE KEYS after, so every chunk skips them and they are built once by sorting [docs/rules.md#myisam-and-aria-index-disabling; not measured here]`,
     );
     ctx.warnings.push('an interrupted load leaves the non-unique indexes disabled (queries do not use them) until resume finishes or ALTER TABLE … ENABLE KEYS runs');
   } else if (nonUnique.length > 0 && !ctx.emptyAtStart) {

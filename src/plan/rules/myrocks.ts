@@ -21,11 +21,11 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
   if (hiddenPk) blockers.push('the table has no PRIMARY KEY (hidden key): bulk load ignores such tables [docs/rules.md#myrocks-bulk-load]');
   if (!disjoint) {
     blockers.push(
-      'the table has rows and the loaded keys may overlap them: bulk load then fails at finalisation with "External file requires flush" / ER_OVERLAPPING_KEYS and keeps none of the session\'s rows [docs/rules.md#myrocks-overlapping-keys; measured: probe rocks-overlap]',
+      'the table has rows and the loaded keys may overlap them: bulk load then fails at finalisation with "External file requires flush" / ER_OVERLAPPING_KEYS and keeps none of the session\'s rows [docs/rules.md#myrocks-overlapping-keys; not measured here]',
     );
   }
   if (options.onDuplicate !== 'error') {
-    blockers.push(`--on-duplicate ${options.onDuplicate}: bulk load skips duplicate handling; a duplicate stops it with 1062 or 4054 and leaves partial data [docs/rules.md#myrocks-duplicates; measured: probe rocks-dup]`);
+    blockers.push(`--on-duplicate ${options.onDuplicate}: bulk load skips duplicate handling; a duplicate stops it with 1062 or 4054 and leaves partial data [docs/rules.md#myrocks-duplicates; not measured here]`);
   }
 
   if (blockers.length === 0) {
@@ -33,7 +33,7 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
     d.concurrency = 1;
     if (ctx.parallel > 1) {
       (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(
-        `${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: two sessions bulk-loading one table failed in every measured form — overlapping key ranges end in ER_OVERLAPPING_KEYS (4055) after part of the rows were ingested, and even disjoint pre-assigned ranges ended in "Corruption: Corrupt or unsupported format_version" on a table with a secondary index [measured: r-us-bulkU-2s, r-uss-bulk-2s-rr, r-u3-pre-bulk-perchunk-2s, r-u3-pre-bulk-2s-rr]`,
+        `${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: two sessions bulk-loading one table fail — overlapping key ranges end in ER_OVERLAPPING_KEYS (4055) after part of the rows were ingested, and even disjoint pre-assigned ranges can corrupt a table with a secondary index ("Corrupt or unsupported format_version") [docs/rules.md#myrocks-parallel-bulk-load; not measured here]`,
       );
     }
     if (ctx.keyOrdered) {
@@ -48,12 +48,12 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         keyColumns: table.clusteredKey!.columns,
       };
       ctx.reasons.push(
-        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 for each chunk, finalised after it, so every chunk is ingested before its bookkeeping row; 6% slower than one bulk load for the whole session, in exchange for key-range resume [docs/rules.md#myrocks-sorted-and-unsorted-input; measured: r-uss-bulk-perchunk-1s vs r-uss-bulk-1s, r-u3-pre-bulk-perchunk-1s vs r-u3-pre-bulk-1s]`,
+        `MyRocks with rows in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): rocksdb_bulk_load=1 for each chunk, finalised after it, so every chunk is ingested before its bookkeeping row; a little slower than one bulk load for the whole session, in exchange for key-range resume [docs/rules.md#myrocks-sorted-and-unsorted-input; not measured here]`,
       );
     } else {
       d.session.push(
         step({ kind: 'set-session', name: 'rocksdb_bulk_load_allow_unsorted', value: '1' }, 'the rows are not in primary-key order: the bulk loader sorts them through temp files [docs/rules.md#myrocks-sorted-and-unsorted-input]'),
-        step({ kind: 'bulk-load', on: true }, 'write primary-key rows straight into SST files instead of the memtable; about 4x faster than transactions [docs/rules.md#myrocks-bulk-load; measured: r-us-bulkU-1s vs r-us-chunk-2s]'),
+        step({ kind: 'bulk-load', on: true }, 'write primary-key rows straight into SST files instead of the memtable; faster than transactions [docs/rules.md#myrocks-bulk-load; docs/rules.md#measured-myrocks-bulk-load]'),
       );
       d.sessionEnd.push(
         step({ kind: 'bulk-load', on: false }, 'finalise the bulk load and ingest the SST files; errors (4054/4055, "External file requires flush") appear only here and must be checked [docs/rules.md#myrocks-finalisation-errors]'),
@@ -63,21 +63,21 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
         text: 'MyRocks bulk load is not transactional: rows stay invisible until the session finalises, and an interrupted load leaves an unknown part of them ingested; resume must empty the table (TRUNCATE) and load again from the first record',
       };
       ctx.reasons.push(
-        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end (a bulk load per chunk fails: every chunk spans the whole key range, ER_OVERLAPPING_KEYS) [docs/rules.md#myrocks-sorted-and-unsorted-input; measured: r-us-bulkU-1s 2.1x faster than r-us-chunk-2s; r-us-bulkU-perchunk-1s failed]`,
+        `MyRocks, rows not in ${table.clusteredKey!.name} order (${ctx.keyOrderWhy.replace(/^key order: /, '')}): one bulk load with rocksdb_bulk_load_allow_unsorted=1, finalised once at the end (a bulk load per chunk fails: every chunk spans the whole key range, ER_OVERLAPPING_KEYS) [docs/rules.md#myrocks-sorted-and-unsorted-input; not measured here]`,
       );
     }
     const sk = ctx.secondary.length;
     if (sk > 0) {
       ctx.reasons.push(
-        `${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files); rocksdb_bulk_load_allow_sk=1 was slower (1.3x) and fails per chunk (4055), and dropping them to re-add after the load was slower still [docs/rules.md#myrocks-secondary-keys; measured: r-u3-pre-bulksk-1s, r-pi-pre-bulksk-perchunk-2s, r-pi-pre-drop-bulk-perchunk-2s]`,
+        `${plural(sk, 'secondary index', 'secondary indexes')} go through the normal write batch (bulk load writes only the primary key to SST files); rocksdb_bulk_load_allow_sk=1 fails per chunk (4055), and it and dropping them to re-add after the load are not known to be faster [docs/rules.md#myrocks-secondary-keys; not measured here]`,
       );
     }
-    ctx.warnings.push('MyRocks bulk load skips unique checks: a duplicate primary key stops the load (1062 or 4054) and what was finalised stays [docs/rules.md#myrocks-duplicates; measured: probe rocks-dup]');
+    ctx.warnings.push('MyRocks bulk load skips unique checks: a duplicate primary key stops the load (1062 or 4054) and what was finalised stays [docs/rules.md#myrocks-duplicates; not measured here]');
     if (server.binlog) ctx.warnings.push('binary logging is on: MyRocks recommends sql_log_bin=0 for bulk loads (needs a privilege; replicas then miss the rows) — flatload leaves it on [docs/rules.md#myrocks-binary-log]');
   } else {
     const maxLocks = Number(variable(server, 'rocksdb_max_row_locks') ?? DEFAULT_MAX_ROW_LOCKS) || DEFAULT_MAX_ROW_LOCKS;
-    // A row a transaction writes counts twice against the limit (measured: one LOAD DATA holds at most half of it in
-    // rows); a quarter leaves room for the bookkeeping row and a 2x margin.
+    // A row a transaction writes counts twice against the limit; a quarter leaves room for the bookkeeping row and a
+    // 2x margin (docs/rules.md#myrocks-row-lock-limit).
     const maxRecords = Math.max(1, Math.floor(maxLocks / 4));
     d.chunkMaxRecords = maxRecords;
     const bytes = bytesForRecords(maxRecords, ctx.input.avgRecordBytes);
@@ -86,8 +86,8 @@ export function planMyrocks(ctx: Ctx): EngineDecision {
     ctx.reasons.push(
       `MyRocks transactions lock every written row: a chunk is capped at ${maxRecords} records (a quarter of rocksdb_max_row_locks=${maxLocks}: each row written counts twice against it, and a 2x margin) and ${d.chunkSizeBytes} bytes so it never hits the limit (ERROR 1296) [docs/rules.md#myrocks-row-lock-limit]`,
     );
-    ctx.reasons.push(`concurrency ${d.concurrency}: row locks only, chunks load in parallel [measured: r-us-chunk-2s 1.7x faster than r-us-chunk-1s]`);
-    ctx.warnings.push('MyRocks without bulk load is slow: 2x slower than its bulk load on an empty table, 4x with a unique secondary key [measured: r-us-chunk-2s vs r-us-bulkU-1s, r-u3-pre-chunk-2s vs r-u3-pre-bulk-1s]');
+    ctx.reasons.push(`concurrency ${d.concurrency}: row locks only, chunks load in parallel [not measured here]`);
+    ctx.warnings.push('MyRocks without bulk load is slower than its bulk load, most with a unique secondary key [docs/rules.md#measured-myrocks-bulk-load]');
   }
   return d;
 }
