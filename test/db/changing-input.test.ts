@@ -24,7 +24,7 @@ before(() => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Waits for `fn`, at most `timeoutMs`, and gives up at once when `alive` says the process it waits on is gone. */
-async function waitFor(what: string, fn: () => Promise<boolean> | boolean, alive: () => boolean = () => true, timeoutMs = 30_000): Promise<boolean> {
+async function waitFor(what: string, fn: () => Promise<boolean> | boolean, alive: () => boolean = () => true, timeoutMs = 120_000): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await fn()) return true;
