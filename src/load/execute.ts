@@ -226,7 +226,7 @@ async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: Ev
   const stream = f.local.stream;
   if (!stream) return f.local;
   if (sortsIntoRuns(plan, f.prep)) {
-    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
     return f.local;
   }
   if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
