@@ -80,7 +80,25 @@ export function headTailHash(path: string, sizeBytes: number): string {
   return h.digest('hex');
 }
 
-export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInput, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
+/**
+ * The target as the server names it: `db.table` as given where table names
+ * are case-sensitive (lower_case_table_names=0: `users` and `Users` are two
+ * tables, two jobs), folded to lower case where the server folds them (1, 2).
+ */
+export function targetName(db: string, table: string, lowerCaseTableNames: number): string {
+  const name = `${db}.${table}`;
+  return lowerCaseTableNames === 0 ? name : name.toLowerCase();
+}
+
+export function jobIdentity(
+  o: LoadOptions,
+  source: InputSource,
+  local: LocalInput,
+  db: string,
+  chunkSizeBytes: number,
+  characterSet: string,
+  lowerCaseTableNames: number,
+): JobIdentity {
   const f = o.format;
   let path = source.path;
   if (source.kind === 'file') {
@@ -99,7 +117,7 @@ export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInp
       headTailSha256: source.kind === 'file' && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
       ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
     },
-    target: `${db}.${o.table}`,
+    target: targetName(db, o.table, lowerCaseTableNames),
     format: {
       fieldsTerminatedBy: f.fieldsTerminatedBy.toString('hex'),
       fieldsEnclosedBy: f.fieldsEnclosedBy.toString('hex'),

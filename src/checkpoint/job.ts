@@ -83,7 +83,7 @@ export async function findOrPlanJob(
   const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
   // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
   if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
-  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path, prep.server.lowerCaseTableNames !== 0) : undefined;
   const notes: string[] = [];
   const jobId = jobIdOf(identity);
   if (stored && stored.jobId !== jobId) {

@@ -188,10 +188,17 @@ export class CheckpointStore {
     if (missing.length) await this.conn.query(`ALTER TABLE ${this.t(table)} ${missing.map(([name, type]) => `ADD COLUMN ${quoteId(name)} ${type}`).join(', ')}`);
   }
 
-  async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
+  /**
+   * The unfinished job of this input into this table. Names compare byte for
+   * byte (the columns' collation would take `users` for `Users`, and
+   * `Users.tsv` for `users.tsv`); where the server folds table names the
+   * target is compared folded, as jobs recorded before folding stored it as typed.
+   */
+  async findUnfinished(target: string, inputPath: string, foldTableNames: boolean): Promise<StoredJob | undefined> {
+    const byTarget = foldTableNames ? 'LOWER(target) = LOWER(?)' : 'BINARY target = ?';
     const r = await selectOne<Record<string, unknown>>(
       this.conn,
-      `SELECT * FROM ${this.t(JOBS)} WHERE target = ? AND input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
+      `SELECT * FROM ${this.t(JOBS)} WHERE ${byTarget} AND BINARY input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
       [target, inputPath],
     );
     return r ? toJob(r) : undefined;

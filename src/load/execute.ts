@@ -171,7 +171,7 @@ async function readFacts(
   });
   const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
   const planOptions = planOptionsOf(o, local.sizeBytes);
-  const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
+  const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
   const identity = share ? routedIdentity(own, share.map, share) : own;
   return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }

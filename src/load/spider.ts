@@ -166,11 +166,11 @@ const routeDir = (tmp: string, jobId: string): string => join(tmp, `flatload-rou
  * of this load with another identity (the shard map above all) is refused,
  * or discarded with --restart. Returns whether this run continues one.
  */
-async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, tmp: string): Promise<boolean> {
+async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, tmp: string, foldTableNames: boolean): Promise<boolean> {
   const jobId = jobIdOf(identity);
   if (!(await CheckpointStore.exists(store.conn, store.schema))) return false;
   await store.ensureTables('InnoDB');
-  const stored = await store.findUnfinished(identity.target, identity.input.path);
+  const stored = await store.findUnfinished(identity.target, identity.input.path, foldTableNames);
   if (!stored || stored.jobId === jobId) return stored !== undefined;
   const holder = await jobLockHolder(store.conn, stored.jobId);
   if (holder) {
@@ -334,10 +334,10 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
   try {
     const prep = await prepareLoad(o, session, control.connection, source);
     const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
-    const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
+    const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet, prep.server.lowerCaseTableNames), map);
     const jobId = jobIdOf(identity);
     await holdJob(control, session, store, jobId, o, events, false);
-    const continues = await checkRoutedJob(store, identity, o, tmp);
+    const continues = await checkRoutedJob(store, identity, o, tmp, prep.server.lowerCaseTableNames !== 0);
     dir = routeDir(tmp, jobId);
     const ts = Date.now();
     const split = await splitByShard({
