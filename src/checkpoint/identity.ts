@@ -44,6 +44,13 @@ export interface JobIdentity {
    * as they were.
    */
   route?: { map: ShardMap; backend?: string };
+  /**
+   * The n-th time (from 1) one export lists this input for this table again
+   * (a manifest naming a file twice, a part that is a symlink to another):
+   * each listing is a part of its own, loaded and resumed apart. Absent for
+   * a first listing, so other job ids stay as they were.
+   */
+  repeat?: number;
 }
 
 /** The map as a job stores it: JSON (bounds are kept as the server's text in each partition's description). */
@@ -161,6 +168,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('--mode', stored.mode, now.mode);
   cmp('--on-duplicate', stored.onDuplicate, now.onDuplicate);
   cmp('--allow-truncation', stored.allowTruncation, now.allowTruncation);
+  cmp('listing of the same input', stored.repeat ?? 0, now.repeat ?? 0);
   const [a, b] = [stored.route, now.route];
   if (!a !== !b) out.push(`route: ${a ? 'direct to the backends' : 'through the front'} then, ${b ? 'direct to the backends' : 'through the front'} now`);
   else if (a && b) {

@@ -84,6 +84,8 @@ export async function findOrPlanJob(
   // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
   if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
   let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path, prep.server.lowerCaseTableNames !== 0) : undefined;
+  // Another listing of the same file in the same export is another part, with a job of its own.
+  if (stored && (stored.identity.repeat ?? 0) !== (identity.repeat ?? 0)) stored = undefined;
   const notes: string[] = [];
   const jobId = jobIdOf(identity);
   if (stored && stored.jobId !== jobId) {

@@ -8,7 +8,7 @@
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
@@ -27,6 +27,7 @@ import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
+import { defaultRejectPath } from '../report/rejectFile.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
 import { ddlStatements } from './ddl.js';
 import { discoverExport, type DiscoveredTable } from './discover.js';
@@ -96,6 +97,12 @@ async function run(control: ControlConnection, op: Op): Promise<void> {
 
 function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
   return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
+}
+
+/** orders.rejects.tsv → orders.rejects.1.tsv for the second listing of the same input. */
+function repeatRejectPath(path: string, repeat: number): string {
+  const ext = extname(path);
+  return `${path.slice(0, path.length - ext.length)}.${repeat}${ext}`;
 }
 
 /** Adds one file's load to its table's line of the report. */
@@ -251,7 +258,11 @@ export async function executeExport(
           r.status = 'stopped';
           break;
         }
-        const rejectFile = a.rejectDir === undefined ? undefined : join(a.rejectDir, `${t.key}${t.files.length > 1 ? `.${i}` : ''}.rejects.txt`);
+        // The same file listed again (a manifest naming it twice, a part that is a symlink to another) is another part.
+        const repeat = t.files.slice(0, i).filter((f) => f === file).length;
+        // Beside the input, a repeated listing's rejects get a file of their own (orders.rejects.1.tsv), as a part's do in --reject-dir.
+        const beside = repeat > 0 ? repeatRejectPath(defaultRejectPath(file, t.table), repeat) : undefined;
+        const rejectFile = a.rejectDir === undefined ? beside : join(a.rejectDir, `${t.key}${t.files.length > 1 ? `.${i}` : ''}.rejects.txt`);
         const options = toLoadOptions({
           ...a,
           ...t.options,
@@ -269,7 +280,7 @@ export async function executeExport(
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections } } });
+        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections }, repeat } });
         addLoad(r, res);
         if (res.error) throw res.error;
       }

@@ -136,6 +136,8 @@ export interface InExport {
   session: Session;
   /** The loading streams the tables share chunk by chunk; absent when nothing loads (`flatload plan DIR`). */
   streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
+  /** How many times the export listed this file for this table before (a part of its own each time). */
+  repeat?: number | undefined;
 }
 
 /** What a load is part of: a backend's share of a routed load, or an export. */
@@ -153,6 +155,7 @@ async function readFacts(
   events: EventHub,
   spool: (l: LocalInput) => void,
   share: ShareOf | undefined,
+  repeat = 0,
 ): Promise<Facts> {
   const prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
@@ -172,7 +175,7 @@ async function readFacts(
   const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
-  const identity = share ? routedIdentity(own, share.map, share) : own;
+  const identity = { ...(share ? routedIdentity(own, share.map, share) : own), ...(repeat > 0 ? { repeat } : {}) };
   return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
@@ -276,7 +279,7 @@ export async function executeLoad(
   let reachable = true;
   let jobStarted = false;
   try {
-    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
+    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, inExport?.repeat);
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
     if (account && account.open >= account.limit && !inExport && !o.dryRun) {

@@ -7,7 +7,7 @@
  * table holds.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -114,5 +114,65 @@ describe('names that differ only in case (lower_case_table_names=0)', () => {
     assert.equal(again.code, 0, again.stderr);
     assert.equal(await count('Ex'), 200_000);
     assert.equal(await count('ex'), 150_000);
+  });
+});
+
+/** The --json report of an export (the fields these tests read). */
+function exportReport(stdout: string): { status: string; tables: Array<{ table: string; rows: number }>; totals: { rows: number } } {
+  return JSON.parse(stdout) as { status: string; tables: Array<{ table: string; rows: number }>; totals: { rows: number } };
+}
+
+describe('the same file twice in one table of an export: two parts, loaded twice, as the server would', () => {
+  test('a manifest listing one file twice for a table without a key', async () => {
+    await table('twice_m');
+    const sub = join(dir, 'manifest');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'part.tsv'), rows(0, 1_000, 'm'));
+    const manifest = join(sub, 'export.json');
+    writeFileSync(manifest, JSON.stringify({ tables: [{ table: `${db.name}.twice_m`, files: ['part.tsv', 'part.tsv'] }] }));
+    const args = ['load', '--manifest', manifest, '--json', ...base];
+    const r = await runCli(args, { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    const rep = exportReport(r.stdout);
+    assert.equal(await count('twice_m'), 2_000);
+    assert.equal(rep.tables[0]!.rows, 2_000);
+    assert.equal(rep.totals.rows, 2_000);
+    // Run again: already loaded, nothing doubled, and the report still says what the table holds.
+    const again = await runCli(args, { env: env() });
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(exportReport(again.stdout).status, 'already-loaded');
+    assert.equal(await count('twice_m'), 2_000);
+  });
+
+  test('a split table whose second part is a symlink to its first', async () => {
+    await table('np');
+    const sub = join(dir, 'symlinked');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'np.000.tsv'), rows(0, 1_000, 'n'));
+    symlinkSync(join(sub, 'np.000.tsv'), join(sub, 'np.001.tsv'));
+    const args = ['load', sub, '--json', ...base];
+    const r = await runCli(args, { env: env() });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await count('np'), 2_000);
+    assert.equal(exportReport(r.stdout).totals.rows, 2_000);
+    // With --restart (new export, new jobs for both parts), the table gets both parts again: 4,000.
+    const restart = await runCli([...args, '--restart'], { env: env() });
+    assert.equal(restart.code, 0, restart.stderr);
+    assert.equal(await count('np'), 4_000);
+    assert.equal(exportReport(restart.stdout).totals.rows, 2_000);
+  });
+
+  test('each listing keeps its own rejected rows: the second beside the first, numbered', async () => {
+    await table('twice_bad');
+    const sub = join(dir, 'rejects');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'bad.tsv'), `${rows(0, 500, 'b')}notanumber\tx\n${rows(500, 1_000, 'b')}`);
+    const manifest = join(sub, 'export.json');
+    writeFileSync(manifest, JSON.stringify({ tables: [{ table: `${db.name}.twice_bad`, files: ['bad.tsv', 'bad.tsv'] }] }));
+    const r = await runCli(['load', '--manifest', manifest, '--max-errors', '5', '--json', ...base], { env: env() });
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(await count('twice_bad'), 2_000);
+    assert.equal(readFileSync(join(sub, 'bad.rejects.tsv'), 'utf8'), 'notanumber\tx\n');
+    assert.equal(readFileSync(join(sub, 'bad.rejects.1.tsv'), 'utf8'), 'notanumber\tx\n');
   });
 });
