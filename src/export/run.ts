@@ -20,11 +20,13 @@ import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { readAccountConnections } from '../introspect/server.js';
-import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { executeLoad } from '../load/execute.js';
+import { executeTargetLoad, type TargetResult } from '../load/spider.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
+import { renderRoute } from '../plan/route.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
@@ -57,10 +59,31 @@ interface Target extends DiscoveredTable {
   shadow: TableRef;
   old: TableRef;
   exists: boolean;
+  /** A Spider table loads as its single load does: straight to its backends when it can (load/spider.ts). */
+  spider: boolean;
 }
 
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
   return (await selectNumber(control, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table])) > 0;
+}
+
+async function isSpider(control: ControlConnection, t: TableRef): Promise<boolean> {
+  const rows = await selectRows<{ e: string | null }>(control, 'SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table]);
+  return (rows[0]?.e ?? '').toUpperCase() === 'SPIDER';
+}
+
+/**
+ * Swap loads into a shadow made by CREATE TABLE … LIKE: a Spider table's
+ * shadow names the same backend tables, so its rows would land in the live
+ * ones before the RENAME. Refused before anything changes.
+ */
+function refuseSpiderSwap(targets: readonly Target[], mode: string): void {
+  const spider = targets.find((t) => t.spider);
+  if (mode !== 'swap' || !spider) return;
+  throw new FlatloadError('UNSUPPORTED', `${spider.key} is a Spider table: --mode swap would load its shadow, which names the same backend tables, so the rows would reach the live tables before the swap`, {
+    table: spider.key,
+    hint: 'load the export with --mode replace (the front empties every backend table first) or append',
+  });
 }
 
 /** Connections to share when --jobs is not given: the server's cores (thread_pool_size) or the client's, at most 8 — the single load's default. */
@@ -106,10 +129,10 @@ function repeatRejectPath(path: string, repeat: number): string {
 }
 
 /** Adds one file's load to its table's line of the report. */
-function addLoad(r: ExportTableReport, res: ExecuteResult): void {
+function addLoad(r: ExportTableReport, res: TargetResult): void {
   const x = res.report;
   r.engine = x.engine;
-  r.strategy = x.strategy;
+  r.strategy = res.route?.plan.route === 'direct' ? 'direct to the backends' : x.strategy;
   r.rows += x.rows;
   r.rejected += x.rejected;
   r.seconds += x.seconds;
@@ -153,8 +176,10 @@ export async function executeExport(
         shadow: { db, table: derivedName(t.table, SHADOW_SUFFIX) },
         old: { db, table: derivedName(t.table, OLD_SUFFIX) },
         exists: await tableExists(control, ref),
+        spider: await isSpider(control, ref),
       });
     }
+    refuseSpiderSwap(targets, mode);
     for (const t of targets) {
       if (t.exists) continue;
       if (!t.ddl) {
@@ -222,8 +247,10 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       await createFromDdl(control, t);
+      t.spider = await isSpider(control, t.ref);
       notes.push(`created ${t.key} from ${t.ddl}`);
     }
+    refuseSpiderSwap(targets, mode);
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
     let restartMembers = base.restart;
     if (phase === 'created') {
@@ -250,8 +277,11 @@ export async function executeExport(
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
     let firstError: FlatloadError | undefined;
-    const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
+    const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate, started: () => void): Promise<void> => {
       r.status = 'already-loaded';
+      // Routed straight to its backends, a Spider table loads over their connections, not the export's streams: the
+      // next table need not wait for it to ask for one.
+      if (t.spider) started();
       const hub = progress.hubFor(t.key);
       for (const [i, file] of t.files.entries()) {
         if (stop.signal.aborted) {
@@ -280,8 +310,11 @@ export async function executeExport(
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections }, repeat } });
+        const within = { export: { session, streams: { gate, connections }, repeat } };
+        const res = t.spider ? await executeTargetLoad(options, conn, hub, stop.signal, io.resumeCommand, within) : await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, within);
         addLoad(r, res);
+        const v = res.report.verify;
+        if (v) notes.push(`${t.key}: --verify: COUNT(*) through the front ${v.front}, the backends' rows make ${v.expectedFront} (${v.backends.map((b) => `${b.backend} ${b.rows}`).join(', ')})`);
         if (res.error) throw res.error;
       }
     };
@@ -309,7 +342,10 @@ export async function executeExport(
         },
         give: () => shared.give(),
       };
-      const p: Promise<void> = loadTable(t, r, gate)
+      const p: Promise<void> = loadTable(t, r, gate, () => {
+        prepared();
+        streams.started(t.key);
+      })
         .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
         .catch((err: unknown) => {
           const fe = toFlatloadError(err, `loading ${t.key}`);
@@ -386,9 +422,11 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
-    const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
+    const within = { export: { session } };
+    const res: TargetResult = t.spider ? await executeTargetLoad(options, conn, new EventHub(), undefined, '', within) : await executeLoad(options, conn, new EventHub(), undefined, '', within);
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
-    plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
+    const route = res.route ? `${renderRoute(res.route.plan, res.route.map)}\n${res.route.plan.route === 'direct' ? "each backend's share is planned on its backend; the first one's:\n" : ''}` : '';
+    plans.push({ table: t.key, text: `== ${t.key}${files}\n${route}${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {
     const op: Op = { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) };

@@ -122,6 +122,8 @@ export interface ShareOf {
   input: JobIdentity['input'];
   map: ShardMap;
   key: string;
+  /** The routed load's repeat (see JobIdentity.repeat): its shares are parts of their own too. */
+  repeat?: number;
 }
 
 /**
@@ -279,7 +281,7 @@ export async function executeLoad(
   let reachable = true;
   let jobStarted = false;
   try {
-    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, inExport?.repeat);
+    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, share?.repeat ?? inExport?.repeat);
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
     if (account && account.open >= account.limit && !inExport && !o.dryRun) {
