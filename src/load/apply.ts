@@ -191,8 +191,9 @@ async function prepareTarget(r: LoadRun): Promise<void> {
   }
   if (cp.phase !== 'created') return;
   await runSteps(control, plan.before, 'preparing the table', {}, cp.resumed, events);
-  if (plan.commitScope !== 'chunk') {
-    // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
+  if (plan.commitScope !== 'chunk' || plan.guarantee.kind === 'restart-required') {
+    // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume,
+    // and what tells a restart that emptying the table deletes nothing but this load's rows.
     cp.rowsBefore = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${target}`);
   }
   cp.tableFingerprint = await fingerprint();

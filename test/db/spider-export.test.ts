@@ -138,16 +138,13 @@ describe('a Spider table inside an export', { skip: noSpider ? `mariadb-plugin-s
     assert.deepEqual(await perBackend('viafront'), await perBackend('reference'));
   });
 
-  test('killed mid-export, then rerun: the Spider table resumes and every backend ends with exactly the front-routed rows', async () => {
-    await spider.createSpiderTable(spec('killed'));
-    await plainTable();
-    const d = exportDir('killed', 'killed');
-    const args = ['load', d, '--chunk-size', '16KiB', '--jobs', '1', ...base];
+  /** Starts the export and SIGKILLs it once `rows` of the table are on the backends (within a deadline, while it runs). */
+  async function killMidExport(args: string[], table: string, rows: number): Promise<void> {
     const s = spawnCli(args, env());
     let exited = false;
     void s.done.then(() => (exited = true));
     const deadline = Date.now() + 60_000;
-    while ((await total('killed')) < 4_000) {
+    while ((await total(table)) < rows) {
       if (exited) assert.fail(`the export ended before it was killed: ${(await s.done).stderr}`);
       if (Date.now() > deadline) {
         s.child.kill('SIGKILL');
@@ -157,14 +154,24 @@ describe('a Spider table inside an export', { skip: noSpider ? `mariadb-plugin-s
     }
     s.child.kill('SIGKILL');
     assert.equal((await s.done).signal, 'SIGKILL');
-    const mid = await total('killed');
+    const mid = await total(table);
     assert.ok(mid > 0 && mid < ROWS, `killed mid-load (${mid} rows on the backends)`);
+  }
 
-    const rerun = await runCli(args, { env: env() });
-    assert.equal(rerun.code, 0, rerun.stderr);
-    assert.deepEqual(await perBackend('killed'), await perBackend('reference'));
-    assert.equal(await value(front, 'SELECT COUNT(*) FROM s.plain'), 5_000);
-  });
+  for (const route of ['direct', 'front'] as const) {
+    test(`--route ${route}: killed mid-export, then rerun: the Spider table resumes and every backend ends with exactly the front-routed rows`, async () => {
+      const table = `killed_${route}`;
+      await spider.createSpiderTable(spec(table));
+      await plainTable();
+      const d = exportDir(table, table);
+      const args = ['load', d, '--chunk-size', '16KiB', '--jobs', '1', '--route', route, ...base];
+      await killMidExport(args, table, 4_000);
+      const rerun = await runCli(args, { env: env() });
+      assert.equal(rerun.code, 0, rerun.stderr);
+      assert.deepEqual(await perBackend(table), await perBackend('reference'));
+      assert.equal(await value(front, 'SELECT COUNT(*) FROM s.plain'), 5_000);
+    });
+  }
 
   test('swap mode is refused before anything changes: a Spider shadow would point at the same backend tables', async () => {
     await spider.createSpiderTable(spec('swapped'));
