@@ -339,8 +339,9 @@ export class CheckpointStore {
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET state = 'abandoned', updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`, [jobId]);
   }
 
-  async list(target?: string): Promise<JobSummary[]> {
-    const where = target ? 'WHERE j.target = ?' : '';
+  /** Every job, or those of one table (its name compared as findUnfinished compares it). */
+  async list(target?: string, foldTableNames = false): Promise<JobSummary[]> {
+    const where = target ? `WHERE ${foldTableNames ? 'LOWER(j.target) = LOWER(?)' : 'BINARY j.target = ?'}` : '';
     const rows = await selectRows<Record<string, unknown>>(
       this.conn,
       `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message, j.owner,

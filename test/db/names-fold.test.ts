@@ -87,6 +87,14 @@ describe('names that differ only in case (lower_case_table_names=0)', () => {
     assert.equal((JSON.parse(other.stdout) as { rows: number }).rows, 5_000);
     assert.equal(await count('Users'), 5_000);
 
+    // status --table names one table: Users' job is not listed as users'.
+    const st = await runCli(['status', '--table', 'users', '--json'], { env: env() });
+    assert.equal(st.code, 0, st.stderr);
+    assert.deepEqual(
+      (JSON.parse(st.stdout) as { jobs: Array<{ target: string }> }).jobs.map((j) => j.target),
+      [`${db.name}.users`],
+    );
+
     // The first load's job is untouched: its rerun resumes it and the table holds each row once.
     const rerun = await runCli([...first, '--json'], { env: env() });
     assert.equal(rerun.code, 0, rerun.stderr);
