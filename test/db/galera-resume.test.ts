@@ -112,4 +112,34 @@ describe('Galera: a load resumes after losing two of three nodes and re-bootstra
     n2.destroy();
     n1.destroy();
   });
+
+  test('a table emptied between the kill and the rerun is still caught: the resume is refused, --restart loads it whole', { timeout: 300_000 }, async () => {
+    const n1 = await cluster.connect(0, { database: DB });
+    n1.on('error', () => undefined);
+    await n1.query('CREATE TABLE t2 (id INT NOT NULL PRIMARY KEY, name VARCHAR(30) NOT NULL) ENGINE=InnoDB');
+    let content = '';
+    for (let i = 0; i < ROWS; i++) content += `${i}\tname ${i}\n`;
+    const file = join(dir, 't2.tsv');
+    writeFileSync(file, content);
+    const live = cluster.nodes.filter((n) => n.running).map((n) => `127.0.0.1:${n.port}`);
+    const args = ['load', file, '--url', `mysql://root@${live.join(',')}/${DB}`, '--table', 't2', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none', '--skip-size-report'];
+    const s = spawnCli(args, {});
+    let exited = false;
+    void s.done.then(() => (exited = true));
+    await until('a chunk committed', async () => {
+      if (exited) assert.fail(`the load ended before it was killed: ${(await s.done).stderr}`);
+      return Number(await value(n1, 'SELECT COUNT(*) FROM t2')) > 0;
+    }, 120_000);
+    s.child.kill('SIGKILL');
+    assert.equal((await s.done).signal, 'SIGKILL');
+    await n1.query('TRUNCATE TABLE t2');
+
+    const refused = await runCli(args, { timeoutMs: 120_000 });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /cannot resume: .*t2.* was emptied or re-created .*it holds 0 rows, fewer than the \d+ its chunks committed/);
+    const restarted = await runCli([...args, '--restart'], { timeoutMs: 240_000 });
+    assert.equal(restarted.code, 0, restarted.stderr);
+    assert.equal(await value(n1, 'SELECT COUNT(*) FROM t2'), String(ROWS));
+    n1.destroy();
+  });
 });
