@@ -69,6 +69,15 @@ describe('a Spider table inside an export', { skip: noSpider ? `mariadb-plugin-s
     for (const b of backends) n += await value(b, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 's' AND TABLE_NAME = 'flatload_jobs'");
     return n;
   };
+  /** The backends' jobs for their share of `table` (a load routed to them directly keeps one on each). */
+  const sharesOf = async (table: string): Promise<number> => {
+    let n = 0;
+    for (const b of backends) {
+      if ((await value(b, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 's' AND TABLE_NAME = 'flatload_jobs'")) === 0) continue;
+      n += await value(b, `SELECT COUNT(*) FROM s.flatload_jobs WHERE target = 's.${table}'`);
+    }
+    return n;
+  };
   /** An export directory with the Spider table's file and a plain table's. */
   function exportDir(name: string, table: string): string {
     const d = join(root, name);
@@ -168,10 +177,21 @@ describe('a Spider table inside an export', { skip: noSpider ? `mariadb-plugin-s
       await killMidExport(args, table, 4_000);
       const rerun = await runCli(args, { env: env() });
       assert.equal(rerun.code, 0, rerun.stderr);
+      assert.equal(await sharesOf(table), route === 'direct' ? 2 : 0, `routed ${route}`);
       assert.deepEqual(await perBackend(table), await perBackend('reference'));
       assert.equal(await value(front, 'SELECT COUNT(*) FROM s.plain'), 5_000);
     });
   }
+
+  test('--backend is honoured too: one naming no server of the table stops its load before anything reaches the backends', async () => {
+    await spider.createSpiderTable(spec('badbackend'));
+    await plainTable();
+    const d = exportDir('badbackend', 'badbackend');
+    const r = await runCli(['load', d, '--backend', 'nosuch=mysql://root@127.0.0.1:1/s', ...base], { env: env() });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /--backend nosuch: the table's partitions name the servers/);
+    assert.equal(await total('badbackend'), 0);
+  });
 
   test('swap mode is refused before anything changes: a Spider shadow would point at the same backend tables', async () => {
     await spider.createSpiderTable(spec('swapped'));
