@@ -1,4 +1,4 @@
-// ESLint for src/, test/ and fixtures/ (`npm run lint`, part of `npm test`).
+// ESLint for src/, test/, fixtures/, bench/, dev/ and tools/ (`npm run lint`, part of `npm test`).
 //
 // Type-aware: the rules that catch real bugs here (a promise nobody awaits, an
 // async callback where a sync one is expected, a switch that misses a case of a
@@ -7,7 +7,7 @@
 // TypeScript 6 build (`@typescript/typescript6`) and only lint uses it; builds
 // and `npm run typecheck` use TypeScript 7 (`typescript7`).
 //
-// src/, test/ and fixtures/ have no findings and no suppressions: a new finding fails the build.
+// None of them has a finding or a suppression: a new finding fails the build.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 

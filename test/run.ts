@@ -3,6 +3,11 @@
  * DATABASE_URL points at a server), runs every test file with node:test
  * against it, and always stops it, also when tests fail or the run is
  * interrupted.
+ *
+ * Nothing can hang it: every test has a deadline (TEST_TIMEOUT_MS unless the
+ * test sets its own), and a watchdog stops the whole run after RUN_TIMEOUT_MS
+ * (FLATLOAD_TEST_RUN_MINUTES overrides it), failing it, for what no test's
+ * deadline covers (a hook, a file that never exits).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -20,8 +25,13 @@ function findTests(dir: string): string[] {
   return out;
 }
 
+const TEST_TIMEOUT_MS = 10 * 60_000;
+const RUN_TIMEOUT_MS = Number(process.env['FLATLOAD_TEST_RUN_MINUTES'] ?? 120) * 60_000;
+
 const root = new URL('..', import.meta.url).pathname;
-const filters = process.argv.slice(2);
+// Words pick test files by path; a --test-name-pattern=RE is passed on to node:test.
+const patterns = process.argv.slice(2).filter((a) => a.startsWith('--test-name-pattern='));
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const files = findTests(join(root, 'test')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
 let server: ThrowawayServer | undefined;
@@ -53,15 +63,29 @@ try {
   code = await new Promise<number>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files.map((f) => relative(root, f))],
-      { cwd: root, env, stdio: 'inherit' },
+      ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-reporter=spec', ...patterns, ...files.map((f) => relative(root, f))],
+      // Its own process group, so a signal reaches every test file and the loads they started.
+      { cwd: root, env, stdio: 'inherit', detached: true },
     );
-    const forward = (sig: NodeJS.Signals): void => {
-      child.kill(sig);
+    const signalAll = (sig: NodeJS.Signals): void => {
+      try {
+        process.kill(-child.pid!, sig);
+      } catch {
+        // the group is gone already
+      }
     };
+    const forward = (sig: NodeJS.Signals): void => signalAll(sig);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
-    child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
+    const watchdog = setTimeout(() => {
+      process.stderr.write(`test run: still running after ${RUN_TIMEOUT_MS / 60_000} minutes: stopping it (FLATLOAD_TEST_RUN_MINUTES to allow more)\n`);
+      signalAll('SIGTERM');
+      setTimeout(() => signalAll('SIGKILL'), 10_000).unref();
+    }, RUN_TIMEOUT_MS);
+    child.on('exit', (c, sig) => {
+      clearTimeout(watchdog);
+      resolve(c ?? (sig ? 1 : 0));
+    });
   });
 } finally {
   await stop();

@@ -22,7 +22,7 @@ import { acquireJobLease, type JobLease } from './lease.js';
 import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from './lock.js';
 import type { Session } from '../db/connect.js';
 import type { CheckpointContext } from './resume.js';
-import { chunkTableFor, CheckpointStore, type StoredJob } from './store.js';
+import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from './store.js';
 
 export interface Job {
   plan: LoadPlan;
@@ -183,7 +183,7 @@ export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
 /** Fails now, naming each missing grant, rather than half-way through the load. */
 export function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptions, schema: string): void {
   const needs = privilegesForPlan(plan, {
-    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', chunkTableFor(bookkeepingEngine(plan, prep)).name] }),
+    ...(o.dryRun ? {} : { bookkeepingSchema: schema, bookkeepingTables: ['flatload_jobs', ...bookkeepingChunkTables(bookkeepingEngine(plan, prep))] }),
     sizeReport: o.sizeReport,
     engine: prep.table.engine,
   });

@@ -88,6 +88,37 @@ export function chunkTableFor(engine: string): { name: string; engine: string } 
 
 const ALL_CHUNK_TABLES = [CHUNKS, 'flatload_chunks_rocksdb', 'flatload_chunks_tokudb'];
 
+/** Where a chunk's rejected rows go when they do not fit one statement: the chunk table's name with `_rejects`, same engine. */
+function piecesTableOf(chunkTable: string): string {
+  return `${chunkTable}_rejects`;
+}
+const ALL_PIECES_TABLES = ALL_CHUNK_TABLES.map(piecesTableOf);
+
+/** The tables a load into a table of this engine keeps its chunks' bookkeeping in. */
+export function bookkeepingChunkTables(engine: string): string[] {
+  const chunks = chunkTableFor(engine).name;
+  return [chunks, piecesTableOf(chunks)];
+}
+
+/** SQL bytes a bookkeeping INSERT needs besides its data. */
+const STATEMENT_OVERHEAD = 4096;
+
+/**
+ * The JSON of a chunk's rejected rows in pieces that each fit one statement
+ * under max_allowed_packet (a piece travels as hex, twice its bytes), or
+ * undefined when the whole text fits the chunk row itself (escaping at most
+ * doubles it).
+ */
+export function rejectPieces(json: string | null, maxPacketBytes: number): Buffer[] | undefined {
+  if (json === null) return undefined;
+  const room = Math.max(1024, Math.floor((maxPacketBytes - STATEMENT_OVERHEAD) / 2));
+  const bytes = Buffer.from(json, 'utf8');
+  if (bytes.length <= room) return undefined;
+  const out: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += room) out.push(bytes.subarray(i, i + room));
+  return out;
+}
+
 /**
  * Resume bookkeeping, in the target server: one row per job, one row per
  * committed chunk. A chunk's row is written in the same transaction as the
@@ -119,6 +150,15 @@ export class CheckpointStore {
       this.conn,
       `SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (${ALL_CHUNK_TABLES.map(() => '?').join(',')})`,
       [this.schema, ...ALL_CHUNK_TABLES],
+    );
+    return r.map((x) => x.t);
+  }
+
+  private async piecesTables(): Promise<string[]> {
+    const r = await selectRows<{ t: string }>(
+      this.conn,
+      `SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (${ALL_PIECES_TABLES.map(() => '?').join(',')})`,
+      [this.schema, ...ALL_PIECES_TABLES],
     );
     return r.map((x) => x.t);
   }
@@ -170,6 +210,15 @@ export class CheckpointStore {
         committed_at DATETIME(3) NOT NULL,
         PRIMARY KEY (job_id, chunk_index)
       ) ENGINE=${chunks.engine} DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per committed chunk'`,
+    );
+    await this.conn.query(
+      `CREATE TABLE IF NOT EXISTS ${this.t(piecesTableOf(chunks.name))} (
+        job_id CHAR(24) NOT NULL,
+        chunk_index INT NOT NULL,
+        piece INT NOT NULL,
+        rejects LONGBLOB NOT NULL,
+        PRIMARY KEY (job_id, chunk_index, piece)
+      ) ENGINE=${chunks.engine} COMMENT='flatload resume bookkeeping: a committed chunk''s rejected rows, in pieces under max_allowed_packet'`,
     );
     // Tables made by an older flatload lack later columns.
     await this.addMissingColumns(JOBS, [
@@ -235,7 +284,7 @@ export class CheckpointStore {
   }
 
   private async deleteChunks(jobId: string): Promise<void> {
-    for (const t of await this.chunkTables()) await this.conn.query(`DELETE FROM ${this.t(t)} WHERE job_id = ?`, [jobId]);
+    for (const t of [...(await this.chunkTables()), ...(await this.piecesTables())]) await this.conn.query(`DELETE FROM ${this.t(t)} WHERE job_id = ?`, [jobId]);
   }
 
   async update(
@@ -294,7 +343,28 @@ export class CheckpointStore {
         rejects: (r['rejects'] as string | null | undefined) ?? null,
       });
     }
+    await this.readPieces(jobId, out, onlyIndex);
     return out;
+  }
+
+  /** The rejected rows of chunks whose JSON was stored in pieces (each read as its own row, under max_allowed_packet). */
+  private async readPieces(jobId: string, chunks: Map<number, DoneChunk>, onlyIndex?: number): Promise<void> {
+    const parts = new Map<number, Buffer[]>();
+    for (const t of await this.piecesTables()) {
+      const rows = await selectRows<{ chunk_index: unknown; rejects: Buffer }>(
+        this.conn,
+        `SELECT chunk_index, rejects FROM ${this.t(t)} WHERE job_id = ?${onlyIndex === undefined ? '' : ' AND chunk_index = ?'} ORDER BY chunk_index, piece`,
+        onlyIndex === undefined ? [jobId] : [jobId, onlyIndex],
+      );
+      for (const r of rows) {
+        const i = Number(r.chunk_index);
+        parts.set(i, [...(parts.get(i) ?? []), Buffer.from(r.rejects)]);
+      }
+    }
+    for (const [i, bufs] of parts) {
+      const c = chunks.get(i);
+      if (c) c.rejects = Buffer.concat(bufs).toString('utf8');
+    }
   }
 
   /** One chunk's committed row, if it has one. */
@@ -302,13 +372,22 @@ export class CheckpointStore {
     return (await this.doneChunks(jobId, index)).get(index);
   }
 
-  /** Marks a chunk done; run it on the chunk's own connection inside its transaction. */
-  static async markChunk(conn: Conn, schema: string, engine: string, jobId: string, c: DoneChunk): Promise<void> {
+  /**
+   * Marks a chunk done; run it on the chunk's own connection inside its
+   * transaction. Rejected rows that would not fit one statement under the
+   * server's max_allowed_packet go in pieces, one statement each.
+   */
+  static async markChunk(conn: Conn, schema: string, engine: string, jobId: string, c: DoneChunk, maxPacketBytes: number): Promise<void> {
+    const table = chunkTableFor(engine).name;
+    const pieces = rejectPieces(c.rejects, maxPacketBytes);
     await conn.query(
-      `INSERT INTO ${quoteId(schema)}.${quoteId(chunkTableFor(engine).name)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at)
+      `INSERT INTO ${quoteId(schema)}.${quoteId(table)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
-      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1, c.rejects],
+      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1, pieces ? null : c.rejects],
     );
+    for (const [i, piece] of (pieces ?? []).entries()) {
+      await conn.query(`INSERT INTO ${quoteId(schema)}.${quoteId(piecesTableOf(table))} (job_id, chunk_index, piece, rejects) VALUES (?, ?, ?, ?)`, [jobId, c.index, i, piece]);
+    }
   }
 
   /**

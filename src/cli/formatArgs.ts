@@ -10,7 +10,8 @@ export function withFormatOptions<T>(y: Argv<T>) {
     .option('fields-escaped-by', { type: 'string', describe: "escape character ('' for none)", group: 'Format:' })
     .option('lines-terminated-by', { type: 'string', describe: "record terminator, e.g. '\\n' or '\\r\\n'", group: 'Format:' })
     .option('ignore-lines', { type: 'string', describe: 'header lines to skip', group: 'Format:' })
-    .option('columns', { alias: 'c', type: 'string', describe: 'comma-separated target columns (@name discards a field)', group: 'Format:' })
+    .option('columns', { alias: 'c', type: 'string', describe: 'comma-separated target columns (@name discards a field), or header: the first line names them (matched case-insensitively; --ignore-lines defaults to 1)', group: 'Format:' })
+    .option('skip-fields', { type: 'string', describe: 'with --columns header: comma-separated header fields to discard (fields the table lacks are an error otherwise)', group: 'Format:' })
     .option('character-set', { type: 'string', describe: "the file's character set (LOAD DATA CHARACTER SET)", group: 'Format:' })
     .option('keep-bom', { type: 'boolean', describe: 'keep a leading UTF-8 byte-order mark as data (default: skip it)', group: 'Format:' });
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { EXIT, FlatloadError, formatError, isFlatloadError, type ExitCode } from '../errors/index.js';
+import { errorReport, EXIT, FlatloadError, formatError, isFlatloadError, type ExitCode } from '../errors/index.js';
 import { withConnectionOptions } from './connectionArgs.js';
 import { withFormatOptions } from './formatArgs.js';
 import type { CliIo } from './io.js';
@@ -29,6 +29,10 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('binlog', { type: 'string', describe: 'on | off: write the load to the binary log or not (off: SET sql_log_bin=0, needs BINLOG ADMIN or SUPER; replicas will not receive the rows). Default: the server\'s own setting', group: 'Load:' })
+    .option('analyze', { type: 'string', describe: 'on | off | auto: ANALYZE TABLE after the load, timed in the report (auto, the default: when the load started from an empty table, as with --mode replace or swap)', group: 'Load:' })
+    .option('expect-rows', { type: 'string', describe: 'after the load the table must hold exactly N rows (COUNT(*)), as the exporter counted; a difference exits 9', group: 'Load:' })
+    .option('expect-checksum', { type: 'string', describe: 'after the load CHECKSUM TABLE must return C, as on the exporting server; a difference exits 9', group: 'Load:' })
     .option('wait', { type: 'boolean', describe: 'if another flatload is running this same load, wait for it to finish (default: stop with exit code 8)', group: 'Resume:' })
     .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })
@@ -40,6 +44,10 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })
     .option('manifest', { type: 'string', describe: 'export: a JSON file mapping files to tables and per-table options', group: 'Export:' })
     .option('create-tables', { type: 'boolean', describe: 'export: create a missing table from its .sql file (mysqldump --tab)', group: 'Export:' })
+    .option('include', { type: 'string', array: true, describe: 'export: load only the tables these names or patterns match (table or db.table; * and ?), repeatable', group: 'Export:' })
+    .option('exclude', { type: 'string', array: true, describe: 'export: leave out the tables these names or patterns match, repeatable', group: 'Export:' })
+    .option('rename', { type: 'string', array: true, describe: 'export: FROM=TO loads table FROM into TO (table or db.table), repeatable', group: 'Export:' })
+    .option('run-sql-files', { type: 'boolean', describe: 'export, with --create-tables: run every statement of a missing table\'s .sql file as written (default: only its own CREATE TABLE and the session SETs around it; anything else is refused)', group: 'Export:' })
     .option('reject-dir', { type: 'string', describe: 'export: the directory for the per-table reject files (default: beside each input)', group: 'Export:' })
     .option('skip-size-report', { type: 'boolean', describe: 'do not measure the on-disk size afterwards (that flushes the table, briefly blocking its writers)', group: 'Output:' });
 }
@@ -133,8 +141,35 @@ function skipHelpCache(cli: Argv): void {
   if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
 }
 
+/** Whether the command line asks for --json (read before yargs, which may be what fails). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === '--json' || a === '--json=true');
+}
+
+/**
+ * A reader that went away (`| head -3`, a closed terminal) must not stop a
+ * load: a write to a closed stdout or stderr fails (EPIPE, EIO) and is
+ * dropped, as is every later write; the load finishes and exits with its
+ * own code. Returns whether anything was written to the stream.
+ */
+function survivable(stream: NodeJS.WriteStream): () => boolean {
+  let used = false;
+  stream.on('error', () => undefined);
+  const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+  const guarded = (...args: unknown[]): boolean => {
+    used = true;
+    if (stream.destroyed) return false;
+    return write(...args);
+  };
+  stream.write = guarded;
+  return () => used;
+}
+
 async function main(): Promise<void> {
   let code: ExitCode = EXIT.ok;
+  const stdoutUsed = survivable(process.stdout);
+  survivable(process.stderr);
   hidePasswordsFromProcessList();
   // -pSECRET, -p (prompt), -uNAME ... as the mysql client reads them.
   const argv = normalizeMysqlStyleArgs(hideBin(process.argv));
@@ -146,21 +181,21 @@ async function main(): Promise<void> {
     cwd: process.cwd(),
     argv,
     onInterrupt(first) {
-      const handler = (): void => {
+      // A hangup (the terminal or ssh session gone) stops the load like Ctrl-C and SIGTERM: resumably, cleaned up.
+      const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+      const handler = (signal: NodeJS.Signals): void => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write('\ninterrupt: finishing the chunks in flight (Ctrl-C again to abort at once; nothing half-done is kept)\n');
+          process.stderr.write(`\n${signal === 'SIGINT' ? 'interrupt' : signal}: finishing the chunks in flight (Ctrl-C again to abort at once; nothing half-done is kept)\n`);
           first();
         } else {
           process.stderr.write('\naborting\n');
           process.exit(EXIT.stopped);
         }
       };
-      process.on('SIGINT', handler);
-      process.on('SIGTERM', handler);
+      for (const s of signals) process.on(s, handler);
       return () => {
-        process.off('SIGINT', handler);
-        process.off('SIGTERM', handler);
+        for (const s of signals) process.off(s, handler);
       };
     },
   };
@@ -169,6 +204,8 @@ async function main(): Promise<void> {
   } catch (err) {
     process.stderr.write(`${formatError(err)}\n`);
     code = isFlatloadError(err) ? err.exitCode : EXIT.internal;
+    // --json promises one object on stdout: a command that failed before printing its report prints this one.
+    if (wantsJson(argv) && !stdoutUsed()) process.stdout.write(`${JSON.stringify(errorReport(err))}\n`);
   }
   process.exitCode = code;
   // The work is done and reported: a socket some library left open must not keep a cron job waiting forever.

@@ -14,6 +14,17 @@ export interface ColumnTarget {
 }
 
 /**
+ * What the exporting side recorded about a table, checked against the
+ * table after the load: its COUNT(*) and the value of `CHECKSUM TABLE`.
+ */
+export interface Expectation {
+  rows: number | undefined;
+  checksum: string | undefined;
+  /** Where the figures come from, for messages: `--expect-rows`, a manifest, mydumper's metadata. */
+  source: string;
+}
+
+/**
  * Inputs up to this size are sorted in memory when the plan sorts by key:
  * the input twice while it is sorted, then its sorted copy and about 16
  * bytes per record, in exchange for no runs written and read back
@@ -37,6 +48,10 @@ export interface LoadOptions {
   table: string;
   format: FileFormat;
   columns: ColumnTarget[] | undefined;
+  /** `--columns header`: the columns come from the file's first record, by name (resolved once the file is read). */
+  columnsFromHeader: boolean;
+  /** With --columns header: header fields to discard, by name. */
+  skipFields: string[];
   /** undefined: chosen from the server (see plan). */
   jobs: number | undefined;
   /** undefined: sized from the input (see plan). */
@@ -74,6 +89,12 @@ export interface LoadOptions {
   verify: boolean;
   /** --backend NAME=URL: a Spider backend's address and credentials, by its mysql.servers name, instead of the front's entry and flatload's own. */
   backends: Record<string, UrlParts>;
+  /** --binlog: write the load to the binary log (on), keep it out (off: sql_log_bin=0), or the server's setting (undefined). */
+  binlog: 'on' | 'off' | undefined;
+  /** --analyze: ANALYZE TABLE after the load; 'auto' runs it when the load started from an empty table. */
+  analyze: 'on' | 'off' | 'auto';
+  /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
+  expect: Expectation | undefined;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
@@ -81,6 +102,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   file?: string;
   table?: string;
   columns?: string;
+  skipFields?: string;
   jobs?: number;
   chunkSize?: string;
   strategy?: string;
@@ -109,6 +131,10 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   route?: string;
   verify?: boolean;
   backend?: string | string[];
+  binlog?: string;
+  analyze?: string;
+  expectRows?: string | number;
+  expectChecksum?: string | number;
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], option: string, fallback: T): T {
@@ -162,6 +188,42 @@ function splitCommas(text: string): string[] {
   return parts;
 }
 
+/** --expect-rows N and --expect-checksum C (the value CHECKSUM TABLE returns: a whole number). */
+export function parseExpectation(rows: string | number | undefined, checksum: string | number | undefined, source = '--expect-rows/--expect-checksum'): Expectation | undefined {
+  if (rows === undefined && checksum === undefined) return undefined;
+  const whole = (v: string | number, flag: string): string => {
+    const text = String(Array.isArray(v) ? (v as unknown[])[v.length - 1] : v).trim();
+    if (!/^\d+$/.test(text)) throw new FlatloadError('USAGE', `--${flag}: "${text}" is not a whole number >= 0${flag === 'expect-checksum' ? ' (the value CHECKSUM TABLE returns)' : ''}`);
+    return text;
+  };
+  const n = rows === undefined ? undefined : Number(whole(rows, 'expect-rows'));
+  if (n !== undefined && !Number.isSafeInteger(n)) throw new FlatloadError('USAGE', `--expect-rows: ${String(rows)} is too large`);
+  return { rows: n, checksum: checksum === undefined ? undefined : whole(checksum, 'expect-checksum').replace(/^0+(?=\d)/, ''), source };
+}
+
+/** `--skip-fields a,b`: header fields to discard, by name. */
+export function parseSkipFields(text: string | undefined): string[] {
+  if (text === undefined) return [];
+  const names = text.split(',').map((s) => s.trim());
+  if (names.some((n) => n === '')) throw new FlatloadError('USAGE', `--skip-fields: empty name in "${text}"`);
+  return names;
+}
+
+/**
+ * `--columns header` reads the names from the first record, which is then a
+ * header line: --ignore-lines defaults to 1 (more skips more lines after
+ * it; 0 would load the names as a row, so it is refused).
+ */
+function headerFormat(a: LoadArgs): { fromHeader: boolean; format: FileFormat } {
+  const fromHeader = a.columns !== undefined && a.columns.trim().toLowerCase() === 'header';
+  if (!fromHeader) {
+    if (a.skipFields !== undefined) throw new FlatloadError('USAGE', '--skip-fields names header fields to discard: it goes with --columns header');
+    return { fromHeader, format: resolveFormat(a) };
+  }
+  if (a.ignoreLines === 0) throw new FlatloadError('USAGE', '--columns header reads the names from the first line, which must then be skipped: --ignore-lines 0 would load it as a row');
+  return { fromHeader, format: resolveFormat({ ...a, ignoreLines: a.ignoreLines ?? 1 }) };
+}
+
 /** `--backend b1=mysql://user:pw@host:port` (repeatable) by server name. Messages never repeat a URL. */
 export function parseBackends(arg: string | string[] | undefined): Record<string, UrlParts> {
   const out: Record<string, UrlParts> = {};
@@ -193,14 +255,17 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     onDuplicate = a.ignore ? 'ignore' : 'replace';
   }
   const chunkSizeBytes = a.chunkSize === undefined ? undefined : parseByteSize(a.chunkSize, 'chunk-size');
+  const header = headerFormat(a);
   const sortMemoryBytes = a.sortMemory === undefined ? DEFAULT_SORT_MEMORY : parseByteSize(a.sortMemory, 'sort-memory', true);
   if (sortMemoryBytes > MAX_SORT_MEMORY) throw new FlatloadError('USAGE', `--sort-memory is at most 2GiB (a larger input is sorted out of core), got ${a.sortMemory}`);
   return {
     file: a.file,
     db: name.db,
     table: name.table,
-    format: resolveFormat(a),
-    columns: a.columns === undefined ? undefined : parseColumnList(a.columns),
+    format: header.format,
+    columns: a.columns === undefined || header.fromHeader ? undefined : parseColumnList(a.columns),
+    columnsFromHeader: header.fromHeader,
+    skipFields: parseSkipFields(a.skipFields),
     jobs: a.jobs,
     chunkSizeBytes,
     strategy: a.strategy === undefined ? undefined : oneOf(a.strategy, STRATEGIES, 'strategy', 'load-data'),
@@ -227,5 +292,8 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
     verify: a.verify ?? false,
     backends: parseBackends(a.backend),
+    expect: parseExpectation(a.expectRows, a.expectChecksum),
+    binlog: a.binlog === undefined ? undefined : oneOf(a.binlog, ['on', 'off'] as const, 'binlog', 'on'),
+    analyze: oneOf(a.analyze, ['on', 'off', 'auto'] as const, 'analyze', 'auto'),
   };
 }

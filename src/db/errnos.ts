@@ -28,6 +28,8 @@ export const ER = {
   NO_SUCH_TABLE: 1146,
   /** LOAD DATA LOCAL refused (local_infile=OFF). */
   NOT_ALLOWED_COMMAND: 1148,
+  /** A statement larger than max_allowed_packet (the server then drops the connection). */
+  NET_PACKET_TOO_LARGE: 1153,
   DUP_UNIQUE: 1169,
   LOCK_WAIT_TIMEOUT: 1205,
   LOCK_DEADLOCK: 1213,

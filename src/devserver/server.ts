@@ -333,17 +333,3 @@ export function onProcessExit(fn: () => void): () => void {
   }
   return () => exitHandlers.delete(fn);
 }
-
-/** State of a detached server started by `npm run db:start`, so `db:stop` can find it. */
-export interface DevServerState {
-  url: string;
-  pid: number;
-  baseDir: string;
-  socketPath: string;
-}
-
-export function stateFile(projectDir: string): string {
-  const dir = join(projectDir, '.flatload');
-  mkdirSync(dir, { recursive: true });
-  return join(dir, 'devserver.json');
-}

@@ -13,6 +13,7 @@ export const EXIT = {
   connection: 6,
   target: 7,
   busy: 8,
+  mismatch: 9,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -45,6 +46,8 @@ export const ERROR_CODES = {
   RESUME_MISMATCH: EXIT.usage,
   /** Another flatload process holds this load's job lock. */
   JOB_RUNNING: EXIT.busy,
+  /** A loaded table's row count or checksum differs from what the exporter recorded (--expect-rows, --expect-checksum, export metadata). */
+  EXPECTATION_MISMATCH: EXIT.mismatch,
   INTERNAL: EXIT.internal,
 } as const satisfies Record<string, ExitCode>;
 

@@ -1,4 +1,4 @@
-import { type FlatloadError, isFlatloadError } from './codes.js';
+import { EXIT, type ErrorContext, type ExitCode, type FlatloadError, isFlatloadError } from './codes.js';
 
 /** Where in the input, as "file F, line L, byte offset B, chunk C". */
 export function describeLocation(err: FlatloadError): string {
@@ -26,4 +26,19 @@ export function formatError(err: unknown): string {
   if (err.context.hint) lines.push(`  hint: ${err.context.hint}`);
   if (err.context.resumeCommand) lines.push(`  resume with: ${err.context.resumeCommand}`);
   return lines.join('\n');
+}
+
+/** The one JSON object `--json` prints when a command fails before it printed its report. */
+export interface ErrorReport {
+  status: 'failed';
+  exitCode: ExitCode;
+  error: { code: string; message: string; exitCode: ExitCode } & ErrorContext;
+}
+
+export function errorReport(err: unknown): ErrorReport {
+  if (!isFlatloadError(err)) {
+    const message = `internal error (please report): ${err instanceof Error ? err.message : String(err)}`;
+    return { status: 'failed', exitCode: EXIT.internal, error: { code: 'INTERNAL', message, exitCode: EXIT.internal } };
+  }
+  return { status: 'failed', exitCode: err.exitCode, error: { code: err.code, message: err.message, exitCode: err.exitCode, ...err.context } };
 }

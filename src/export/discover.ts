@@ -3,11 +3,12 @@
  * directory, files, a quoted glob, or a --manifest) read from disk, then
  * grouped into tables by the pure rules in names.ts and manifest.ts.
  */
-import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
 import { parseManifest } from './manifest.js';
-import { globMatcher, groupFiles, isGlob, isRejectFile, parseFileName, type ExportTable } from './names.js';
+import { MYDUMPER_METADATA, parseMydumperMetadata, type MetadataTable } from './metadata.js';
+import { DATA_EXTENSIONS, globMatcher, groupFiles, isGlob, isRejectFile, parseFileName, tableKey, type ExportTable } from './names.js';
 
 export interface DiscoveredTable extends ExportTable {
   /** Bytes of its files as they are on disk (compressed files count compressed). */
@@ -19,6 +20,8 @@ export interface Discovered {
   /** What was named, for messages and the bookkeeping. */
   source: string;
   tables: DiscoveredTable[];
+  /** Files in a named directory or glob that are not loaded, with why (`flatload plan DIR` lists them). */
+  passedOver: PassedOver[];
 }
 
 function statOf(path: string): { sizeBytes: number; mtimeMs: number; dir: boolean } {
@@ -30,17 +33,45 @@ function statOf(path: string): { sizeBytes: number; mtimeMs: number; dir: boolea
   }
 }
 
-/** Files in a directory that an export loads: data files and mysqldump's .sql files, not reject files. */
-function exportFilesIn(dir: string, match?: RegExp): string[] {
-  return readdirSync(dir)
-    .filter((name) => (match ? match.test(name) : true))
-    .map((name) => join(dir, name))
-    .filter((p) => !isRejectFile(p) && statSync(p).isFile() && parseFileName(p).kind !== 'other');
+/** A file in a named directory (or matching a glob) that the export does not load, and why. */
+export interface PassedOver {
+  path: string;
+  reason: string;
+}
+
+/** Files in a directory that an export loads: data files and mysqldump's .sql files, not reject files; the rest with why. */
+function exportFilesIn(dir: string, passed: PassedOver[], match?: RegExp): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    if (match && !match.test(name)) continue;
+    const p = join(dir, name);
+    if (isRejectFile(p)) passed.push({ path: p, reason: 'a reject file of an earlier run' });
+    else if (!statSync(p).isFile()) passed.push({ path: p, reason: 'not a file (subdirectories are not entered)' });
+    else if (name === MYDUMPER_METADATA) passed.push({ path: p, reason: 'mydumper\'s metadata: the row counts and checksums it lists are checked against the tables after the load' });
+    else if (parseFileName(p).kind === 'other') passed.push({ path: p, reason: `not a data file (${DATA_EXTENSIONS.map((e) => `.${e}`).join(' ')}, optionally .gz/.zst) or a .sql file` });
+    else out.push(p);
+  }
+  return out;
+}
+
+/** mydumper's metadata in a dump directory, when it lists tables. */
+function readMetadata(dir: string): Array<MetadataTable & { file: string }> {
+  const file = join(dir, MYDUMPER_METADATA);
+  if (!existsSync(file) || !statSync(file).isFile()) return [];
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new FlatloadError('INPUT_UNREADABLE', `cannot read mydumper's metadata ${file}: ${(err as Error).message}`, { file });
+  }
+  return parseMydumperMetadata(text).map((m) => ({ ...m, file }));
 }
 
 export function discoverExport(args: readonly string[], manifest: string | undefined, cwd: string): Discovered {
   let tables: ExportTable[];
   let source: string;
+  const passedOver: PassedOver[] = [];
+  const metadata: Array<MetadataTable & { file: string }> = [];
   if (manifest !== undefined) {
     if (args.length > 0) throw new FlatloadError('USAGE', '--manifest names the files itself: give no input files with it');
     const path = resolve(cwd, manifest);
@@ -58,17 +89,27 @@ export function discoverExport(args: readonly string[], manifest: string | undef
     for (const arg of args) {
       const p = resolve(cwd, arg);
       if (isGlob(arg)) {
-        const found = exportFilesIn(dirname(p), globMatcher(p));
+        const found = exportFilesIn(dirname(p), passedOver, globMatcher(p));
         if (found.length === 0) throw new FlatloadError('INPUT_NOT_FOUND', `no file matches ${arg}`, { file: arg });
         paths.push(...found);
       } else if (statOf(p).dir) {
-        const found = exportFilesIn(p);
+        metadata.push(...readMetadata(p));
+        const found = exportFilesIn(p, passedOver);
         if (found.length === 0) throw new FlatloadError('INPUT_NOT_FOUND', `no data files (${'.txt, .csv, .tsv, .dat'}, optionally .gz/.zst) in ${arg}`, { file: arg });
         paths.push(...found);
       } else paths.push(p);
     }
     tables = groupFiles(paths);
+    const loaded = new Set(tables.map(tableKey));
+    for (const p of paths) {
+      const n = isRejectFile(p) ? undefined : parseFileName(p);
+      if (n?.kind === 'ddl' && !loaded.has(tableKey(n))) passedOver.push({ path: p, reason: 'a .sql file with no data file beside it (mysqldump writes only the .sql of a view)' });
+    }
     source = args.length === 1 ? resolve(cwd, args[0]!) : args.map((a) => resolve(cwd, a)).join(' ');
+  }
+  for (const m of metadata) {
+    const t = tables.find((x) => x.db === m.db && (x.table === m.table || x.table === m.fileTable));
+    if (t) t.expect = { rows: m.rows, checksum: m.checksum, source: `mydumper metadata ${m.file}` };
   }
   const out = tables.map((t) => {
     const sizes = t.files.map((f) => {
@@ -78,5 +119,5 @@ export function discoverExport(args: readonly string[], manifest: string | undef
     });
     return { ...t, files: sizes.map((s) => s.path), sizes, sizeBytes: sizes.reduce((a, s) => a + s.sizeBytes, 0) };
   });
-  return { source, tables: out };
+  return { source, tables: out, passedOver };
 }

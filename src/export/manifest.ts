@@ -3,12 +3,16 @@
  * names do not say the table:
  *
  *   { "tables": [ { "table": "shop.orders", "files": ["o1.csv.gz", "o2.csv.gz"],
- *                   "ddl": "orders.sql", "options": { "dialect": "csv", "ignore-lines": 1 } } ] }
+ *                   "ddl": "orders.sql", "options": { "dialect": "csv", "ignore-lines": 1 },
+ *                   "rows": 40000, "checksum": 3194712081 } ] }
  *
  * Paths are relative to the manifest's directory. Options are the load
- * command's format and row options, by their command-line names. Pure.
+ * command's format and row options, by their command-line names; rows and
+ * checksum, what the exporter recorded (COUNT(*), CHECKSUM TABLE), are
+ * checked against the table after the load. Pure.
  */
 import { isAbsolute, join } from 'node:path';
+import { parseExpectation } from '../config/loadOptions.js';
 import { splitQualifiedName } from '../config/names.js';
 import { FlatloadError } from '../errors/index.js';
 import { tableKey, type ExportTable } from './names.js';
@@ -23,6 +27,7 @@ export const TABLE_OPTIONS = [
   'lines-terminated-by',
   'ignore-lines',
   'columns',
+  'skip-fields',
   'character-set',
   'keep-bom',
   'strategy',
@@ -96,9 +101,16 @@ export function parseManifest(text: string, file: string, baseDir: string): Expo
       options[camel(k)] = optionValue(k, v, () => bad(file, `tables[${i}].options.${k}: ${JSON.stringify(v)} is not ${kindOf(k)}`));
     }
     for (const k of Object.keys(t)) {
-      if (!['table', 'files', 'ddl', 'options'].includes(k)) throw bad(file, `tables[${i}]: unknown field "${k}"`);
+      if (!['table', 'files', 'ddl', 'options', 'rows', 'checksum'].includes(k)) throw bad(file, `tables[${i}]: unknown field "${k}"`);
     }
+    const figure = (k: 'rows' | 'checksum'): string | number | undefined => {
+      const v = t[k];
+      if (v === undefined) return undefined;
+      if ((typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && /^\d+$/.test(v))) return v;
+      throw bad(file, `tables[${i}].${k} must be a whole number >= 0${k === 'checksum' ? ' (the value CHECKSUM TABLE returns)' : ''}, got ${JSON.stringify(v)}`);
+    };
+    const expect = parseExpectation(figure('rows'), figure('checksum'), `manifest ${file}`);
     const resolve = (p: string): string => (isAbsolute(p) ? p : join(baseDir, p));
-    return { db: name.db, table: name.table, files: (files as string[]).map(resolve), ddl: ddl === undefined ? undefined : resolve(ddl), options };
+    return { db: name.db, table: name.table, files: (files as string[]).map(resolve), ddl: ddl === undefined ? undefined : resolve(ddl), options, ...(expect ? { expect } : {}) };
   });
 }

@@ -5,6 +5,7 @@
  * from two inputs, in the order of their part numbers. Pure.
  */
 import { basename } from 'node:path';
+import type { Expectation } from '../config/loadOptions.js';
 import { FlatloadError } from '../errors/index.js';
 
 const COMPRESSION = ['gz', 'zst'];
@@ -58,6 +59,8 @@ export interface ExportTable {
   ddl: string | undefined;
   /** Options for this table's files (manifest), as command-line option names. */
   options: Record<string, string | number | boolean>;
+  /** What the exporter recorded (a manifest's rows/checksum, mydumper's metadata), checked after the table's last file. */
+  expect?: Expectation | undefined;
 }
 
 export function tableKey(t: { db: string | undefined; table: string }): string {

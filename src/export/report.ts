@@ -3,6 +3,7 @@
  * on-disk size) and the totals, as text or one JSON object. Pure.
  */
 import { fmtInt, fmtMB } from '../report/format.js';
+import { describeCheck, type CheckResult } from '../report/summary.js';
 
 export interface ExportTableReport {
   table: string;
@@ -19,6 +20,10 @@ export interface ExportTableReport {
   resumedChunks: number;
   rejectFiles: string[];
   error: { code: string; message: string } | null;
+  /** ANALYZE TABLE after the table's last file (--analyze). */
+  analyze?: { seconds: number; note: string | null };
+  /** The table against what the exporter recorded (manifest rows/checksum, mydumper's metadata); absent when it recorded nothing. */
+  check?: CheckResult;
 }
 
 export interface ExportReport {
@@ -77,6 +82,8 @@ export function renderExportReport(r: ExportReport): string {
   const line = (cells: string[]): string => `  ${cells.map((c, i) => (i >= 2 && i <= 6 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ')}`.trimEnd();
   const out = [`${HEAD[r.status]}: ${r.source} (mode ${r.mode}, ${r.tables.length} table${r.tables.length === 1 ? '' : 's'}, ${r.jobs} connection${r.jobs === 1 ? '' : 's'} shared)`, line(head), ...rows.map(line)];
   for (const t of r.tables) {
+    if (t.analyze) out.push(`  ${t.table}: ANALYZE TABLE ${t.analyze.seconds.toFixed(2)} s${t.analyze.note ? ` (${t.analyze.note})` : ''}`);
+    if (t.check) out.push(`  ${t.table}: check ${describeCheck(t.check)}`);
     if (t.error) out.push(`  ${t.table}: ${t.error.message.split('\n')[0]}`);
     for (const f of t.rejectFiles) out.push(`  ${t.table}: rejected rows in ${f}`);
   }

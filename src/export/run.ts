@@ -8,7 +8,7 @@
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
-import { extname, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
@@ -19,8 +19,9 @@ import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
-import { readAccountConnections } from '../introspect/server.js';
+import { parseVersion, readAccountConnections } from '../introspect/server.js';
 import { executeLoad } from '../load/execute.js';
+import { checkExpectation } from '../load/expect.js';
 import { executeTargetLoad, type TargetResult } from '../load/spider.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import type { StreamGate } from '../load/runner.js';
@@ -31,8 +32,10 @@ import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
-import { ddlStatements } from './ddl.js';
-import { discoverExport, type DiscoveredTable } from './discover.js';
+import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
+import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
+import { tableKey } from './names.js';
+import { parseSelection, selectTables, type Selected } from './select.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -41,7 +44,12 @@ export interface ExportArgs extends LoadArgs {
   files: string[];
   manifest?: string | undefined;
   createTables?: boolean | undefined;
+  /** --run-sql-files: run every statement of a missing table's .sql file as the file says, not only its CREATE TABLE. */
+  runSqlFiles?: boolean | undefined;
   rejectDir?: string | undefined;
+  include?: string | string[] | undefined;
+  exclude?: string | string[] | undefined;
+  rename?: string | string[] | undefined;
 }
 
 export interface ExportRun {
@@ -61,6 +69,12 @@ interface Target extends DiscoveredTable {
   exists: boolean;
   /** A Spider table loads as its single load does: straight to its backends when it can (load/spider.ts). */
   spider: boolean;
+  /** `--rename`: the table the export's files name. */
+  renamedFrom?: string | undefined;
+}
+
+async function hasRows(control: ControlConnection, t: TableRef): Promise<boolean> {
+  return (await selectRows(control, `SELECT 1 FROM ${quoteQualified(t.db, t.table)} LIMIT 1`)).length > 0;
 }
 
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
@@ -93,21 +107,49 @@ async function defaultBudget(control: ControlConnection, clientCpus: number): Pr
   return Math.max(1, Math.min(8, Number.isFinite(cpus) && cpus > 0 ? cpus : clientCpus));
 }
 
-/** The table's CREATE TABLE file run in its database: only when the table is missing, DROP statements left out. */
-async function createFromDdl(control: ControlConnection, t: Target): Promise<void> {
+/** The server's version as one number, as executable comments compare it (10.11.6 → 101106). */
+async function serverVersion(control: ControlConnection): Promise<number> {
+  const rows = await selectRows<{ v: string }>(control, 'SELECT @@version AS v');
+  const [a, b, c] = parseVersion(String(rows[0]?.v ?? ''), '').number;
+  return a * 10000 + b * 100 + c;
+}
+
+/** The statements a missing table's .sql file runs: read and checked before anything changes. */
+function sidecarStatements(t: Target, version: number, runWhole: boolean): { run: string[]; sessionVariables: readonly string[] } {
   let text: string;
   try {
     text = readFileSync(t.ddl!, 'utf8');
   } catch (err) {
     throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
   }
+  if (runWhole) return { run: allStatements(text, t.ddl!, version), sessionVariables: SESSION_VARIABLES };
+  return sidecarPlan(text, { file: t.ddl!, db: t.db, table: t.table, serverVersion: version });
+}
+
+/**
+ * The table's checked .sql statements run in its database. The session
+ * variables they set are set back afterwards: this connection goes on to
+ * keep the bookkeeping.
+ */
+async function createFromDdl(control: ControlConnection, t: Target, sql: { run: string[]; sessionVariables: readonly string[] }): Promise<void> {
   await control.query(`USE ${quoteQualified(undefined, t.db)}`);
-  for (const sql of ddlStatements(text)) {
-    try {
-      await control.query(sql);
-    } catch (err) {
-      throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+  const names = sql.sessionVariables;
+  const saved = new Map<string, string | null>();
+  if (names.length > 0) {
+    const rows = await selectRows<{ Variable_name: string; Value: string }>(control, `SHOW SESSION VARIABLES WHERE Variable_name IN (${names.map(() => '?').join(', ')})`, [...names]);
+    // SHOW prints a NULL (character_set_results) as ''; only sql_mode may really be ''.
+    for (const r of rows) saved.set(r.Variable_name.toLowerCase(), r.Value === '' && r.Variable_name.toLowerCase() !== 'sql_mode' ? null : r.Value);
+  }
+  try {
+    for (const statement of sql.run) {
+      try {
+        await control.query(statement);
+      } catch (err) {
+        throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+      }
     }
+  } finally {
+    if (saved.size > 0) await control.query(`SET ${[...saved.keys()].map((n) => `SESSION ${n} = ?`).join(', ')}`, [...saved.values()]);
   }
   if (!(await tableExists(control, t.ref))) {
     throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
@@ -136,6 +178,7 @@ function addLoad(r: ExportTableReport, res: TargetResult): void {
   r.rows += x.rows;
   r.rejected += x.rejected;
   r.seconds += x.seconds;
+  if (x.analyze) r.analyze = x.analyze;
   r.inputBytes += x.inputBytes;
   if (x.status !== 'already-loaded') r.resumedChunks += x.resumedChunks;
   if (x.sizes) r.onDiskBytes = x.sizes.onDiskBytes;
@@ -154,17 +197,26 @@ export async function executeExport(
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
+  const selection = parseSelection(a);
   const found = discoverExport(a.files, a.manifest, io.cwd);
+  const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
-  const notes: string[] = [];
+  // --binlog off: the export's own CREATE, TRUNCATE and RENAME stay off the binary log with the rows (each table's load sets its connections).
+  if (base.binlog === 'off' && (await selectNumber(control, 'SELECT @@log_bin AS n')) > 0) {
+    await control.query('SET SESSION sql_log_bin = 0').catch(async (err: unknown) => {
+      await control.end();
+      throw toFlatloadError(err, '--binlog off: SET SESSION sql_log_bin = 0 (needs BINLOG ADMIN, or SUPER)');
+    });
+  }
+  const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
   /** The export's loading connections, shared by its tables chunk by chunk. */
   let loading: SharedConnections | undefined;
   try {
     const targets: Target[] = [];
-    for (const t of found.tables) {
+    for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
       if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
       const ref = { db, table: t.table };
@@ -180,6 +232,14 @@ export async function executeExport(
       });
     }
     refuseSpiderSwap(targets, mode);
+    const renamedMissing = targets.find((t) => !t.exists && t.renamedFrom !== undefined);
+    if (renamedMissing) {
+      throw new FlatloadError('UNKNOWN_TABLE', `table ${renamedMissing.key} (--rename ${renamedMissing.renamedFrom}=…) does not exist, and a .sql file creates the table it names, not the new name`, {
+        file: renamedMissing.files[0]!,
+        table: renamedMissing.key,
+        hint: `create ${renamedMissing.key} first (CREATE TABLE … LIKE the original)`,
+      });
+    }
     for (const t of targets) {
       if (t.exists) continue;
       if (!t.ddl) {
@@ -193,6 +253,11 @@ export async function executeExport(
         });
       }
     }
+    // Every .sql file that will run is read and checked before anything changes.
+    const sidecars = new Map<string, { run: string[]; sessionVariables: readonly string[] }>();
+    const missing = targets.filter((t) => !t.exists);
+    const version = missing.length > 0 ? await serverVersion(control) : 0;
+    for (const t of missing) sidecars.set(t.key, sidecarStatements(t, version, a.runSqlFiles === true));
     const account = await readAccountConnections(control.connection);
     const left = account && account.limit - account.open;
     if (account && left !== undefined && left < 2) {
@@ -203,7 +268,10 @@ export async function executeExport(
     const layout = connectionLayout(base.jobs ?? (await defaultBudget(control, io.clientCpus)), left);
     const jobs = layout.jobs;
     if (layout.warning) notes.push(layout.warning);
-    if (base.dryRun) return await planExport(a, conn, session, targets, found.source, mode, jobs, notes);
+    if (base.dryRun) {
+      const withEmpty = await Promise.all(targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(control, t.ref)) })));
+      return await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+    }
     warmSortAside();
 
     const members: ExportMember[] = targets.map((t) => ({
@@ -246,7 +314,7 @@ export async function executeExport(
     // Tables first, then rows: every missing table is created before any table loads.
     for (const t of targets) {
       if (t.exists) continue;
-      await createFromDdl(control, t);
+      await createFromDdl(control, t, sidecars.get(t.key)!);
       t.spider = await isSpider(control, t.ref);
       notes.push(`created ${t.key} from ${t.ddl}`);
     }
@@ -277,11 +345,15 @@ export async function executeExport(
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
     let firstError: FlatloadError | undefined;
+    /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
+    const mismatches: FlatloadError[] = [];
     const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate, started: () => void): Promise<void> => {
       r.status = 'already-loaded';
       // Routed straight to its backends, a Spider table loads over their connections, not the export's streams: the
       // next table need not wait for it to ask for one.
       if (t.spider) started();
+      // ANALYZE once, after the table's last file; auto: when the table started empty (replace and swap always do).
+      const analyze = base.analyze !== 'auto' ? base.analyze : mode !== 'append' || !(await hasRows(control, t.ref)) ? 'on' : 'auto';
       const hub = progress.hubFor(t.key);
       for (const [i, file] of t.files.entries()) {
         if (stop.signal.aborted) {
@@ -309,6 +381,7 @@ export async function executeExport(
           rejectFile,
           // The size is the table's: measured once, after its last file.
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
+          analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
         const within = { export: { session, streams: { gate, connections }, repeat } };
         const res = t.spider ? await executeTargetLoad(options, conn, hub, stop.signal, io.resumeCommand, within) : await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, within);
@@ -316,6 +389,16 @@ export async function executeExport(
         const v = res.report.verify;
         if (v) notes.push(`${t.key}: --verify: COUNT(*) through the front ${v.front}, the backends' rows make ${v.expectedFront} (${v.backends.map((b) => `${b.backend} ${b.rows}`).join(', ')})`);
         if (res.error) throw res.error;
+      }
+      // The whole table against the exporter's figures (a swap's shadow, before the one RENAME publishes the set).
+      if (t.expect && r.status !== 'stopped') {
+        const { result, error } = await checkExpectation(control, mode === 'swap' ? t.shadow : t.ref, t.key, t.expect);
+        r.check = result;
+        if (error) {
+          r.status = 'stopped';
+          r.error = { code: error.code, message: error.message };
+          mismatches.push(error);
+        }
       }
     };
     if (phase === 'loaded') {
@@ -372,6 +455,13 @@ export async function executeExport(
       await store.update(exportId, { state: error.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: error.message });
       return finishReport(error.context.resumeCommand || !io.resumeCommand ? error : error.withContext({ resumeCommand: io.resumeCommand }));
     }
+    if (mismatches.length > 0) {
+      // Not marked loaded: the rerun loads nothing again (every file is done) but checks again, and publishes only then.
+      const error = mismatches.length === 1 ? mismatches[0]! : new FlatloadError('EXPECTATION_MISMATCH', `${mismatches.length} tables do not match the export: ${mismatches.map((m) => m.message).join('; ')}`, { hint: mismatches[0]!.context.hint });
+      await store.update(exportId, { state: 'failed', message: error.message });
+      if (mode === 'swap') notes.push('no table was swapped in: the set is published only when every table matches the export');
+      return finishReport(error);
+    }
     await store.update(exportId, { phase: 'loaded' });
     if (mode === 'swap') await swapAll(control, targets, base.keepOld, notes);
     await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
@@ -385,6 +475,19 @@ export async function executeExport(
     await loading?.end();
     await control.end();
   }
+}
+
+/** What the selection picked and left out, and the files passed over: the plan and the report say so. */
+function selectionNotes(total: number, chosen: Selected<DiscoveredTable>, passedOver: readonly PassedOver[], defaultDb: string | undefined): string[] {
+  const notes: string[] = [];
+  if (chosen.left.length > 0 || chosen.picked.some((t) => t.renamedFrom !== undefined)) {
+    const names = chosen.picked.map((t) => `${tableKey({ db: t.db ?? defaultDb, table: t.table })}${t.renamedFrom !== undefined ? ` (from ${t.renamedFrom}, --rename)` : ''}`);
+    notes.push(`loading ${chosen.picked.length} of the export's ${total} table(s): ${names.join(', ')}`);
+  }
+  for (const l of chosen.left) notes.push(`left out ${l.table} (${l.files.map((f) => basename(f)).join(', ')}): ${l.reason}`);
+  notes.push(...chosen.notes);
+  for (const p of passedOver) notes.push(`passed over ${p.path}: ${p.reason}`);
+  return notes;
 }
 
 /**
@@ -411,7 +514,8 @@ async function swapAll(control: ControlConnection, targets: readonly Target[], k
 }
 
 /** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
-async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: readonly Target[], source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Session, targets: ReadonlyArray<Target & { empty: boolean }>, source: string, mode: string, jobs: number, notes: string[]): Promise<ExportRun> {
+  const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const plans: ExportRun['plans'] = [];
   const reports: ExportTableReport[] = [];
   for (const t of startOrder(targets)) {
@@ -426,6 +530,8 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
     const res: TargetResult = t.spider ? await executeTargetLoad(options, conn, new EventHub(), undefined, '', within) : await executeLoad(options, conn, new EventHub(), undefined, '', within);
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
     const route = res.route ? `${renderRoute(res.route.plan, res.route.map)}\n${res.route.plan.route === 'direct' ? "each backend's share is planned on its backend; the first one's:\n" : ''}` : '';
+    if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
+    if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
     plans.push({ table: t.key, text: `== ${t.key}${files}\n${route}${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {

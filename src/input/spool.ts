@@ -3,6 +3,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
 import type { Compression, InputSource } from './source.js';
+import { writeOwner } from './owner.js';
 import { openByteStream } from './streams.js';
 
 /**
@@ -90,6 +91,8 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
   let dir: string;
   try {
     dir = mkdtempSync(join(tmpdir, 'flatload-spool-'));
+    // A copy left by a kill -9 is removed by a later run once this process is gone (owner.ts).
+    writeOwner(dir);
   } catch (err) {
     throw spoolError(err, tmpdir, 0);
   }

@@ -4,6 +4,7 @@ import { RecordScanner, type ScanFormat, type ScanTargets } from '../chunking/sc
 import { parseRecord } from '../chunking/fields.js';
 import { inKeyOrder } from '../order/sortChunk.js';
 import { clusteredKeyInFile } from './keySpec.js';
+import { headerNames } from './header.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
 import type { ColumnTarget } from '../config/loadOptions.js';
@@ -121,4 +122,15 @@ function keyOrder(head: Buffer, records: Array<{ offset: number; length: number 
   // The sort's own comparator on the sampled records (numbers exactly; text byte-wise).
   const sorted = inKeyOrder(head.subarray(first.offset, last.offset + last.length), { spec: key, fmt: ctx.format, cs: ctx.charset, targets: ctx.targets });
   return sorted ? 'sorted' : 'unsorted';
+}
+
+/**
+ * `--columns header`: the first record's field names and where it starts
+ * (after a byte-order mark the load skips). Undefined for an empty input.
+ */
+export async function readHeader(source: InputSource, format: ScanFormat, charset: CharsetInfo, stripBom: boolean): Promise<{ names: string[]; byteOffset: number } | undefined> {
+  const head = await readHead(source);
+  const start = stripBom && head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  const names = headerNames(head, start, head.length < SAMPLE_BYTES, format, charset);
+  return names && { names, byteOffset: start };
 }

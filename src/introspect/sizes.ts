@@ -79,6 +79,12 @@ export interface MeasureOptions {
    * that column family and can take long on a big server).
    */
   compactRocksdb?: boolean;
+  /**
+   * With flush: 'run' (default) runs ANALYZE TABLE first; 'done': the load
+   * just ran it (--analyze), so the figures are fresh without a second one;
+   * 'skip': --analyze off, so DATA_LENGTH and INDEX_LENGTH may be stale.
+   */
+  analyze?: 'run' | 'done' | 'skip';
 }
 
 type Row = Record<string, unknown>;
@@ -223,8 +229,10 @@ async function readTablesRow(conn: SizeConnection, db: string, table: string): P
   };
 }
 
-/** Runs ANALYZE TABLE; returns a note when it did not succeed. */
-async function analyze(conn: SizeConnection, q: string): Promise<string | undefined> {
+/** Runs ANALYZE TABLE (unless the load ran it or was told not to); returns a note when the figures may be stale. */
+async function analyze(conn: SizeConnection, q: string, how: MeasureOptions['analyze'] = 'run'): Promise<string | undefined> {
+  if (how === 'done') return undefined;
+  if (how === 'skip') return 'no ANALYZE TABLE (--analyze off); may be stale';
   try {
     const r = await rows(conn, `ANALYZE TABLE ${q}`);
     const bad = r.filter((x) => /^error$/i.test(str(x['Msg_type']) ?? ''));
@@ -482,7 +490,7 @@ export async function measureTableSizes(conn: SizeConnection, db: string, table:
           await conn.query('UNLOCK TABLES').catch((err: unknown) => unavailable(err, 'UNLOCK TABLES'));
         }
       }
-      analyzeNote = await analyze(conn, q);
+      analyzeNote = await analyze(conn, q, opts.analyze);
     } else if (engine === 'rocksdb') {
       try {
         await conn.query('SET GLOBAL rocksdb_force_flush_memtable_now = 1');
@@ -497,7 +505,7 @@ export async function measureTableSizes(conn: SizeConnection, db: string, table:
           notes.push(`rocksdb_compact_cf failed (${unavailable(err, 'compacting MyRocks')})`);
         }
       }
-      analyzeNote = await analyze(conn, q);
+      analyzeNote = await analyze(conn, q, opts.analyze);
     } else {
       // Aria/MyISAM: writes cached key/data blocks, so the file lengths are final. Also harmless elsewhere.
       try {

@@ -19,9 +19,10 @@ import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
 import type { Prepared } from '../introspect/target.js';
 import { readTableFingerprint, sameTable } from '../introspect/table.js';
-import { sqlOf } from '../plan/ops.js';
+import { sqlOf, type TableRef } from '../plan/ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
+import { MAX_LISTED_WARNINGS } from '../plan/planner.js';
 import type { EventHub } from '../report/events.js';
 import { encodeRejects, type RejectedRow } from '../report/rejectFile.js';
 import { ErrorBudget } from './budget.js';
@@ -48,7 +49,7 @@ import { problemPolicy } from './warnings.js';
 const PIECE_BYTES = 256 * 1024;
 
 /** Warnings kept per statement (max_error_count): every warning of a chunk must be readable to account for its rows. */
-export const MAX_WARNINGS = 65535;
+export const MAX_WARNINGS = MAX_LISTED_WARNINGS;
 
 /** Everything one load's stages share. */
 export interface LoadRun {
@@ -66,6 +67,8 @@ export interface LoadRun {
   gate?: StreamGate | undefined;
   /** The connections those streams load over. */
   shared?: SharedConnections | undefined;
+  /** Checks a swap's shadow against the exporter's figures before it is published (throws on a difference). */
+  checkBeforeSwap?: ((shadow: TableRef) => Promise<void>) | undefined;
 }
 
 export interface Applied {
@@ -220,7 +223,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       rejected: outcome.rejected,
       sha1: null,
       rejects: encodeRejects(rows),
-    });
+    }, prep.server.maxAllowedPacketBytes);
   };
   const afterCommit = async (chunk: CutChunk, rows: RejectedRow[]): Promise<void> => rejects.keep(rows.map((x) => ({ ...x, chunk: chunk.index })));
   const isProblem = problemPolicy({ duplicatesExpected: plan.duplicates !== 'error', allowAltered: o.allowTruncation });
@@ -232,13 +235,14 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       ...common,
       head: insertHeadSql(plan, fields),
       fields,
-      textField: prep.targets.textField,
+      binaryField: fields.map((f) => !f.isVariable && prep.table.columns.find((c) => c.name.toLowerCase() === f.name.toLowerCase())?.characterSet === 'binary'),
       characterSet: prep.characterSet,
       scan: { format: prep.scan, charset: prep.charset, targets: prep.targets },
       key: key ? { column: key.column, first: firstKey } : undefined,
       duplicates: plan.duplicates,
       maxWarnings: MAX_WARNINGS,
       batchBytes: plan.insertBatchBytes ?? Math.max(64 * 1024, Math.min(4 << 20, Math.floor(maxPacket / 2))),
+      maxPacketBytes: maxPacket,
     });
     return { executor, notBulk: steps.notBulk, beforeCommit };
   }
@@ -338,7 +342,16 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
   await cp.store.update(cp.jobId, { phase: 'loaded' });
   try {
     if (cp.phase !== 'finished') {
-      await runSteps(control, plan.after, 'finishing the load', totalRecords === undefined ? {} : { inputRecords: totalRecords }, cp.resumed && cp.phase === 'loaded', events);
+      const values = totalRecords === undefined ? {} : { inputRecords: totalRecords };
+      const rerun = cp.resumed && cp.phase === 'loaded';
+      // A table that does not match the exporter's figures is never published: the check comes before the RENAME.
+      const at = r.checkBeforeSwap ? plan.after.findIndex((s) => s.op.kind === 'swap-tables') : -1;
+      const swap = at >= 0 ? plan.after[at]!.op : undefined;
+      await runSteps(control, at >= 0 ? plan.after.slice(0, at) : plan.after, 'finishing the load', values, rerun, events);
+      if (swap?.kind === 'swap-tables') {
+        await r.checkBeforeSwap!(swap.shadow);
+        await runSteps(control, plan.after.slice(at), 'finishing the load', values, rerun, events);
+      }
       await cp.store.update(cp.jobId, { phase: 'finished' });
     }
     // The rejected rows live only in the reject file once the job is done: write it (durably) first.

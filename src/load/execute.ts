@@ -1,6 +1,6 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
-import type { LoadOptions } from '../config/loadOptions.js';
+import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { openConnection, openSession, type Session } from '../db/connect.js';
 import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
@@ -11,10 +11,12 @@ import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
 import { openInput, type InputSource } from '../input/source.js';
+import { removeStaleScratch } from '../input/owner.js';
 import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
-import { sampleInput } from '../introspect/input.js';
+import { mapHeader } from '../introspect/header.js';
+import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
-import { prepareLoad, type Prepared } from '../introspect/target.js';
+import { prepareLoad, scanTargets, type Prepared } from '../introspect/target.js';
 import type { ChunkSqlContext } from '../plan/sql.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
@@ -25,6 +27,9 @@ import type { StreamGate } from './runner.js';
 import type { SharedConnections } from './sharedConnections.js';
 import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
 import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
+import { checkExpectation } from './expect.js';
+import { analyzeTable, analyzeWanted } from './analyze.js';
+import { sqlOf, type TableRef } from '../plan/ops.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -63,6 +68,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     maxErrors: o.maxErrors,
     sortMemoryBytes: o.sortMemoryBytes,
     clientCpus: availableParallelism(),
+    binlog: o.binlog,
   };
 }
 
@@ -106,6 +112,8 @@ function localSource(local: LocalInput): InputSource {
 }
 
 interface Facts {
+  /** The options with the columns a header named (`--columns header`), else as given. */
+  o: LoadOptions;
   prep: Prepared;
   local: LocalInput;
   facts: PlanFacts;
@@ -159,12 +167,17 @@ async function readFacts(
   share: ShareOf | undefined,
   repeat = 0,
 ): Promise<Facts> {
-  const prep = await prepareLoad(o, session, control.connection, source);
+  let prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
     events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
   }
+  if (!o.dryRun) {
+    const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
+    if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
+  }
   const local = await materializeInput(source, o.tmpdir ?? tmpdir());
   spool(local);
+  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, localSource(local)));
   const sampled = await sampleInput(localSource(local), {
     format: prep.scan,
     charset: prep.charset,
@@ -178,7 +191,15 @@ async function readFacts(
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
   const identity = { ...(share ? routedIdentity(own, share.map, share) : own), ...(repeat > 0 ? { repeat } : {}) };
-  return { prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+}
+
+/** `--columns header`: the file's own header line names the columns; from here on the load runs as with that --columns list. */
+async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSource): Promise<{ o: LoadOptions; prep: Prepared }> {
+  const header = await readHeader(source, prep.scan, prep.charset, o.stripBom && prep.charset.utf8);
+  if (!header) throw new FlatloadError('INPUT_MALFORMED', '--columns header: the input has no header line to read the column names from', { file: o.file, line: 1, byteOffset: 0 });
+  const columns = mapHeader(header.names, prep.table, o.skipFields, { file: o.file, display: prep.display, byteOffset: header.byteOffset });
+  return { o: { ...o, columns }, prep: { ...prep, columns, targets: scanTargets(prep.table, columns) } };
 }
 
 type ChunkInputOf = ReturnType<typeof openChunkInput>;
@@ -249,6 +270,22 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
   if (applied.input.summary?.bomBytes) report.notes.push('skipped a UTF-8 byte-order mark at the start of the file');
 }
 
+/** What `flatload plan` says the check after the load will do. */
+function expectationNotes(e: Expectation, plan: LoadPlan, prep: Prepared): string[] {
+  const what = [e.rows !== undefined ? `COUNT(*) = ${e.rows}` : '', e.checksum !== undefined ? `CHECKSUM TABLE = ${e.checksum}` : ''].filter(Boolean).join(' and ');
+  const when = plan.mode === 'swap' ? 'on the shadow table before the RENAME publishes it' : 'once the load is done';
+  const notes = [`after the load: ${what} (${e.source}), checked ${when}; a difference stops with exit code 9`];
+  if (plan.mode === 'append' && !prep.table.empty) notes.push(`${prep.display} has rows already and mode append keeps them: the check counts the whole table, so they count too`);
+  return notes;
+}
+
+/** The table against the exporter's figures; the report keeps the comparison. */
+async function checkTable(control: ControlConnection, table: TableRef, display: string, e: Expectation, report: LoadReport): Promise<FlatloadError | undefined> {
+  const { result, error } = await checkExpectation(control, table, display, e);
+  report.check = result;
+  return error;
+}
+
 /** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
   const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
@@ -282,6 +319,7 @@ export async function executeLoad(
   let jobStarted = false;
   try {
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, share?.repeat ?? inExport?.repeat);
+    o = f.o;
     const { prep, facts } = f;
     const account = prep.server.accountConnections;
     if (account && account.open >= account.limit && !inExport && !o.dryRun) {
@@ -301,6 +339,9 @@ export async function executeLoad(
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
     checkPlanPrivileges(plan, prep, o, schema);
+    // The load's own statements on this connection (TRUNCATE, the shadow, the RENAME) follow the rows in or out of the binary log.
+    const logBin = plan.session.find((st) => st.op.kind === 'set-session' && st.op.name === 'sql_log_bin');
+    if (logBin) await control.query(sqlOf(logBin.op)).catch((err: unknown) => Promise.reject(toFlatloadError(err, 'setting sql_log_bin for --binlog')));
     const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
     // Rejected rows are kept only in the reject file: a load that may reject rows needs it writable before it starts.
     if (!o.dryRun && o.maxErrors > 0) checkRejectPath(rejectPath);
@@ -316,6 +357,11 @@ export async function executeLoad(
     }
     for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
     report.notes.push(...plan.warnings);
+    if (o.dryRun && o.columnsFromHeader) report.notes.push(`columns: by the names in the header line of ${o.file} (--columns header), matched case-insensitively`);
+    const expect = share ? undefined : o.expect;
+    if (expect && o.dryRun) report.notes.push(...expectationNotes(expect, plan, prep));
+    const analyze = analyzeWanted(o.analyze, prep.table.empty || plan.mode !== 'append');
+    if (analyze && o.dryRun) report.notes.push(`after the load: ANALYZE TABLE ${prep.display} (${o.analyze === 'on' ? '--analyze on' : '--analyze auto: the load starts from an empty table, whose statistics describe no rows'})`);
     if (o.dryRun) return { report, plan, facts, sql, error: undefined };
     if (job.finished) {
       // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
@@ -328,7 +374,9 @@ export async function executeLoad(
         resumedChunks: job.finished.chunksTotal ?? 0,
         seconds: (Date.now() - t0) / 1000,
       } satisfies Partial<LoadReport>);
-      return { report, plan, facts, sql, error: undefined };
+      // Already loaded is not already checked: a rerun of a job that failed its check fails it again.
+      const error = expect ? await checkTable(control, plan.target, prep.display, expect, report) : undefined;
+      return { report, plan, facts, sql, error };
     }
 
     const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
@@ -350,6 +398,12 @@ export async function executeLoad(
       rejectPath,
       gate: inExport?.streams?.gate,
       shared: inExport?.streams?.connections,
+      checkBeforeSwap: expect
+        ? async (shadow) => {
+            const e = await checkTable(control, shadow, prep.display, expect, report);
+            if (e) throw e;
+          }
+        : undefined,
       cp: {
         store,
         schema,
@@ -374,9 +428,11 @@ export async function executeLoad(
     events.emit({ type: 'done' });
     loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
     const stoppedBy = applied.run.stoppedBy;
+    if (analyze && !stoppedBy) report.analyze = await analyzeTable(control, plan.target);
     if (o.sizeReport && !stoppedBy) {
       try {
-        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table);
+        const how = report.analyze?.note === null ? 'done' : o.analyze === 'off' ? 'skip' : 'run';
+        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table, { analyze: how });
         report.sizes = {
           ...sizes,
           inputToOnDiskRatio: sizeRatio(report.inputBytes, sizes.onDiskBytes),
@@ -406,6 +462,10 @@ export async function executeLoad(
       report.notes.push('--verify compares the nodes of a Galera cluster or a Spider table\'s backends; this is neither');
     }
     if (verifyError) return { report, plan, facts, sql, error: verifyError };
+    if (expect && !stoppedBy && !report.check) {
+      const e = await checkTable(control, plan.target, prep.display, expect, report);
+      if (e) return { report, plan, facts, sql, error: e };
+    }
     // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
     const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
     return { report, plan, facts, sql, error };

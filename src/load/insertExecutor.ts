@@ -26,8 +26,8 @@ export interface InsertExecutorOptions {
   head: string;
   /** Target of each file field, in file order; @variables discard their field. */
   fields: ColumnTarget[];
-  /** Per target field: does the column take text (sent in the file's character set) or bytes? */
-  textField: readonly boolean[];
+  /** Per target field: is the column binary (its bytes sent as they are)? Every other field goes in the file's character set. */
+  binaryField: readonly boolean[];
   characterSet: string;
   scan: { format: ScanFormat; charset: CharsetInfo; targets: ScanTargets };
   /** Pre-assigned surrogate key: column and the value of record 0. */
@@ -37,6 +37,8 @@ export interface InsertExecutorOptions {
   isProblem: (w: ServerWarning) => boolean;
   /** Bytes per INSERT statement (under max_allowed_packet). */
   batchBytes: number;
+  /** The server's max_allowed_packet: a row whose INSERT alone would not fit is rejected, never sent. */
+  maxPacketBytes: number;
   /** Warnings kept per statement (max_error_count). */
   maxWarnings: number;
   scope: CommitScope;
@@ -56,13 +58,21 @@ interface Row {
   sql: string;
 }
 
-/** A value as LOAD DATA would hand it to the column: the field's bytes as a string in the file's character set. */
-function literal(v: FieldValue, text: boolean, charset: string): string {
+/**
+ * A value as LOAD DATA would hand it to the column: the field's bytes as a
+ * string in the file's character set, numeric and temporal columns included
+ * (as binary, ' 42 ' into an INT is truncated data, a warning; in a character
+ * set its spaces are a note, as LOAD DATA has them).
+ */
+function literal(v: FieldValue, binary: boolean, charset: string): string {
   if (v === null) return 'NULL';
   if (v === undefined) return 'DEFAULT';
   if (v.length === 0) return "''";
-  return `${text ? `_${charset}` : '_binary'} 0x${v.toString('hex')}`;
+  return `${binary ? '_binary' : `_${charset}`} 0x${v.toString('hex')}`;
 }
+
+/** Bytes of a statement's packet besides its SQL (header, command byte), with room to spare. */
+const PACKET_MARGIN = 1024;
 
 function rowProblem(code: number, message: string): RowProblem[] {
   return [{ code, message }];
@@ -96,9 +106,16 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(ER.WARN_TOO_MANY_RECORDS, `Row ${i + 1} was truncated; it contained more data than there were input columns`) });
         continue;
       }
-      const values = parsed.values.flatMap((v, k) => (o.fields[k]!.isVariable ? [] : [literal(v, o.textField[k] === true, o.characterSet)]));
+      const values = parsed.values.flatMap((v, k) => (o.fields[k]!.isVariable ? [] : [literal(v, o.binaryField[k] === true, o.characterSet)]));
       if (o.key) values.push((o.key.first + BigInt(chunk.firstRecord + i)).toString());
-      rows.push({ rec, index: i, sql: `(${values.join(',')})` });
+      const sql = `(${values.join(',')})`;
+      // Sent, it would cost the connection (the server drops it) on every retry; only LOAD DATA LOCAL streams such a row.
+      if (head.length + sql.length + PACKET_MARGIN > o.maxPacketBytes) {
+        const message = `the row is ${head.length + sql.length} bytes as an INSERT statement, over max_allowed_packet (${o.maxPacketBytes}); load it with LOAD DATA LOCAL (local_infile=ON) or raise max_allowed_packet`;
+        rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(ER.NET_PACKET_TOO_LARGE, message) });
+        continue;
+      }
+      rows.push({ rec, index: i, sql });
     }
 
     let sp = 0;
@@ -113,7 +130,8 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
         const ws = res.warningStatus > 0 ? await showWarnings(conn, o.maxWarnings) : [];
         const bad = ws.filter(o.isProblem);
         problems = bad.map((w) => ({ code: w.code, message: w.message }));
-        if (bad.length === 0) {
+        // Warnings the server did not list may be problems: the range is split until every warning is listed.
+        if (bad.length === 0 && res.warningStatus <= ws.length) {
           warnings += ws.length;
           // INSERT IGNORE skips duplicates: "Records: n  Duplicates: d" says how many.
           const dup = o.duplicates === 'ignore' ? Number(/Duplicates:\s*(\d+)/.exec(res.info ?? '')?.[1] ?? 0) : 0;

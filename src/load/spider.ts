@@ -150,6 +150,12 @@ export async function executeTargetLoad(
     }
   }
   if (!facts) return executeLoad(o, conn, events, signal, resumeCommand, within);
+  if (facts.plan.route === 'direct' && (o.columnsFromHeader || o.expect)) {
+    // The split reads fields by position before any backend's load reads the header, and no share holds the whole table to check.
+    throw new FlatloadError('UNSUPPORTED', `${o.columnsFromHeader ? '--columns header' : '--expect-rows/--expect-checksum'} is not supported for a Spider table loaded --route direct`, {
+      hint: o.columnsFromHeader ? 'name the columns with --columns a,b,c, or load through the front with --route front' : 'load through the front with --route front, or check the backends with --verify',
+    });
+  }
   if (o.dryRun && facts.plan.route === 'direct') {
     // Each share gets a plan of its own from its backend; the first one's shows what they look like.
     const b = facts.plan.backends[0]!;

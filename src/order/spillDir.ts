@@ -1,8 +1,9 @@
 import { lstatSync, rmSync } from 'node:fs';
-import { lstat, mkdir, readdir, rm, stat, statfs } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import { tmpdir as systemTmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
+import { OWNER_FILE, writeOwner } from '../input/owner.js';
 
 export interface SpillOptions {
   /** Names the directory, so a rerun of the same job finds its runs: letters, digits, '.', '_', '-'. */
@@ -38,9 +39,32 @@ export class SpillDir {
     if (existing && !existing.isDirectory()) {
       throw new FlatloadError('SPILL', `${dir.path} exists and is not a directory`, { hint: 'remove it, or point --tmpdir elsewhere' });
     }
-    await mkdir(dir.path, { recursive: true, mode: 0o700 });
+    await dir.claim();
     if (opts.needBytes !== undefined) await dir.checkSpace(opts.needBytes);
     return dir;
+  }
+
+  /**
+   * Makes the directory this process's (marked with its owner, see
+   * input/owner.ts), keeping what a killed run left in it. The directory is
+   * taken by an atomic rename, as a later run removing a dead owner's takes it:
+   * of the two, one has it whole.
+   */
+  private async claim(): Promise<void> {
+    const claim = `${this.path}.claim-${process.pid}`;
+    await rm(claim, { recursive: true, force: true });
+    try {
+      await rename(this.path, claim);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw spillFailure(err, this.path);
+      await mkdir(claim, { mode: 0o700 }).catch((e: unknown) => {
+        throw spillFailure(e, this.path);
+      });
+    }
+    writeOwner(claim);
+    await rename(claim, this.path).catch((e: unknown) => {
+      throw spillFailure(e, this.path);
+    });
   }
 
   /** A file in the directory; `name` is a plain file name. */
@@ -53,6 +77,7 @@ export class SpillDir {
   async usedBytes(): Promise<number> {
     let n = 0;
     for (const name of await readdir(this.path)) {
+      if (name === OWNER_FILE) continue;
       const st = await lstat(join(this.path, name)).catch(() => undefined);
       if (st?.isFile()) n += st.size;
     }
@@ -75,7 +100,7 @@ export class SpillDir {
 
   /** Removes every file in the directory (a rerun whose runs cannot be reused). */
   async clear(): Promise<void> {
-    for (const name of await readdir(this.path)) await rm(join(this.path, name), { force: true, recursive: true });
+    for (const name of await readdir(this.path)) if (name !== OWNER_FILE) await rm(join(this.path, name), { force: true, recursive: true });
   }
 
   async dispose(): Promise<void> {
@@ -99,6 +124,10 @@ export class SpillDir {
   get isDisposed(): boolean {
     return this.disposed;
   }
+}
+
+function spillFailure(err: unknown, path: string): FlatloadError {
+  return new FlatloadError('SPILL', `cannot make the spill directory ${path}: ${(err as Error).message}`, { hint: 'point --tmpdir at a writable directory' });
 }
 
 function mib(n: number): string {

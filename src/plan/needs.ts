@@ -97,9 +97,10 @@ export function needsOfOp(op: Op, why: string): PrivilegeNeed[] {
  * run on them: CREATE TABLE IF NOT EXISTS, SELECT, INSERT (… ON DUPLICATE KEY
  * UPDATE on the jobs table), UPDATE … WHERE (jobs only), DELETE … WHERE.
  * MyRocks/TokuDB targets keep their chunk rows in flatload_chunks_rocksdb /
- * flatload_chunks_tokudb instead of flatload_chunks.
+ * flatload_chunks_tokudb instead of flatload_chunks; each chunk table has a
+ * `_rejects` table beside it for rejected rows too big for one statement.
  */
-export const BOOKKEEPING_TABLES = ['flatload_jobs', 'flatload_chunks'];
+export const BOOKKEEPING_TABLES = ['flatload_jobs', 'flatload_chunks', 'flatload_chunks_rejects'];
 
 export function bookkeepingNeeds(schema: string, tables: readonly string[] = BOOKKEEPING_TABLES): PrivilegeNeed[] {
   const out: PrivilegeNeed[] = [];

@@ -21,6 +21,7 @@ import {
   type EmptyHow,
   type EngineDecision,
 } from './rules/context.js';
+import { planBinlog } from './rules/binlog.js';
 import { galeraOf, planGalera, refuseOnGalera } from './rules/galera.js';
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
@@ -34,6 +35,9 @@ import { streamsThatFit } from './rules/connections.js';
 const MAX_DEFAULT_STREAMS = 8;
 const INSERT_BATCH_MAX = 1 << 20;
 const INSERT_BATCH_MIN = 16 * 1024;
+
+/** Warnings the server keeps per statement at most (max_error_count's ceiling); the load sets it so. */
+export const MAX_LISTED_WARNINGS = 65535;
 
 /**
  * Connections to use when neither --jobs nor an engine rule decides: the
@@ -287,6 +291,24 @@ function engineRule(ctx: Ctx): EngineDecision {
 }
 
 /** Reasons and warnings that hold whatever the engine. */
+/**
+ * Under --on-duplicate ignore every duplicate row raises one warning. A chunk
+ * of at most as many records as the server lists warnings has every warning
+ * listed unless some row raised two, so duplicates (counted by the server's
+ * Skipped) never hide a row the server changed, on engines that cannot roll
+ * a chunk back to look again too.
+ */
+function capIgnoredDuplicates(ctx: Ctx, d: EngineDecision): void {
+  if (ctx.options.onDuplicate !== 'ignore') return;
+  // Without a unique key nothing is a duplicate.
+  if (!ctx.table.primaryKey && !ctx.table.indexes.some((i) => i.unique || i.primary)) return;
+  if ((d.chunkMaxRecords ?? Infinity) <= MAX_LISTED_WARNINGS) return;
+  d.chunkMaxRecords = MAX_LISTED_WARNINGS;
+  ctx.reasons.push(
+    `duplicates ignored: a chunk is capped at ${MAX_LISTED_WARNINGS} records, the most warnings the server lists for one statement, so every duplicate's warning is listed and a changed value among them is never hidden [docs/rules.md#ignored-duplicates-and-the-warnings-list]`,
+  );
+}
+
 function sharedFacts(ctx: Ctx, d: EngineDecision): void {
   const { table, options, engine, transport, input, reasons, warnings } = ctx;
   if (ctx.insertTriggers > 0) {
@@ -337,6 +359,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
   const d = engineRule(ctx);
   sharedFacts(ctx, d);
+  capIgnoredDuplicates(ctx, d);
 
   const after = [...d.after, ...defer.after];
   if (sk.key?.kind === 'pre-assign') {
@@ -354,8 +377,16 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   if (ctx.transport === 'insert') {
     batch = insertBatchBytes(server);
     reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [docs/rules.md#packet-size-and-insert-batches]`);
+    if (options.onDuplicate !== 'replace') {
+      reasons.push(
+        `INSERT IGNORE, as LOAD DATA LOCAL runs (an implicit IGNORE): every value sent in the file's character set and converted as LOAD DATA converts it (an adjusted value is a warning and its row rejected, not a strict-mode error; spaces around a number a note), a row too big for one statement under max_allowed_packet rejected unsent [docs/rules.md#insert-fallback-conversions]`,
+      );
+    }
   }
   if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
+  const binlog = planBinlog(server, options.binlog, galera !== undefined);
+  reasons.push(binlog.reason);
+  warnings.push(...binlog.warnings);
 
   return {
     version: PLAN_VERSION,
@@ -368,7 +399,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     concurrency: Math.max(1, d.concurrency),
     chunkSizeBytes: d.chunkSizeBytes,
     commitScope: d.commitScope,
-    session: d.session,
+    session: [...binlog.session, ...d.session],
     sessionEnd: d.sessionEnd,
     chunkBefore: d.chunkBefore,
     chunkAfter: d.chunkAfter,

@@ -85,6 +85,8 @@ export function insertHeadSql(plan: LoadPlan, fileColumns: readonly ColumnTarget
   const cols = fileColumns.filter((f) => !f.isVariable).map((f) => quoteId(f.name));
   const key = preAssignedKey(plan);
   if (key) cols.push(quoteId(key.column));
-  const verb = plan.duplicates === 'replace' ? 'REPLACE' : plan.duplicates === 'ignore' ? 'INSERT IGNORE' : 'INSERT';
+  // LOAD DATA LOCAL runs as IGNORE unless REPLACE is given: IGNORE gives the INSERTs its conversions (a value it
+  // adjusts is a warning, not a strict-mode error) and its duplicates (a warning, the row skipped, then rejected).
+  const verb = plan.duplicates === 'replace' ? 'REPLACE' : 'INSERT IGNORE';
   return `${verb} INTO ${quoteQualified(plan.loadTarget.db, plan.loadTarget.table)} (${cols.join(', ')}) VALUES `;
 }

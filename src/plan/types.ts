@@ -25,6 +25,8 @@ export interface PlanOptions {
   clientCpus: number;
   /** The loading connections are an export's, fitted to the account's connection limit there: not again per table. */
   connectionsBudgeted?: boolean | undefined;
+  /** --binlog: write the load to the binary log or not (undefined: the server's own setting). */
+  binlog?: 'on' | 'off' | undefined;
 }
 
 export interface PlanFacts {

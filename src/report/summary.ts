@@ -45,6 +45,29 @@ export interface LoadReport {
    * names it, so `expectedFront` counts each backend's rows that many times.
    */
   verify?: { front: number; expectedFront: number; backends: Array<{ backend: string; rows: number; partitions: number; checksum: string | null }>; equal: boolean };
+  /** ANALYZE TABLE after the load (--analyze): its time, and why the statistics may be stale (null when it succeeded); absent when not run. */
+  analyze?: { seconds: number; note: string | null };
+  /** --expect-rows / --expect-checksum: the table after the load against the exporter's figures; absent when none were given. */
+  check?: CheckResult;
+}
+
+/** A loaded table against what its exporter recorded. */
+export interface CheckResult {
+  /** Where the expected figures come from (a flag, a manifest, mydumper's metadata). */
+  source: string;
+  expectedRows: number | null;
+  rows: number;
+  expectedChecksum: string | null;
+  /** CHECKSUM TABLE's value; null when no checksum was expected (it reads every row, so it runs only when asked for). */
+  checksum: string | null;
+  equal: boolean;
+}
+
+/** One line: the figures and whether they agree. */
+export function describeCheck(c: CheckResult): string {
+  const parts = [`COUNT(*) ${fmtInt(c.rows)}${c.expectedRows === null ? '' : ` (${fmtInt(c.expectedRows)} expected)`}`];
+  if (c.expectedChecksum !== null) parts.push(`CHECKSUM TABLE ${c.checksum ?? 'NULL'} (${c.expectedChecksum} expected)`);
+  return `${parts.join(', ')} from ${c.source}: ${c.equal ? 'equal' : 'DIFFERENT'}`;
 }
 
 export interface ShardReport {
@@ -125,6 +148,8 @@ export function renderSummary(r: LoadReport): string {
     const each = r.verify.backends.map((b) => `${b.backend} ${fmtInt(b.rows)}${b.partitions > 1 ? ` x ${b.partitions} partitions` : ''}, checksum ${b.checksum ?? '-'}`);
     lines.push(`  verify:   COUNT(*) ${fmtInt(r.verify.front)} through the front, ${fmtInt(r.verify.expectedFront)} expected from the backends (${each.join('; ')}): ${r.verify.equal ? 'equal' : 'DIFFERENT'}`);
   }
+  if (r.analyze) lines.push(`  analyze:  ANALYZE TABLE ${r.analyze.seconds.toFixed(2)} s${r.analyze.note ? ` (${r.analyze.note})` : ''}`);
+  if (r.check) lines.push(`  check:    ${describeCheck(r.check)}`);
   if (r.cluster) {
     const c = r.cluster;
     lines.push(

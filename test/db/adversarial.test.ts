@@ -14,6 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { spawnCli } from '../support/spawn.js';
+import { pollUntil, running } from '../support/poll.js';
 
 let db: TestDatabase;
 let dir: string;
@@ -208,7 +209,8 @@ describe('one process per load', () => {
     const args = ['load', f, '--table', t, '--chunk-size', '64KiB', '--json', ...base];
     const a = spawnCli(args, env());
     // The second starts once the first holds the load (its rows are arriving).
-    while ((await count(t)) === 0) await new Promise((r) => setTimeout(r, 10));
+    await pollUntil('the first load\'s rows arriving', async () => (await count(t)) > 0, { process: a });
+    assert.ok(running(a), 'the first load was still running when the second started');
     const b = spawnCli([...args, '--wait'], env());
     const [ra, rb] = await Promise.all([a.done, b.done]);
     assert.equal(ra.code, 0, ra.stderr);
@@ -223,7 +225,8 @@ describe('one process per load', () => {
     await table(t);
     const f = file(`${t}.tsv`, rows(0, 300_000));
     const s = spawnCli(['load', f, '--table', t, '--chunk-size', '64KiB', '--jobs', '1', ...base], env());
-    while ((await count(t)) === 0) await new Promise((r) => setTimeout(r, 20));
+    await pollUntil('the load\'s rows arriving', async () => (await count(t)) > 0, { process: s, everyMs: 20 });
+    assert.ok(running(s), 'the load was still running when it was killed');
     s.child.kill('SIGKILL');
     await s.done;
     const st = await runCli(['status', '--table', t], { env: env() });
@@ -272,7 +275,8 @@ describe('an input truncated during the load', () => {
     await table(t);
     const f = file(`${t}.tsv`, rows(0, 400_000));
     const s = spawnCli(['load', f, '--table', t, '--chunk-size', '64KiB', '--jobs', '1', ...base], env());
-    while ((await count(t)) === 0) await new Promise((r) => setTimeout(r, 10));
+    await pollUntil('the load\'s rows arriving', async () => (await count(t)) > 0, { process: s });
+    assert.ok(running(s), 'the load was still running when its input was truncated');
     truncateSync(f, 1_000_000);
     const r = await s.done;
     assert.equal(r.code, 5, r.stderr);

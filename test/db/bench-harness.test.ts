@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { clientLoad, parallelClients, splitByHand } from '../../src/bench/competitors.js';
-import { settle } from '../../src/bench/settle.js';
+import { clientLoad, parallelClients, splitByHand } from '../../bench/competitors.js';
+import { settle } from '../../bench/settle.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 
 let dir: string;

@@ -81,12 +81,12 @@ describe('a chunk whose bookkeeping row another session committed meanwhile', ()
     let loaded = 0;
     const { run, events, kept } = await guarded(jobId, async (c, ctx) => {
       // The other session's commit lands between this attempt's look-up and its own bookkeeping row.
-      await CheckpointStore.markChunk(db.conn, db.name, 'InnoDB', jobId, theirs);
+      await CheckpointStore.markChunk(db.conn, db.name, 'InnoDB', jobId, theirs, 16 << 20);
       await ctx.conn.query('START TRANSACTION');
       try {
         await ctx.conn.query('INSERT INTO t VALUES (1), (2)');
         loaded += 2;
-        await CheckpointStore.markChunk(ctx.conn, db.name, 'InnoDB', jobId, { ...theirs, index: c.index, rowsLoaded: 10, rejected: 0, rejects: null });
+        await CheckpointStore.markChunk(ctx.conn, db.name, 'InnoDB', jobId, { ...theirs, index: c.index, rowsLoaded: 10, rejected: 0, rejects: null }, 16 << 20);
         await ctx.conn.query('COMMIT');
       } finally {
         await ctx.conn.query('ROLLBACK');

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
-import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
-import { roundRobinPartitions, spiderUnavailable, startSpiderCluster, type SpiderCluster } from '../../src/devserver/spider.js';
+import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
+import { roundRobinPartitions, spiderUnavailable, startSpiderCluster, type SpiderCluster } from '../../dev/spider.js';
 import { readGaleraFacts, readShardMap } from '../../src/introspect/cluster.js';
 import { distinctBackends } from '../../src/shard/map.js';
 import { partitionIndex } from '../../src/shard/partition.js';

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { adminConnection, createTestDatabase, serverUrl, tableDigest, type TestDatabase } from '../support/db.js';
+import { pollUntil } from '../support/poll.js';
 import { prng, spawnCli } from '../support/spawn.js';
 
 /**
@@ -265,7 +266,7 @@ describe('a mariadb-dump --tab directory loaded as one export', { skip }, () => 
       for (const t of TABLES) await db.conn.query(`CREATE TABLE \`${t}\` LIKE \`${source.name}\`.\`${t}\``);
       const args = ['load', dump, '--mode', 'swap', '--jobs', '2', '--chunk-size', '32KiB', '--progress', 'none'];
       const first = spawnCli(args, { DATABASE_URL: db.url });
-      while ((await committedChunks(db)) < 3) await new Promise((r) => setTimeout(r, 3));
+      await pollUntil('3 chunks committed', async () => (await committedChunks(db)) >= 3, { process: first, everyMs: 3 });
       const second = await runCli(args, { env: { DATABASE_URL: db.url } });
       assert.equal(second.code, 8, second.stderr);
       assert.match(second.stderr, /export x[0-9a-f]+ is held by /);

@@ -8,6 +8,7 @@ import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js
 import { startThrowawayServer, type ThrowawayServer } from '../../src/devserver/server.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { pollUntil, running } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 
 let dir: string;
@@ -33,13 +34,10 @@ async function bookkept(conn: Connection): Promise<number> {
   return n;
 }
 
-async function waitFor(fn: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('condition not reached');
+/** LOAD DATA LOCAL statements running on the server (a chunk in flight). */
+async function loadsInFlight(conn: Connection): Promise<number> {
+  const [p] = await conn.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA LOCAL%'");
+  return Number((p as Array<{ n: number }>)[0]!.n);
 }
 
 async function setupPair(conn: Connection, name: string, engine = 'InnoDB'): Promise<void> {
@@ -61,7 +59,8 @@ describe('faults on the shared test server', () => {
     await setupPair(db.conn, 'intr');
     const args = ['load', file, '--table', 'intr', '--chunk-size', '32KiB', '--jobs', '2', '--progress', 'none'];
     const s = spawnCli(args, { DATABASE_URL: db.url });
-    await waitFor(async () => (await count(db.conn, 'intr')) > 5000);
+    await pollUntil('5,000 rows loaded', async () => (await count(db.conn, 'intr')) > 5000, { process: s, everyMs: 25 });
+    assert.ok(running(s), 'the load was still running when it was interrupted');
     s.child.kill('SIGINT');
     const r = await s.done;
     assert.equal(r.code, 4, r.stderr);
@@ -83,7 +82,7 @@ describe('faults on the shared test server', () => {
     const s = spawnCli(['load', file, '--table', 'killc', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'lines', '--json'], { DATABASE_URL: db.url });
     let killed = 0;
     const admin = await mysql.createConnection({ uri: db.url });
-    for (let i = 0; i < 400 && killed < 3; i++) {
+    for (let i = 0; i < 400 && killed < 3 && running(s); i++) {
       const [p] = await admin.query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'LOAD DATA LOCAL%' AND DB IS NOT NULL OR INFO LIKE 'LOAD DATA LOCAL%'");
       const ids = (p as Array<{ ID: number }>).map((x) => x.ID);
       if (ids.length) {
@@ -126,13 +125,18 @@ describe('the server killed and restarted mid-load', () => {
       const url = `${server.url}f`;
       const args = ['load', file, '--table', name, '--chunk-size', '32KiB', '--jobs', '2', '--progress', 'lines'];
       const s = spawnCli(args, { DATABASE_URL: url });
-      // Bulk-loaded MyRocks rows are invisible until finalised: wait for committed chunks or loaded rows.
-      // (a MyRocks bulk load's bookkeeping rows are invisible too: then a fixed delay).
-      await Promise.race([waitFor(async () => (await count(conn, name)) > 8000 || (await bookkept(conn)) > 3, 2500).catch(() => undefined), new Promise((r) => setTimeout(r, 2500))]);
+      // Crash once rows or chunks are committed. A MyRocks bulk load's rows and bookkeeping rows stay
+      // invisible until finalised: there, once chunks are being loaded.
+      const progressed = async (): Promise<boolean> =>
+        engine === 'ROCKSDB' ? (await loadsInFlight(conn)) > 0 : (await count(conn, name)) > 8000 || (await bookkept(conn)) > 3;
+      await pollUntil('the load under way', progressed, { process: s, everyMs: 25 });
+      assert.ok(running(s), 'the load was still running when the server crashed');
       await conn.end().catch(() => undefined);
       await server.crashAndRestart();
       conn = await mysql.createConnection({ uri: url });
       let r = await s.done;
+      // A crash the load never felt (it had finished, or slipped between two chunks unnoticed) would prove nothing.
+      assert.ok(r.code === 4 || /retrying chunk/.test(r.stderr), `the crash interrupted the load (stopped resumably or retried a chunk); exit ${String(r.code)}:\n${r.stderr}`);
       for (let i = 0; i < 3 && r.code !== 0; i++) {
         assert.equal(r.code, 4, r.stderr); // stopped, resumable
         const again = spawnCli(args, { DATABASE_URL: url });

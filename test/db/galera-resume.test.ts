@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
-import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
+import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
 import { runCli } from '../support/cli.js';
 import { spawnCli } from '../support/spawn.js';
 

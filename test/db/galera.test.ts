@@ -11,10 +11,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
-import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../src/devserver/galera.js';
+import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
 import { runCli } from '../support/cli.js';
 import { adminConnection, tableDigest } from '../support/db.js';
-import { spawnCli } from '../support/spawn.js';
+import { pollUntil } from '../support/poll.js';
+import { spawnCli, type Spawned } from '../support/spawn.js';
 
 const noGalera = galeraUnavailable();
 if (noGalera) process.stderr.write(`galera.test.ts: skipped: ${noGalera}\n`);
@@ -180,21 +181,17 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     assert.equal((await tableDigest(await node(1), 'my')).count, '0');
   });
 
-  /** Waits until node i holds at least `rows` rows of the table (read with wsrep_sync_wait=1). */
-  const waitRows = async (i: number, table: string, rows: number): Promise<void> => {
+  /** Waits until node i holds at least `rows` rows of the table (read with wsrep_sync_wait=1), while the load runs. */
+  const waitRows = async (i: number, table: string, rows: number, load: Spawned): Promise<void> => {
     const watcher = await node(i);
-    const deadline = Date.now() + 60_000;
-    while (Number((await tableDigest(watcher, table)).count) < rows) {
-      assert.ok(Date.now() < deadline, `${table} reached ${rows} rows`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pollUntil(`${table} reached ${rows} rows`, async () => Number((await tableDigest(watcher, table)).count) >= rows, { process: load, everyMs: 50 });
   };
 
   test('a second run of the same load through another node stops (exit 8): the job is held cluster-wide, not by a node-local GET_LOCK', async () => {
     await createTable('twice');
     const args = (u: string): string[] => ['load', file, '--url', u, '--table', 'twice', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none'];
     const first = spawnCli(args(url()), {});
-    await waitRows(1, 'twice', 1);
+    await waitRows(1, 'twice', 1, first);
     const second = await runCli(args(url([cluster.nodes[1]!, cluster.nodes[2]!])));
     assert.equal(second.code, 8, second.stderr);
     assert.match(second.stderr, /already running: job \w+ is held by .* pid \d+ \(its lease on the cluster/);
@@ -259,7 +256,7 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     const only3 = url([cluster.nodes[2]!]);
     const args = (u: string): string[] => ['load', file, '--url', u, '--table', 'gone', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none'];
     const s = spawnCli(args(only3), {});
-    await waitRows(0, 'gone', ROWS / 4);
+    await waitRows(0, 'gone', ROWS / 4, s);
     await forget(2);
     await cluster.killNode(2);
     const killedAt = Date.now();
@@ -283,7 +280,7 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
   test('kill -9 of the node flatload loads through, mid-load: the load moves on and lands exactly once', async () => {
     await createTable('killed');
     const s = spawnCli(['load', file, '--url', url(), '--table', 'killed', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json'], {});
-    await waitRows(1, 'killed', ROWS / 4);
+    await waitRows(1, 'killed', ROWS / 4, s);
     await forget(0);
     await cluster.killNode(0);
     const killedAt = Date.now();

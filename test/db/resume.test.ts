@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { ddl, fileColumns, generateToFile, loadDataOptions, type FixtureTable } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, hasRocksdb, tableDigest, type TestDatabase } from '../support/db.js';
+import { pollUntil, running } from '../support/poll.js';
 import { prng, spawnCli } from '../support/spawn.js';
 
 let db: TestDatabase;
@@ -206,11 +207,12 @@ describe('resume is refused when the input or options changed', () => {
     const args = ['load', file, '--table', 'ch', '--chunk-size', '16KiB', '--jobs', '1', '--progress', 'none'];
     const s = spawnCli(args, { DATABASE_URL: db.url });
     // Let it commit some chunks, then kill it.
-    for (let i = 0; i < 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+    const committed = async (): Promise<boolean> => {
       const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM ch');
-      if (Number((c as Array<{ n: number }>)[0]!.n) > 3000) break;
-    }
+      return Number((c as Array<{ n: number }>)[0]!.n) > 3000;
+    };
+    await pollUntil('3,000 rows committed', committed, { process: s, everyMs: 50 });
+    assert.ok(running(s), 'the load was still running when it was killed');
     s.child.kill('SIGKILL');
     await s.done;
 

@@ -51,7 +51,7 @@ after(async () => {
 });
 
 async function resetTables(): Promise<void> {
-  for (const t of [T, S, O, 'flatload_jobs', 'flatload_chunks']) await admin.query(`DROP TABLE IF EXISTS ${q(t)}`);
+  for (const t of [T, S, O, 'flatload_jobs', 'flatload_chunks', 'flatload_chunks_rejects']) await admin.query(`DROP TABLE IF EXISTS ${q(t)}`);
   await admin.query(`CREATE TABLE ${q(T)} (id INT NOT NULL AUTO_INCREMENT PRIMARY KEY, a INT NULL, b VARCHAR(20) NULL, KEY k (a)) ENGINE=InnoDB`);
   await admin.query(`INSERT INTO ${q(T)} (id, a, b) VALUES (1, 1, 'old'), (2, 2, 'old')`);
 }
@@ -115,10 +115,14 @@ const INTROSPECT = [`SELECT 1 AS one FROM ${q(T)} LIMIT 1`, `SHOW CREATE TABLE $
 const BOOKKEEPING = [
   `CREATE TABLE IF NOT EXISTS ${q('flatload_jobs')} (job_id VARCHAR(64) PRIMARY KEY, state VARCHAR(20), n INT)`,
   `CREATE TABLE IF NOT EXISTS ${q('flatload_chunks')} (job_id VARCHAR(64), chunk_index INT, PRIMARY KEY (job_id, chunk_index))`,
+  `CREATE TABLE IF NOT EXISTS ${q('flatload_chunks_rejects')} (job_id VARCHAR(64), chunk_index INT, piece INT, rejects LONGBLOB, PRIMARY KEY (job_id, chunk_index, piece))`,
   `SELECT * FROM ${q('flatload_jobs')} WHERE job_id = 'j' AND state <> 'done'`,
   `INSERT INTO ${q('flatload_jobs')} (job_id, state) VALUES ('j', 'running') ON DUPLICATE KEY UPDATE state = 'running'`,
   `INSERT INTO ${q('flatload_chunks')} (job_id, chunk_index) VALUES ('j', 0)`,
   `SELECT chunk_index FROM ${q('flatload_chunks')} WHERE job_id = 'j'`,
+  `INSERT INTO ${q('flatload_chunks_rejects')} (job_id, chunk_index, piece, rejects) VALUES ('j', 0, 0, 'x')`,
+  `SELECT rejects FROM ${q('flatload_chunks_rejects')} WHERE job_id = 'j' ORDER BY chunk_index, piece`,
+  `DELETE FROM ${q('flatload_chunks_rejects')} WHERE job_id = 'j'`,
   `UPDATE ${q('flatload_jobs')} SET state = 'done' WHERE job_id = 'j'`,
   `DELETE FROM ${q('flatload_chunks')} WHERE job_id = 'j'`,
   `DELETE FROM ${q('flatload_jobs')} WHERE job_id = 'j'`,

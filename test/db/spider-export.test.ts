@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
-import { spiderUnavailable, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../src/devserver/spider.js';
+import { spiderUnavailable, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../dev/spider.js';
 import { runCli } from '../support/cli.js';
 import { spawnCli } from '../support/spawn.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Measured } from '../../src/bench/measure.js';
-import { inRounds, median, type RunResult } from '../../src/bench/rounds.js';
-import { judge, type Measurement } from '../../src/bench/strategies.js';
+import type { Measured } from '../../bench/measure.js';
+import { inRounds, median, type RunResult } from '../../bench/rounds.js';
+import { judge, type Measurement } from '../../bench/strategies.js';
 
 const measured: Measured = { wallSeconds: 0, clientCpuSeconds: null, clientPeakRssBytes: null, serverCpuSeconds: null, stdout: '', stderr: '', code: 0 };
 const run = (seconds: number, ok = true): RunResult => ({

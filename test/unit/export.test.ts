@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ddlStatements } from '../../src/export/ddl.js';
+import { allStatements } from '../../src/export/ddl.js';
 import { parseManifest } from '../../src/export/manifest.js';
 import { globMatcher, groupFiles, isRejectFile, parseFileName, type FileName } from '../../src/export/names.js';
 import { exportStatus, exportTotals, renderExportReport, type ExportTableReport } from '../../src/export/report.js';
@@ -98,7 +98,7 @@ test('a manifest maps files to tables with per-table options', () => {
   for (const [doc, re] of bad) throwsCode(() => parseManifest(typeof doc === 'string' ? doc : JSON.stringify(doc), 'm.json', '/'), 'USAGE', re);
 });
 
-test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP TABLE left out", () => {
+test("mysqldump's t.sql split into statements (--run-sql-files): comments, quotes, DELIMITER", () => {
   const dump = [
     '/*M!999999\\- enable the sandbox mode */ ',
     '-- MariaDB dump 10.19',
@@ -114,9 +114,10 @@ test("mysqldump's t.sql split into statements: comments, quotes, DELIMITER, DROP
     'DELIMITER ;',
     '/*!40101 SET character_set_client = @saved_cs_client */;',
   ].join('\n');
-  assert.deepEqual(ddlStatements(dump), [
+  assert.deepEqual(allStatements(dump, 'a.sql', 101106), [
     '/*!40101 SET NAMES utf8mb4 */',
-    "CREATE TABLE `a;b` (\n  `s` varchar(5) DEFAULT 'x;y' COMMENT 'it''s \\'; ok',\n  `t` int \n) ENGINE=InnoDB",
+    'DROP TABLE IF EXISTS `a`',
+    "CREATE TABLE `a;b` (\n  `s` varchar(5) DEFAULT 'x;y' COMMENT 'it''s \\'; ok',\n  `t` int /* a; comment */\n) ENGINE=InnoDB",
     '/*!50003 CREATE TRIGGER t BEFORE INSERT ON `a;b` FOR EACH ROW BEGIN SET @x = 1; SET @y = 2; END */',
     '/*!40101 SET character_set_client = @saved_cs_client */',
   ]);

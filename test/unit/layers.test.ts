@@ -19,12 +19,13 @@
  *     emits notes while it resolves a job.
  *   on top, may import everything below them:
  *     11 export | devserver → 12 bench → 13 cli
- *     (export runs many loads as one job; devserver starts throwaway servers: neither imports the other).
+ *     (export runs many loads as one job; devserver starts a throwaway server: neither imports the other;
+ *     bench is what `flatload bench` compares).
  *
  * Every import counts: value and type-only imports, re-exports and dynamic
- * import() of a literal path. Files outside src/ (fixtures/) are imported
- * only by the top rooms. A room that is not in RANK fails the test: place a
- * new room on purpose.
+ * import() of a literal path. src/ is the product that ships: nothing in it
+ * imports from outside src/ (fixtures/, bench/, dev/, test/ are not shipped).
+ * A room that is not in RANK fails the test: place a new room on purpose.
  *
  * KNOWN_VIOLATIONS are the imports that break the rule today. The list must
  * be exact: the test fails on an import that breaks the rule and is not
@@ -32,10 +33,11 @@
  * list when you fix it), so it can only shrink.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { importSpecifiers, sourceFiles, unreachableFiles } from '../../tools/imports.js';
 
 const RANK: Readonly<Record<string, number>> = {
   errors: 0,
@@ -55,30 +57,12 @@ const RANK: Readonly<Record<string, number>> = {
   bench: 12,
   cli: 13,
 };
-const TOP = new Set(['devserver', 'bench', 'cli']);
 
 /** "importing file -> imported file", paths relative to src/. */
 const KNOWN_VIOLATIONS: readonly string[] = [];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const srcDir = join(root, 'src');
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((name) => name.endsWith('.ts'))
-    .sort()
-    .map((name) => join(dir, name));
-}
-
-/**
- * The module specifiers a file imports. Static imports and re-exports start a
- * line (so examples in comments, which start with " *", are not read);
- * dynamic imports are taken wherever a literal path is passed.
- */
-export function importSpecifiers(text: string): string[] {
-  const re = /^[ \t]*(?:import|export)\b[^;]*?\bfrom\s*['"]([^'"]+)['"]|^[ \t]*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
-  return [...text.matchAll(re)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
-}
 
 /** The room of a path relative to src/, or undefined for a path outside src/. */
 function roomOf(fromSrc: string): string | undefined {
@@ -94,7 +78,7 @@ export function layerViolation(from: string, to: string): string | undefined {
   if (a === undefined) throw new Error(`${from} is not under src/`);
   if (a === '' || RANK[a] === undefined) return `${from} is in no known room: add its room to RANK in test/unit/layers.test.ts`;
   if (a === b) return undefined;
-  if (b === undefined) return TOP.has(a) ? undefined : `${a} imports ${to}, outside src/ (only ${[...TOP].join(', ')} may)`;
+  if (b === undefined) return `${a} imports ${to}, outside src/: the shipped package holds only src/`;
   if (b === '' || RANK[b] === undefined) return `${to} is in no known room: add its room to RANK in test/unit/layers.test.ts`;
   if (RANK[b] < RANK[a]) return undefined;
   return RANK[b] === RANK[a] ? `${a} and ${b} sit side by side: neither imports the other` : `${a} (rank ${RANK[a]}) imports ${b} (rank ${RANK[b]}), a later room`;
@@ -138,7 +122,7 @@ describe('the rule', () => {
     ['order/sort.ts', 'shard/split.ts', false],
     ['shard/split.ts', 'order/sort.ts', false],
     ['introspect/input.ts', 'order/sort.ts', true],
-    ['introspect/server.ts', 'plan/privileges.ts', false],
+    ['introspect/server.ts', 'plan/needs.ts', false],
     ['plan/planner.ts', 'introspect/types.ts', true],
     ['plan/rules/innodb.ts', 'plan/sql.ts', true],
     ['plan/planner.ts', 'load/apply.ts', false],
@@ -150,11 +134,13 @@ describe('the rule', () => {
     ['report/rejectFile.ts', 'load/isolate.ts', false],
     ['report/events.ts', 'checkpoint/store.ts', false],
     ['introspect/sizes.ts', 'devserver/server.ts', false],
-    ['devserver/demo.ts', '../fixtures/generate.ts', true],
+    ['cli/commands/bench.ts', '../fixtures/generate.ts', false],
     ['load/execute.ts', '../fixtures/generate.ts', false],
-    ['bench/main.ts', 'devserver/server.ts', true],
-    ['bench/engines.ts', 'cli/commands/bench.ts', false],
-    ['cli/main.ts', 'bench/main.ts', true],
+    ['devserver/server.ts', '../dev/galera.ts', false],
+    ['bench/sample.ts', 'chunking/scanner.ts', true],
+    ['bench/variants.ts', 'cli/commands/bench.ts', false],
+    ['cli/commands/bench.ts', 'bench/variants.ts', true],
+    ['cli/commands/bench.ts', 'devserver/server.ts', true],
     ['cli/commands/load.ts', 'load/execute.ts', true],
     ['newroom/x.ts', 'errors/index.ts', false],
     ['load/x.ts', 'newroom/y.ts', false],
@@ -209,4 +195,11 @@ test('src/ imports follow the layers, except exactly the known violations', () =
   const { added, gone } = compareWithKnown(currentViolations(), KNOWN_VIOLATIONS);
   assert.deepEqual(added, [], `imports that break the layer rule (see the header of test/unit/layers.test.ts):\n${added.join('\n')}`);
   assert.deepEqual(gone, [], `fixed, so delete from KNOWN_VIOLATIONS in test/unit/layers.test.ts:\n${gone.join('\n')}`);
+});
+
+test('src/ holds the product: under 300 lines of it are never loaded by src/cli/main.ts', () => {
+  const missed = unreachableFiles(srcDir, join(srcDir, 'cli', 'main.ts'));
+  const lines = missed.reduce((n, m) => n + m.lines, 0);
+  const list = missed.map((m) => `${m.lines} ${relative(srcDir, m.file)}`).join('\n');
+  assert.ok(lines < 300, `${lines} lines of src/ are not reached from the shipped command (benchmarks, research and dev tools go to bench/ or dev/):\n${list}`);
 });

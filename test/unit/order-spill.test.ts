@@ -23,7 +23,7 @@ test('named by the job, found again by a rerun, files only by plain names', asyn
   assert.equal(a.path, join(tmp, 'flatload-order-job-1.a_b'));
   writeFileSync(a.file('manifest.json'), '{}');
   const again = await SpillDir.open({ jobId: 'job-1.a_b', tmpdir: tmp });
-  assert.deepEqual(readdirSync(again.path), ['manifest.json']);
+  assert.deepEqual(readdirSync(again.path).sort(), ['.flatload-owner', 'manifest.json'], 'the runs, and the marker of the process that owns them now');
   for (const bad of ['', '../x', 'a/b', '.hidden', 'x'.repeat(200)]) await assert.rejects(SpillDir.open({ jobId: bad, tmpdir: tmp }), /spill job id/);
   for (const bad of ['../x', 'a/b', '..', '.', '']) assert.throws(() => a.file(bad), /spill file name/);
 });
@@ -54,7 +54,7 @@ test('clear() and dispose() remove the directory\'s contents and itself, nothing
   writeFileSync(d.file('run-000001.bin'), 'x');
   symlinkSync(outside, join(d.path, 'link'));
   await d.clear();
-  assert.deepEqual(readdirSync(d.path), []);
+  assert.deepEqual(readdirSync(d.path), ['.flatload-owner'], 'every file but the owner marker');
   symlinkSync(outside, join(d.path, 'link'));
   await d.dispose();
   assert.equal(existsSync(d.path), false);

@@ -6,7 +6,7 @@ import { linearHashMask, linearHashPartition, partitionIndex, unevaluableReason,
 
 /**
  * Fixture: rows whose partition MariaDB 10.11 chose, written by
- * `node --import tsx src/bench/partitionCheck.ts --fixture test/unit/fixtures/partition-cases.json`
+ * `node --import tsx bench/research/partitionCheck.ts --fixture test/unit/fixtures/partition-cases.json`
  * (that run compared ~215k rows with zero mismatches; this is a sample).
  */
 interface Fixture {

@@ -74,7 +74,7 @@ test('renderPlan says when the strategy was forced and what the planner would ha
   const text = renderPlan(planLoad(facts, opts({ strategy: 'insert' })), facts, ctx(facts));
   assert.match(text, /strategy: +insert — multi-row INSERT \(forced by --strategy; the planner would have chosen surrogate-key\)/);
   assert.match(text, /INSERT batch: at most 1 MiB/);
-  assert.match(text, /INSERT INTO `flatload_test`\.`user3` \(`user_id`, `weight`, `level`, `beat_rate`, `level_num`, `id`\) VALUES/);
+  assert.match(text, /INSERT IGNORE INTO `flatload_test`\.`user3` \(`user_id`, `weight`, `level`, `beat_rate`, `level_num`, `id`\) VALUES/);
 });
 
 test('planJson lists session settings with their reasons (MyRocks unsorted, --order file)', () => {

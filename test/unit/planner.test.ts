@@ -707,3 +707,26 @@ describe('streams within the account\'s connection limit', () => {
     });
   }
 });
+
+describe('--on-duplicate ignore caps a chunk at the warnings the server lists', () => {
+  // [engine, --on-duplicate, chunkMaxRecords]
+  const cases: Array<[string, 'error' | 'ignore' | 'replace', number | undefined]> = [
+    ['InnoDB', 'ignore', 65535],
+    ['MyISAM', 'ignore', 65535],
+    ['InnoDB', 'error', undefined],
+    ['InnoDB', 'replace', undefined],
+    ['MyISAM', 'replace', undefined],
+  ];
+  for (const [engine, onDuplicate, max] of cases) {
+    test(`${engine}, --on-duplicate ${onDuplicate}: ${max ?? 'no'} records at most`, () => {
+      const plan = planLoad(maria('user_summary', engine, 'us.tsv'), opts({ onDuplicate }));
+      assert.equal(plan.chunkMaxRecords, max);
+      assert.equal(plan.reasons.some((r) => r.includes('#ignored-duplicates-and-the-warnings-list')), max !== undefined);
+    });
+  }
+  test('a table without a unique key has no duplicates: no cap', () => {
+    const facts = maria('user_summary', 'InnoDB', 'us.tsv');
+    facts.table = { ...facts.table, primaryKey: undefined, clusteredKey: undefined, indexes: facts.table.indexes.filter((i) => !i.unique && !i.primary) };
+    assert.equal(planLoad(facts, opts({ onDuplicate: 'ignore' })).chunkMaxRecords, undefined);
+  });
+});

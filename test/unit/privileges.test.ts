@@ -376,16 +376,20 @@ describe('privilegesForPlan: the table in docs/security.md, from the plans thems
     assert.ok(sorted.includes('DELETE flatload_test.user_summary'), `key-range resume deletes: ${sorted.join(', ')}`);
   });
 
-  test('bookkeeping: CREATE, SELECT, INSERT, DELETE on both tables in its schema, UPDATE on the jobs table', () => {
+  test('bookkeeping: CREATE, SELECT, INSERT, DELETE on its three tables in its schema, UPDATE on the jobs table', () => {
     const l = list(us, {}, { bookkeepingSchema: 'flatload_meta' }).filter((x) => x.includes('flatload_meta'));
     assert.deepEqual(l, [
       'CREATE flatload_meta.flatload_chunks',
+      'CREATE flatload_meta.flatload_chunks_rejects',
       'CREATE flatload_meta.flatload_jobs',
       'DELETE flatload_meta.flatload_chunks',
+      'DELETE flatload_meta.flatload_chunks_rejects',
       'DELETE flatload_meta.flatload_jobs',
       'INSERT flatload_meta.flatload_chunks',
+      'INSERT flatload_meta.flatload_chunks_rejects',
       'INSERT flatload_meta.flatload_jobs',
       'SELECT flatload_meta.flatload_chunks',
+      'SELECT flatload_meta.flatload_chunks_rejects',
       'SELECT flatload_meta.flatload_jobs',
       'UPDATE flatload_meta.flatload_jobs',
     ]);

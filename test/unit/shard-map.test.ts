@@ -21,7 +21,7 @@ import { partitionIndex } from '../../src/shard/partition.js';
 /**
  * Fixture: what a Spider front (MariaDB 10.11, two backends b1 and b2) reported
  * for several tables, recorded by
- * `node --import tsx src/bench/spiderFacts.ts --fixture test/unit/fixtures/spider-front.json`.
+ * `node --import tsx bench/research/spiderFacts.ts --fixture test/unit/fixtures/spider-front.json`.
  */
 interface Recorded {
   tables: Record<

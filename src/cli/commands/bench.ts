@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { ddl, FIXTURE_TABLES, type FixtureTable } from '../../../fixtures/generate.js';
+import { fixtureDdl, FIXTURE_TABLES, isFixtureTable } from '../../bench/fixtureTables.js';
 import { firstRecordsToFile } from '../../bench/sample.js';
 import type { BenchResult } from '../../bench/result.js';
 import { variantDdl, variantsFor } from '../../bench/variants.js';
@@ -65,7 +65,7 @@ export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
   if (!a.file) throw new FlatloadError('USAGE', 'missing the input file');
   const sources = [a.table, a.fixture, a.ddl].filter((x) => x !== undefined);
   if (sources.length !== 1) throw new FlatloadError('USAGE', 'give the table definition with exactly one of --table db.t (an existing table), --fixture NAME, or --ddl FILE');
-  if (a.fixture && !(FIXTURE_TABLES as readonly string[]).includes(a.fixture)) {
+  if (a.fixture !== undefined && !isFixtureTable(a.fixture)) {
     throw new FlatloadError('USAGE', `--fixture must be one of ${FIXTURE_TABLES.join(', ')}`);
   }
   const explicitServer = a.url || a.host || a.socket || a.port || io.env['DATABASE_URL'];
@@ -88,7 +88,7 @@ export async function benchCommand(a: BenchArgs, io: CliIo): Promise<ExitCode> {
       if (!name || !db) throw new FlatloadError('USAGE', '--table needs db.table (or --database)');
       const [r] = await admin.query(`SHOW CREATE TABLE ${quoteQualified(db, name.table)}`);
       createSql = String((r as Array<Record<string, string>>)[0]!['Create Table']);
-    } else if (a.fixture) createSql = ddl(a.fixture as FixtureTable);
+    } else if (a.fixture !== undefined && isFixtureTable(a.fixture)) createSql = fixtureDdl(a.fixture);
     else createSql = readFileSync(a.ddl!, 'utf8');
 
     const [eng] = await admin.query('SHOW ENGINES');

@@ -28,6 +28,9 @@ export async function exportCommand(a: LoadCommandArgs & ConnectionArgs, io: Cli
     throw new FlatloadError('USAGE', '--table names the one table of a single-file load; an export takes its tables from the file names or a --manifest');
   }
   if (a.chart !== undefined) throw new FlatloadError('USAGE', '--chart is for a single-file load');
+  if (a.expectRows !== undefined || a.expectChecksum !== undefined) {
+    throw new FlatloadError('USAGE', '--expect-rows and --expect-checksum are for a single-file load: an export checks each table against its manifest\'s "rows" and "checksum" or mydumper\'s metadata file');
+  }
   if (a.rejectFile !== undefined) throw new FlatloadError('USAGE', 'an export writes one reject file per table: use --reject-dir');
   const files = a.file === undefined ? [] : [a.file, ...(a.more ?? [])];
   if (files.includes('-')) throw new FlatloadError('USAGE', 'standard input (-) cannot be part of an export');

@@ -12,7 +12,10 @@ import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
 import { resumeCommandLine } from '../resumeCommand.js';
 
-export async function loadCommand(args: LoadArgs & ConnectionArgs, io: CliIo): Promise<ExitCode> {
+export async function loadCommand(args: LoadArgs & ConnectionArgs & { include?: unknown; exclude?: unknown; rename?: unknown }, io: CliIo): Promise<ExitCode> {
+  for (const flag of ['include', 'exclude', 'rename'] as const) {
+    if (args[flag] !== undefined) throw new FlatloadError('USAGE', `--${flag} chooses tables of an export; a load with --table loads one file into one table`);
+  }
   const options = toLoadOptions(args);
   const { options: conn, warnings } = await connectionFromArgs(args, io.cwd, io.env);
   for (const w of warnings) io.stderr.write(`warning: ${w}\n`);

@@ -4,7 +4,7 @@
  * planner wraps it with the mode (replace/swap) and surrogate-key steps.
  *
  * Source tags in reasons name the section of the docs that holds the fact
- * and its public source: [docs/engines.md#myrocks] and the like;
+ * and its public source: [docs/rules.md#myrocks-bulk-load] and the like;
  * [measured: case] names a row of docs/strategies.md.
  */
 import type { StrategyName } from '../../config/loadOptions.js';

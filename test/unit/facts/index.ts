@@ -133,6 +133,11 @@ export function mysql84(): ServerFacts {
   return s;
 }
 
+/**
+ * TokuDB's defaults in Percona Server 5.7 and 8.0 ([Percona: TokuDB variables,
+ * https://docs.percona.com/percona-server/5.7/tokudb/tokudb_variables.html]); tokudb_cache_size
+ * defaults to half the machine's memory, so 4 GiB stands for an 8 GiB machine.
+ */
 const TOKUDB_VARS: Record<string, string> = {
   tokudb_prelock_empty: 'ON',
   tokudb_empty_scan: 'rl',
@@ -145,7 +150,7 @@ const TOKUDB_VARS: Record<string, string> = {
   tokudb_tmp_dir: '',
 };
 
-/** Percona Server 5.7.44-48 with TokuDB: local_infile ON and max_allowed_packet 4 MiB (5.7 defaults), lock mode 1, no binlog. [docs/tokudb-variables.md] */
+/** Percona Server 5.7.44-48 with TokuDB: local_infile ON and max_allowed_packet 4 MiB (5.7 defaults), lock mode 1, no binlog. [MySQL 5.7 ref. server system variables; TOKUDB_VARS above] */
 export function percona57Tokudb(): ServerFacts {
   return {
     flavor: 'percona',
