@@ -16,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { galeraUnavailable, startGaleraCluster, type GaleraCluster } from '../../dev/galera.js';
 import { runCli } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 
 const noGalera = galeraUnavailable();
@@ -33,14 +34,6 @@ async function nodeLocalFacts(c: Connection, table: string): Promise<string> {
   const created = await value(c, 'SELECT CREATE_TIME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [DB, table]);
   const id = await value(c, 'SELECT TABLE_ID FROM information_schema.INNODB_SYS_TABLES WHERE NAME = ?', [`${DB}/${table}`]);
   return `${created} ${id}`;
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('Galera: a load resumes after losing two of three nodes and re-bootstrapping', { skip: noGalera ? `galera-4 or rsync missing: ${noGalera}` : false }, () => {
@@ -78,12 +71,10 @@ describe('Galera: a load resumes after losing two of three nodes and re-bootstra
     n3.on('error', () => undefined);
     assert.notEqual(await nodeLocalFacts(n1, 't'), await nodeLocalFacts(n3, 't'), 'the nodes keep different facts of the same table');
     const s = spawnCli(args, {});
-    let exited = false;
-    void s.done.then(() => (exited = true));
-    await until('a chunk committed', async () => {
-      if (exited) assert.fail(`the load ended before it was killed: ${(await s.done).stderr}`);
-      return Number(await value(n3, 'SELECT COUNT(*) FROM t')) > 0;
-    }, 120_000);
+    await pollUntil('a chunk committed', async () => Number(await value(n3, 'SELECT COUNT(*) FROM t')) > 0, { process: s, timeoutMs: 120_000, everyMs: 20 }).catch((err: unknown) => {
+      s.child.kill('SIGKILL');
+      throw err;
+    });
     s.child.kill('SIGKILL');
     assert.equal((await s.done).signal, 'SIGKILL');
     n3.destroy();
@@ -91,9 +82,9 @@ describe('Galera: a load resumes after losing two of three nodes and re-bootstra
     await cluster.killNode(2);
     await cluster.killNode(1);
     // The survivor is a non-Primary component until it is bootstrapped (what a DBA does after losing a majority).
-    await until('node1 sees it lost its peers', async () => (await value(n1, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'")) !== 'Primary', 60_000);
+    await pollUntil('node1 sees it lost its peers', async () => (await value(n1, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'")) !== 'Primary', { everyMs: 100 });
     await n1.query("SET GLOBAL wsrep_provider_options = 'pc.bootstrap=YES'");
-    await until('node1 Primary again', async () => (await value(n1, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'")) === 'Primary', 60_000);
+    await pollUntil('node1 Primary again', async () => (await value(n1, "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATUS'")) === 'Primary', { everyMs: 100 });
 
     const resumed = await runCli(args, { timeoutMs: 240_000 });
     assert.equal(resumed.code, 0, resumed.stderr);
@@ -124,12 +115,10 @@ describe('Galera: a load resumes after losing two of three nodes and re-bootstra
     const live = cluster.nodes.filter((n) => n.running).map((n) => `127.0.0.1:${n.port}`);
     const args = ['load', file, '--url', `mysql://root@${live.join(',')}/${DB}`, '--table', 't2', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none', '--skip-size-report'];
     const s = spawnCli(args, {});
-    let exited = false;
-    void s.done.then(() => (exited = true));
-    await until('a chunk committed', async () => {
-      if (exited) assert.fail(`the load ended before it was killed: ${(await s.done).stderr}`);
-      return Number(await value(n1, 'SELECT COUNT(*) FROM t2')) > 0;
-    }, 120_000);
+    await pollUntil('a chunk committed', async () => Number(await value(n1, 'SELECT COUNT(*) FROM t2')) > 0, { process: s, timeoutMs: 120_000, everyMs: 20 }).catch((err: unknown) => {
+      s.child.kill('SIGKILL');
+      throw err;
+    });
     s.child.kill('SIGKILL');
     assert.equal((await s.done).signal, 'SIGKILL');
     await n1.query('TRUNCATE TABLE t2');

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { pollUntil } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 
 let db: TestDatabase;
@@ -52,17 +53,10 @@ async function table(name: string, ddl = NO_KEY): Promise<void> {
 /** Starts a load and SIGKILLs it once some of its rows are committed (within a deadline, while it still runs). */
 async function killMidLoad(args: string[], table: string): Promise<void> {
   const s = spawnCli(args, env());
-  let exited = false;
-  void s.done.then(() => (exited = true));
-  const deadline = Date.now() + 60_000;
-  while ((await count(table)) === 0) {
-    if (exited) assert.fail(`the load ended before it was killed: ${(await s.done).stderr}`);
-    if (Date.now() > deadline) {
-      s.child.kill('SIGKILL');
-      assert.fail('no rows were committed within 60 s');
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await pollUntil(`rows committed into ${table}`, async () => (await count(table)) > 0, { process: s, everyMs: 20 }).catch((err: unknown) => {
+    s.child.kill('SIGKILL');
+    throw err;
+  });
   s.child.kill('SIGKILL');
   const r = await s.done;
   assert.equal(r.signal, 'SIGKILL', `the load finished before it was killed: ${r.stderr}`);

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { spiderUnavailable, startSpiderCluster, type SpiderCluster, type SpiderTableSpec } from '../../dev/spider.js';
 import { runCli } from '../support/cli.js';
+import { pollUntil } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 
 const noSpider = spiderUnavailable();
@@ -150,17 +151,10 @@ describe('a Spider table inside an export', { skip: noSpider ? `mariadb-plugin-s
   /** Starts the export and SIGKILLs it once `rows` of the table are on the backends (within a deadline, while it runs). */
   async function killMidExport(args: string[], table: string, rows: number): Promise<void> {
     const s = spawnCli(args, env());
-    let exited = false;
-    void s.done.then(() => (exited = true));
-    const deadline = Date.now() + 60_000;
-    while ((await total(table)) < rows) {
-      if (exited) assert.fail(`the export ended before it was killed: ${(await s.done).stderr}`);
-      if (Date.now() > deadline) {
-        s.child.kill('SIGKILL');
-        assert.fail('no rows reached the backends within 60 s');
-      }
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    await pollUntil(`${rows} rows of ${table} on the backends`, async () => (await total(table)) >= rows, { process: s, everyMs: 20 }).catch((err: unknown) => {
+      s.child.kill('SIGKILL');
+      throw err;
+    });
     s.child.kill('SIGKILL');
     assert.equal((await s.done).signal, 'SIGKILL');
     const mid = await total(table);
