@@ -26,6 +26,8 @@ export interface JobIdentity {
      * identity. Absent for files.
      */
     contentSha256?: string;
+    /** A remote input's ETag (its size and Last-Modified are sizeBytes and mtimeMs). Absent for local inputs. */
+    etag?: string;
   };
   target: string;
   format: Record<string, string | number | boolean | null>;
@@ -108,7 +110,7 @@ export function jobIdentity(
 ): JobIdentity {
   const f = o.format;
   let path = source.path;
-  if (source.kind === 'file') {
+  if (source.kind === 'file' && !source.remote) {
     try {
       path = realpathSync(source.path);
     } catch {
@@ -121,8 +123,10 @@ export function jobIdentity(
       kind: source.kind,
       sizeBytes: source.kind === 'stdin' ? local.sizeBytes : (source.sizeBytes ?? null),
       mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
-      headTailSha256: source.kind === 'file' && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
+      // A remote object is identified by what its server says of its version (ETag, Last-Modified, size), not read for a hash.
+      headTailSha256: source.kind === 'file' && !source.remote && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
       ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
+      ...(source.remote?.etag ? { etag: source.remote.etag } : {}),
     },
     target: targetName(db, o.table, lowerCaseTableNames),
     format: {
@@ -148,6 +152,17 @@ export function jobIdOf(identity: JobIdentity): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 24);
 }
 
+/**
+ * How this run's input differs in content from what an unfinished job's first
+ * run read, when size, modification time and the first and last MiB agree
+ * (a byte changed in the middle, the time put back): undefined when the same,
+ * or when either hash is unknown (a job recorded by an older flatload).
+ */
+export function contentDifference(stored: string | null, now: string | undefined): string | undefined {
+  if (!stored || !now || stored === now) return undefined;
+  return `its contents differ from what the interrupted run read (sha256 of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now), though its size and modification time are the same`;
+}
+
 /** Human differences between a stored identity and this run's, for the refusal message. */
 export function identityDifferences(stored: JobIdentity, now: JobIdentity): string[] {
   const out: string[] = [];
@@ -158,6 +173,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
   if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
   if (stored.input.contentSha256 !== now.input.contentSha256) out.push('standard input brought different contents');
+  cmp('input ETag (the object was replaced)', stored.input.etag, now.input.etag);
   cmp('input path', stored.input.path, now.input.path);
   cmp('target table', stored.target, now.target);
   for (const k of new Set([...Object.keys(stored.format), ...Object.keys(now.format)])) cmp(`format ${k}`, stored.format[k], now.format[k]);

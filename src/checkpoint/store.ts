@@ -35,6 +35,8 @@ export interface StoredJob {
   owner: string | null;
   /** The load target's fingerprint when its chunks started (and, once done, the target's when it finished). */
   tableFingerprint: string | null;
+  /** sha256 of every byte of the input as the job's first run read it (null: recorded by an older flatload, or never read whole). */
+  inputSha256: string | null;
 }
 
 export interface DoneChunk {
@@ -192,6 +194,7 @@ export class CheckpointStore {
         rows_rejected BIGINT NULL,
         owner VARCHAR(255) NULL,
         table_fingerprint VARCHAR(255) NULL,
+        input_sha256 CHAR(64) NULL,
         KEY target_state (target, state)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
@@ -226,6 +229,7 @@ export class CheckpointStore {
       ['rows_rejected', 'BIGINT NULL'],
       ['owner', 'VARCHAR(255) NULL'],
       ['table_fingerprint', 'VARCHAR(255) NULL'],
+      ['input_sha256', 'CHAR(64) NULL'],
     ]);
     await this.addMissingColumns(chunks.name, [['rejects', 'LONGTEXT NULL AFTER sha1']]);
   }
@@ -270,15 +274,17 @@ export class CheckpointStore {
     owner: string;
     chunksTotal: number | null;
     rowsInInput: number | null;
+    /** sha256 of every byte of the input, when the scan read them all. */
+    inputSha256?: string | null | undefined;
   }): Promise<void> {
     await this.conn.query(
-      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, started_at, updated_at)
-       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, ?, ?, ?, NOW(3), NOW(3))
+      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, input_sha256, started_at, updated_at)
+       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, ?, ?, ?, ?, NOW(3), NOW(3))
        ON DUPLICATE KEY UPDATE state = 'running', phase = 'created', identity = VALUES(identity), plan = VALUES(plan),
          rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), owner = VALUES(owner), started_at = NOW(3), updated_at = NOW(3),
          finished_at = NULL, message = NULL, chunks_total = VALUES(chunks_total), rows_in_input = VALUES(rows_in_input), rows_loaded = NULL, rows_rejected = NULL,
-         table_fingerprint = NULL`,
-      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput],
+         table_fingerprint = NULL, input_sha256 = VALUES(input_sha256)`,
+      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput, j.inputSha256 ?? null],
     );
     await this.deleteChunks(j.jobId);
   }
@@ -478,6 +484,7 @@ function toJob(r: Record<string, unknown>): StoredJob {
     rowsRejected: r['rows_rejected'] === null || r['rows_rejected'] === undefined ? null : Number(r['rows_rejected']),
     owner: (r['owner'] as string | null | undefined) ?? null,
     tableFingerprint: (r['table_fingerprint'] as string | null | undefined) ?? null,
+    inputSha256: (r['input_sha256'] as string | null | undefined) ?? null,
   };
 }
 

@@ -9,7 +9,7 @@ import { hidePasswordsFromProcessList, normalizeMysqlStyleArgs } from './prompt.
 
 function withLoadOptions<T>(y: Argv<T>) {
   return withFormatOptions(withConnectionOptions(y))
-    .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input), or a directory or quoted glob of a whole export' })
+    .positional('file', { type: 'string', describe: 'input file (.gz and .zst are decompressed; - reads standard input; http(s):// and s3:// URLs), or a directory or quoted glob of a whole export' })
     .positional('more', { type: 'string', array: true, describe: 'more files of the same export (each file\'s table is its name)' })
     .option('table', { alias: 't', type: 'string', describe: '[db.]table to load into', group: 'Load:' })
     .option('jobs', { alias: 'j', type: 'string', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
@@ -37,7 +37,14 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('route', { type: 'string', describe: 'Spider table: auto | front | direct (direct: flatload routes each record by the partition rule and loads every backend itself)', group: 'Load:' })
     .option('backend', { type: 'string', array: true, describe: 'Spider backend NAME=URL (mysql://user:pw@host:port): its address and credentials instead of the front\'s mysql.servers entry and flatload\'s own; repeatable', group: 'Load:' })
     .option('verify', { type: 'boolean', describe: 'after the load, check the copies agree: on a Galera cluster every node\'s COUNT(*) and CHECKSUM TABLE (read with wsrep_sync_wait=1); on a Spider table COUNT(*) through the front against the backends; a difference stops with exit code 4', group: 'Load:' })
+    .option('max-rate', { type: 'string', describe: 'at most this many rows or input bytes per second across all streams, e.g. 50000rows/s, 50k rows/s, 20MB/s, 16MiB/s', group: 'Throttle:' })
+    .option('replica', { type: 'string', array: true, describe: 'a replica of the target server, URL or NAME=URL (mysql://user:pw@host:port; user and password default to flatload\'s own); streams pause between chunks while its lag is over --max-lag or unknown; repeatable (unnamed: r1, r2 …)', group: 'Throttle:' })
+    .option('max-lag', { type: 'string', describe: 'seconds a --replica may be behind before the streams pause (default 10)', group: 'Throttle:' })
+    .option('max-threads-running', { type: 'string', describe: 'pause while the server\'s Threads_running, flatload\'s own loading streams excluded, is over this', group: 'Throttle:' })
+    .option('max-pause', { type: 'string', describe: 'a pause longer than this stops the load, resumable (exit 4), e.g. 90s, 15m, 2h (default 30m)', group: 'Throttle:' })
     .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input and the sort\'s runs (default: the system temporary directory)', group: 'Load:' })
+    .option('s3-endpoint', { type: 'string', describe: 's3:// inputs: the endpoint of an S3-compatible server, e.g. http://127.0.0.1:9000 (path-style addressing; default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)', group: 'Load:' })
+    .option('s3-region', { type: 'string', describe: 's3:// inputs: the bucket\'s region (default: AWS_REGION, the profile\'s, or us-east-1 with an endpoint)', group: 'Load:' })
     .option('sort-memory', { type: 'string', describe: 'an input sorted by key that is at most this large is sorted in memory instead of in runs in --tmpdir; 0: always in runs (default 64MiB)', group: 'Load:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })

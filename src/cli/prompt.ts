@@ -139,7 +139,7 @@ export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
 
 /** The password part of a mysql:// URL (also `--backend NAME=URL`'s), if any, masked with `x` (same length). */
 function maskUrl(text: string): string {
-  return text.replace(/^((?:\S*=)?(?:mysql|mariadb):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
+  return text.replace(/^((?:\S*=)?(?:mysql|mariadb|https?):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
 }
 
 /**

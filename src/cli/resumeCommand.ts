@@ -26,7 +26,8 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
       continue;
     }
     if (a === '--restart' || a === '--dry-run') continue;
-    out.push(a);
+    // An http(s) input's password goes the way of the database's: the user gives it again.
+    out.push(/^https?:\/\/[^/@]*:[^/@]*@/i.test(a) ? stripUrlPassword(a) : a);
   }
   return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
 }
@@ -54,4 +55,9 @@ export function shellQuote(s: string): string {
 }
 
 /** Options whose value may hold a password, and how to take it out. */
-const WITH_PASSWORD: Record<string, (value: string) => string> = { '--url': stripUrlPassword, '--backend': stripBackendPassword };
+const WITH_PASSWORD: Record<string, (value: string) => string> = {
+  '--url': stripUrlPassword,
+  '--backend': stripBackendPassword,
+  // --replica takes URL or NAME=URL.
+  '--replica': (v) => (/^[A-Za-z0-9_$-]+=/.test(v) ? stripBackendPassword(v) : stripUrlPassword(v)),
+};

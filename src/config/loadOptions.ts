@@ -4,6 +4,7 @@ import type { ConnectionFlags } from './connection.js';
 import { resolveFormat, type FileFormat, type FormatFlags } from './format.js';
 import { parseByteSize } from './size.js';
 import { parseConnectionUrl, type UrlParts } from './url.js';
+import { toThrottleOptions, type ThrottleArgs, type ThrottleOptions } from './throttle.js';
 
 export type DuplicateHandling = 'error' | 'ignore' | 'replace';
 
@@ -79,6 +80,8 @@ export interface LoadOptions {
   sizeReport: boolean;
   /** Where spooled input and sort runs go (undefined: the system's temporary directory). */
   tmpdir: string | undefined;
+  /** An s3:// input: the endpoint of an S3-compatible server and the region (undefined: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, the SDK's region chain). */
+  s3: { endpoint: string | undefined; region: string | undefined };
   /** An input sorted by key that is at most this large is sorted in memory, without runs in tmpdir. */
   sortMemoryBytes: number;
   /** When another process is running this load: wait for it instead of stopping. */
@@ -95,10 +98,12 @@ export interface LoadOptions {
   analyze: 'on' | 'off' | 'auto';
   /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
   expect: Expectation | undefined;
+  /** --max-rate, --replica/--max-lag, --max-threads-running, --max-pause. */
+  throttle: ThrottleOptions;
 }
 
 /** Raw yargs values for load/plan (strings as typed; numbers where yargs parsed them). */
-export interface LoadArgs extends FormatFlags, ConnectionFlags {
+export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   file?: string;
   table?: string;
   columns?: string;
@@ -126,6 +131,8 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags {
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
   tmpdir?: string;
+  s3Endpoint?: string;
+  s3Region?: string;
   sortMemory?: string;
   wait?: boolean;
   route?: string;
@@ -287,6 +294,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
+    s3: { endpoint: a.s3Endpoint, region: a.s3Region },
     sortMemoryBytes,
     wait: a.wait ?? false,
     route: a.route === undefined || a.route === 'auto' ? undefined : oneOf(a.route, ['front', 'direct'] as const, 'route', 'front'),
@@ -295,5 +303,6 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     expect: parseExpectation(a.expectRows, a.expectChecksum),
     binlog: a.binlog === undefined ? undefined : oneOf(a.binlog, ['on', 'off'] as const, 'binlog', 'on'),
     analyze: oneOf(a.analyze, ['on', 'off', 'auto'] as const, 'analyze', 'auto'),
+    throttle: toThrottleOptions(a),
   };
 }

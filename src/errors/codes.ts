@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   INTERRUPTED: EXIT.stopped,
   /** The spill directory of an out-of-core sort: no room, or a write failed. */
   SPILL: EXIT.stopped,
+  /** A throttle's pause (replica lag, Threads_running) outlasted --max-pause. */
+  THROTTLED: EXIT.stopped,
   RESUME_MISMATCH: EXIT.usage,
   /** Another flatload process holds this load's job lock. */
   JOB_RUNNING: EXIT.busy,

@@ -91,6 +91,15 @@ export class ExportProgress {
     return hub;
   }
 
+  /** The hub the export's one throttle reports its pauses to: they hold every table, so they print without one. */
+  throttleHub(): EventHub {
+    const hub = new EventHub();
+    hub.on((e) => {
+      if (e.type === 'throttle') this.write(e.state === 'paused' ? `paused: ${e.reason}\n` : 'resumed\n');
+    });
+    return hub;
+  }
+
   finished(key: string, ok: boolean, rows: number): void {
     const t = this.tables.get(key)!;
     t.state = ok ? 'done' : 'stopped';

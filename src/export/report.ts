@@ -4,6 +4,7 @@
  */
 import { fmtInt, fmtMB } from '../report/format.js';
 import { describeCheck, type CheckResult } from '../report/summary.js';
+import { renderThrottleSummary, type ThrottleReport } from '../report/throttle.js';
 
 export interface ExportTableReport {
   table: string;
@@ -35,6 +36,8 @@ export interface ExportReport {
   tables: ExportTableReport[];
   totals: { rows: number; rejected: number; inputBytes: number; onDiskBytes: number | null; seconds: number };
   notes: string[];
+  /** --max-rate, --replica, --max-threads-running: one throttle over every table; absent without them. */
+  throttle?: ThrottleReport;
 }
 
 export function exportTotals(tables: readonly ExportTableReport[], seconds: number): ExportReport['totals'] {
@@ -87,6 +90,7 @@ export function renderExportReport(r: ExportReport): string {
     if (t.error) out.push(`  ${t.table}: ${t.error.message.split('\n')[0]}`);
     for (const f of t.rejectFiles) out.push(`  ${t.table}: rejected rows in ${f}`);
   }
+  if (r.throttle && r.status !== 'dry-run') out.push(renderThrottleSummary(r.throttle));
   for (const n of r.notes) out.push(`note: ${n}`);
   return out.join('\n');
 }

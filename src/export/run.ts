@@ -24,6 +24,8 @@ import { executeLoad } from '../load/execute.js';
 import { checkExpectation } from '../load/expect.js';
 import { executeTargetLoad, type TargetResult } from '../load/spider.js';
 import { SharedConnections } from '../load/sharedConnections.js';
+import { ServerThrottle } from '../load/throttle.js';
+import { throttles } from '../config/throttle.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
@@ -36,6 +38,10 @@ import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
 import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
 import { tableKey } from './names.js';
 import { parseSelection, selectTables, type Selected } from './select.js';
+import { discoverRemoteExport, namesRemote } from './remoteDiscover.js';
+import { readRemoteText } from '../input/open.js';
+import { isRemoteInput, maskInputUrl } from '../input/remote.js';
+import type { S3Settings } from '../input/s3.js';
 import { ExportProgress } from './progress.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from './report.js';
 import { connectionLayout, StreamBudget, streamsFor, startOrder } from './slots.js';
@@ -114,16 +120,18 @@ async function serverVersion(control: ControlConnection): Promise<number> {
   return a * 10000 + b * 100 + c;
 }
 
-/** The statements a missing table's .sql file runs: read and checked before anything changes. */
-function sidecarStatements(t: Target, version: number, runWhole: boolean): { run: string[]; sessionVariables: readonly string[] } {
+/** The statements a missing table's .sql file (local or remote) runs: read and checked before anything changes. */
+async function sidecarStatements(t: Target, version: number, runWhole: boolean, s3: S3Settings): Promise<{ run: string[]; sessionVariables: readonly string[] }> {
+  const shown = maskInputUrl(t.ddl!);
   let text: string;
   try {
-    text = readFileSync(t.ddl!, 'utf8');
+    text = isRemoteInput(t.ddl!) ? await readRemoteText(t.ddl!, s3) : readFileSync(t.ddl!, 'utf8');
   } catch (err) {
-    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${t.ddl}: ${(err as Error).message}`, { file: t.ddl! });
+    if (err instanceof FlatloadError) throw err;
+    throw new FlatloadError('INPUT_UNREADABLE', `cannot read ${shown}: ${(err as Error).message}`, { file: shown });
   }
-  if (runWhole) return { run: allStatements(text, t.ddl!, version), sessionVariables: SESSION_VARIABLES };
-  return sidecarPlan(text, { file: t.ddl!, db: t.db, table: t.table, serverVersion: version });
+  if (runWhole) return { run: allStatements(text, shown, version), sessionVariables: SESSION_VARIABLES };
+  return sidecarPlan(text, { file: shown, db: t.db, table: t.table, serverVersion: version });
 }
 
 /**
@@ -132,6 +140,7 @@ function sidecarStatements(t: Target, version: number, runWhole: boolean): { run
  * keep the bookkeeping.
  */
 async function createFromDdl(control: ControlConnection, t: Target, sql: { run: string[]; sessionVariables: readonly string[] }): Promise<void> {
+  const shown = maskInputUrl(t.ddl!);
   await control.query(`USE ${quoteQualified(undefined, t.db)}`);
   const names = sql.sessionVariables;
   const saved = new Map<string, string | null>();
@@ -145,14 +154,14 @@ async function createFromDdl(control: ControlConnection, t: Target, sql: { run: 
       try {
         await control.query(statement);
       } catch (err) {
-        throw toFlatloadError(err, `creating ${t.key} from ${t.ddl}`);
+        throw toFlatloadError(err, `creating ${t.key} from ${shown}`);
       }
     }
   } finally {
     if (saved.size > 0) await control.query(`SET ${[...saved.keys()].map((n) => `SESSION ${n} = ?`).join(', ')}`, [...saved.values()]);
   }
   if (!(await tableExists(control, t.ref))) {
-    throw new FlatloadError('UNKNOWN_TABLE', `${t.ddl} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: t.ddl!, table: t.key });
+    throw new FlatloadError('UNKNOWN_TABLE', `${shown} ran but did not create ${t.key} (its CREATE TABLE names another table?)`, { file: shown, table: t.key });
   }
 }
 
@@ -161,7 +170,7 @@ async function run(control: ControlConnection, op: Op): Promise<void> {
 }
 
 function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
-  return { table: t.key, files: t.files, status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
+  return { table: t.key, files: t.sizes.map((f) => f.path), status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
 }
 
 /** orders.rejects.tsv → orders.rejects.1.tsv for the second listing of the same input. */
@@ -198,7 +207,7 @@ export async function executeExport(
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const mode = base.mode;
   const selection = parseSelection(a);
-  const found = discoverExport(a.files, a.manifest, io.cwd);
+  const found = namesRemote(a.files) ? await discoverRemoteExport(a.files, a.manifest, base.s3) : discoverExport(a.files, a.manifest, io.cwd);
   const chosen = selectTables(found.tables, selection, conn.database);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
@@ -210,15 +219,19 @@ export async function executeExport(
     });
   }
   const notes: string[] = selectionNotes(found.tables.length, chosen, found.passedOver, conn.database);
+  // One throttle spans every table: a replica's lag or the rate is the export's, not a table's.
+  const throttleEvents = new EventHub();
+  const throttle = throttles(base.throttle) ? new ServerThrottle(base.throttle, conn, session, throttleEvents) : undefined;
   /** Set once this process holds the export: only then may a failure be written to its bookkeeping row. */
   let held: { store: ExportStore; exportId: string } | undefined;
   /** The export's loading connections, shared by its tables chunk by chunk. */
   let loading: SharedConnections | undefined;
   try {
+    await throttle?.check();
     const targets: Target[] = [];
     for (const t of chosen.picked) {
       const db = t.db ?? conn.database;
-      if (!db) throw new FlatloadError('USAGE', `no database for ${t.files[0]}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.files[0]! });
+      if (!db) throw new FlatloadError('USAGE', `no database for ${t.sizes[0]!.path}: name it db.table.ext, give --database, or map it in a --manifest`, { file: t.sizes[0]!.path });
       const ref = { db, table: t.table };
       targets.push({
         ...t,
@@ -243,13 +256,13 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       if (!t.ddl) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.files[0]!, table: t.key });
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')}), and the export has no ${t.table}.sql to create it from`, { file: t.sizes[0]!.path, table: t.key });
       }
       if (!a.createTables) {
-        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.files.join(', ')})`, {
-          file: t.files[0]!,
+        throw new FlatloadError('UNKNOWN_TABLE', `table ${t.key} does not exist (for ${t.sizes.map((f) => f.path).join(', ')})`, {
+          file: t.sizes[0]!.path,
           table: t.key,
-          hint: `add --create-tables to create it from ${t.ddl}`,
+          hint: `add --create-tables to create it from ${maskInputUrl(t.ddl)}`,
         });
       }
     }
@@ -257,7 +270,7 @@ export async function executeExport(
     const sidecars = new Map<string, { run: string[]; sessionVariables: readonly string[] }>();
     const missing = targets.filter((t) => !t.exists);
     const version = missing.length > 0 ? await serverVersion(control) : 0;
-    for (const t of missing) sidecars.set(t.key, sidecarStatements(t, version, a.runSqlFiles === true));
+    for (const t of missing) sidecars.set(t.key, await sidecarStatements(t, version, a.runSqlFiles === true, base.s3));
     const account = await readAccountConnections(control.connection);
     const left = account && account.limit - account.open;
     if (account && left !== undefined && left < 2) {
@@ -270,7 +283,9 @@ export async function executeExport(
     if (layout.warning) notes.push(layout.warning);
     if (base.dryRun) {
       const withEmpty = await Promise.all(targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(control, t.ref)) })));
-      return await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+      const planned = await planExport(a, conn, session, withEmpty, found.source, mode, jobs, notes);
+      if (throttle) planned.report.throttle = throttle.throttle.report();
+      return planned;
     }
     warmSortAside();
 
@@ -292,7 +307,17 @@ export async function executeExport(
     let stored: StoredExport | undefined = await store.get(exportId);
     const reports = targets.map((t) => tableReport(t, 'not-started'));
     const finishReport = (error: FlatloadError | undefined, status?: ExportReport['status']): ExportRun => ({
-      report: { status: status ?? exportStatus(reports), exportId, source: found.source, mode, jobs, tables: reports, totals: exportTotals(reports, (Date.now() - t0) / 1000), notes },
+      report: {
+        status: status ?? exportStatus(reports),
+        exportId,
+        source: found.source,
+        mode,
+        jobs,
+        tables: reports,
+        totals: exportTotals(reports, (Date.now() - t0) / 1000),
+        notes,
+        ...(throttle ? { throttle: throttle.throttle.report() } : {}),
+      },
       plans: [],
       error,
     });
@@ -316,7 +341,7 @@ export async function executeExport(
       if (t.exists) continue;
       await createFromDdl(control, t, sidecars.get(t.key)!);
       t.spider = await isSpider(control, t.ref);
-      notes.push(`created ${t.key} from ${t.ddl}`);
+      notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
     }
     refuseSpiderSwap(targets, mode);
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
@@ -344,6 +369,8 @@ export async function executeExport(
     // As for one file: a bar on a terminal, lines otherwise (and with --json, whose stdout is for the report).
     const display = base.progress === 'auto' ? (io.stderr.isTTY && !base.json ? 'bar' : 'lines') : base.progress;
     const progress = new ExportProgress(io.stderr, display, targets.map((t) => ({ key: t.key, sizeBytes: t.sizeBytes })));
+    const throttleHub = progress.throttleHub();
+    throttleEvents.on((e) => throttleHub.emit(e));
     let firstError: FlatloadError | undefined;
     /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
     const mismatches: FlatloadError[] = [];
@@ -383,7 +410,7 @@ export async function executeExport(
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
           analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
-        const within = { export: { session, streams: { gate, connections }, repeat } };
+        const within = { export: { session, streams: { gate, connections }, throttle: throttle?.throttle, repeat } };
         const res = t.spider ? await executeTargetLoad(options, conn, hub, stop.signal, io.resumeCommand, within) : await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, within);
         addLoad(r, res);
         const v = res.report.verify;
@@ -472,6 +499,7 @@ export async function executeExport(
     await held?.store.update(held.exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
     throw fe;
   } finally {
+    throttle?.close();
     await loading?.end();
     await control.end();
   }
@@ -521,14 +549,14 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
   for (const t of startOrder(targets)) {
     reports.push(tableReport(t, 'dry-run'));
     if (!t.exists) {
-      const text = `${t.key}: does not exist yet; --create-tables creates it from ${t.ddl} before any rows load, and its plan is made then`;
+      const text = `${t.key}: does not exist yet; --create-tables creates it from ${maskInputUrl(t.ddl!)} before any rows load, and its plan is made then`;
       plans.push({ table: t.key, text, json: null });
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
     const within = { export: { session } };
     const res: TargetResult = t.spider ? await executeTargetLoad(options, conn, new EventHub(), undefined, '', within) : await executeLoad(options, conn, new EventHub(), undefined, '', within);
-    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.files.join(', ')})` : '';
+    const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.sizes.map((f) => f.path).join(', ')})` : '';
     const route = res.route ? `${renderRoute(res.route.plan, res.route.map)}\n${res.route.plan.route === 'direct' ? "each backend's share is planned on its backend; the first one's:\n" : ''}` : '';
     if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
     if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);

@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { FlatloadError } from '../errors/index.js';
+import type { RemoteObject } from './remote.js';
 
 export type Compression = 'none' | 'gzip' | 'zstd';
 
@@ -14,6 +15,8 @@ export interface InputSource {
   mtimeMs: number | undefined;
   /** A plain file: chunks can be re-read by byte range, in parallel, and on resume. */
   seekable: boolean;
+  /** An http(s):// or s3:// input (path is then its URL with any password masked). */
+  remote?: RemoteObject | undefined;
 }
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
@@ -63,6 +66,7 @@ export function openInput(path: string): InputSource {
 }
 
 export function inputError(err: unknown, path: string): FlatloadError {
+  if (err instanceof FlatloadError) return err;
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return new FlatloadError('INPUT_NOT_FOUND', `cannot open input: no such file ${path}`, { file: path });
   if (code === 'EACCES' || code === 'EPERM') {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, statfsSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
+import type { RemoteObject } from './remote.js';
 import type { Compression, InputSource } from './source.js';
 import { writeOwner } from './owner.js';
 import { openByteStream } from './streams.js';
@@ -24,6 +25,8 @@ export interface LocalInput {
   display: string;
   /** Bytes of the decompressed input. */
   sizeBytes: number;
+  /** The file's modification time when it was opened (a file read in place), with sizeBytes what its read must find. */
+  mtimeMs?: number | undefined;
   /** What the original was compressed with. */
   compression: Compression;
   /** Bytes read from the original (compressed size), when it was spooled. */
@@ -31,6 +34,8 @@ export interface LocalInput {
   /** sha256 of the decompressed content, when it was spooled (computed while copying). */
   contentSha256: string | undefined;
   spooled: boolean;
+  /** A plain remote object, read by byte range where the path would be (not spooled). */
+  remote?: RemoteObject | undefined;
   /** Deletes the spooled copy; safe to call twice. */
   dispose(): void;
 }
@@ -58,8 +63,51 @@ export function freeBytes(dir: string): number | undefined {
   }
 }
 
+/**
+ * Why flatload cannot make files in `dir` (the --tmpdir), in words, or
+ * undefined when it can. access() asks the kernel, so a read-only file
+ * system is caught for root too (whom no mode bit stops).
+ */
+export function tmpdirProblem(dir: string): string | undefined {
+  let st;
+  try {
+    st = statSync(dir);
+  } catch {
+    return `${dir} does not exist`;
+  }
+  if (!st.isDirectory()) return `${dir} is not a directory`;
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') return `${dir} is on a read-only file system`;
+    if (code === 'EACCES' || code === 'EPERM') return `${dir} is not writable by this user`;
+    return `${dir} cannot be written: ${(err as Error).message}`;
+  }
+}
+
+/** How a file differs from when it was opened (size, modification time), or undefined. */
+function changedSinceOpened(source: InputSource): string | undefined {
+  let st;
+  try {
+    st = statSync(source.path);
+  } catch {
+    return `${source.path} is gone`;
+  }
+  if (st.size !== source.sizeBytes) return `${source.path} is ${st.size} bytes now, ${source.sizeBytes} when it was opened`;
+  if (st.mtimeMs !== source.mtimeMs) return `${source.path} was modified at ${new Date(st.mtimeMs).toISOString()}, after it was opened`;
+  return undefined;
+}
+
 function spoolError(err: unknown, tmpdir: string, written: number): FlatloadError {
   if (err instanceof FlatloadError) return err;
+  const problem = tmpdirProblem(tmpdir);
+  if (problem) {
+    return new FlatloadError('OUTPUT_UNWRITABLE', `cannot spool the input into --tmpdir: ${problem}`, {
+      hint: 'point --tmpdir at a writable directory with room for the (decompressed) input, or give flatload a plain file',
+    });
+  }
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOSPC' || code === 'EDQUOT') {
     return new FlatloadError('OUTPUT_UNWRITABLE', `no space left in ${tmpdir} after spooling ${written} bytes of the input`, {
@@ -81,10 +129,12 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       path: source.path,
       display: source.path,
       sizeBytes: source.sizeBytes ?? 0,
+      mtimeMs: source.mtimeMs,
       compression: 'none',
       originalBytes: undefined,
       contentSha256: undefined,
       spooled: false,
+      remote: source.remote,
       dispose: () => undefined,
     };
   }
@@ -115,6 +165,8 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       written += buf.length;
       onBytes?.(buf.length);
     }
+    const changed = source.kind === 'file' ? changedSinceOpened(source) : undefined;
+    if (changed) throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, { file: source.path, hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)' });
     return {
       path,
       display: source.path === '-' ? 'standard input' : source.path,

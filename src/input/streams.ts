@@ -33,7 +33,7 @@ function nativeZstd(): ZstdFactory | undefined {
  * `zcat`-less pipes work too.
  */
 export async function openByteStream(source: InputSource, highWaterMark: number): Promise<{ stream: Readable; compression: Compression }> {
-  let raw: Readable = source.kind === 'stdin' ? process.stdin : createReadStream(source.path, { highWaterMark });
+  let raw: Readable = source.kind === 'stdin' ? process.stdin : source.remote ? source.remote.read(0, source.remote.sizeBytes) : createReadStream(source.path, { highWaterMark });
   raw.on('error', () => undefined); // surfaced through the pipeline below
   let compression = source.compression;
   if (source.kind === 'stdin') {
@@ -79,10 +79,12 @@ function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string
 
 function spawnZstd(source: InputSource, raw: Readable): Readable {
   const args = ['-dc', '--no-progress'];
-  const child = spawn('zstd', source.kind === 'stdin' ? args : [...args, '--', source.path], {
-    stdio: [source.kind === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  // A stream (standard input, a remote object) is piped in; a local file zstd reads itself.
+  const piped = source.kind === 'stdin' || source.remote !== undefined;
+  const child = spawn('zstd', piped ? args : [...args, '--', source.path], {
+    stdio: [piped ? 'pipe' : 'ignore', 'pipe', 'pipe'],
   });
-  if (source.kind === 'stdin' && child.stdin) {
+  if (piped && child.stdin) {
     child.stdin.on('error', () => undefined);
     raw.pipe(child.stdin);
   } else raw.destroy();

@@ -41,10 +41,11 @@ export async function readTableFacts(conn: Conn, db: string, table: string): Pro
       EXTRA: string;
       CHARACTER_MAXIMUM_LENGTH: string | number | null;
       CHARACTER_SET_NAME: string | null;
+      COLLATION_NAME: string | null;
     }>(
       conn,
       `SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
-              CHARACTER_MAXIMUM_LENGTH, CHARACTER_SET_NAME
+              CHARACTER_MAXIMUM_LENGTH, CHARACTER_SET_NAME, COLLATION_NAME
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
       [db, table],
     )
@@ -58,6 +59,7 @@ export async function readTableFacts(conn: Conn, db: string, table: string): Pro
     extra: c.EXTRA ?? '',
     maxChars: c.CHARACTER_MAXIMUM_LENGTH === null ? null : Number(c.CHARACTER_MAXIMUM_LENGTH),
     characterSet: c.CHARACTER_SET_NAME,
+    collation: c.COLLATION_NAME,
     generated: /GENERATED|VIRTUAL|PERSISTENT|STORED/i.test(c.EXTRA ?? ''),
   }));
 

@@ -49,6 +49,8 @@ export interface ColumnFacts {
   extra: string;
   maxChars: number | null;
   characterSet: string | null;
+  /** COLLATION_NAME (text columns); absent in facts stored before it was read. */
+  collation?: string | null | undefined;
   generated: boolean;
 }
 
@@ -133,4 +135,10 @@ export interface InputFacts {
   headerColumns: string[] | undefined;
   /** Free bytes where sort runs would be written (--tmpdir), when known: ordering by key needs about the input's size. */
   spillFreeBytes: number | undefined;
+  /** That directory (--tmpdir or the system's), for messages. */
+  spillDir?: string | undefined;
+  /** Why no runs can be written there (read-only, missing, not writable), when that is so. */
+  spillUnwritable?: string | undefined;
+  /** The input was streamed into --tmpdir (standard input, compressed) and sizeBytes is that copy's. */
+  spooled?: boolean;
 }

@@ -36,7 +36,7 @@ import { insertExecutor } from './insertExecutor.js';
 import { loadDataExecutor } from './loadDataExecutor.js';
 import { RejectKeeper } from './rejects.js';
 import type { SharedConnections } from './sharedConnections.js';
-import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type RunResult, type StreamGate } from './runner.js';
+import { runChunks, type ChunkContext, type ChunkExecutor, type ChunkOutcome, type ChunkThrottle, type RunResult, type StreamGate } from './runner.js';
 import { chunkStepsFor, runSteps } from './steps.js';
 import { problemPolicy } from './warnings.js';
 
@@ -69,6 +69,8 @@ export interface LoadRun {
   shared?: SharedConnections | undefined;
   /** Checks a swap's shadow against the exporter's figures before it is published (throws on a difference). */
   checkBeforeSwap?: ((shadow: TableRef) => Promise<void>) | undefined;
+  /** Replica lag, the primary's Threads_running, --max-rate: held between chunks. */
+  throttle?: ChunkThrottle | undefined;
 }
 
 export interface Applied {
@@ -211,6 +213,15 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
   const steps = chunkStepsFor(plan, cp, resuming);
   const beforeCommit: BeforeCommit = async (c, ctx, outcome, rows) => {
     const chunk = c as ResumedChunk;
+    // The last moment to see a file that its writer goes on writing (or rewrites): once committed, the rows are in.
+    const changed = input.changed();
+    if (changed) {
+      throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed}`, {
+        file: o.file,
+        chunk: chunk.index,
+        hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first); the rerun refuses to resume over a changed file',
+      });
+    }
     // With no transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing it
     // on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early.
     const [bk, bkEngine] = plan.commitScope === 'none' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];
@@ -288,7 +299,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
   const { executor, notBulk, beforeCommit } = chunkExecutor(r, resuming, budget, rejects);
   const execute = guardChunks({ plan, prep, input, cp, events, executor, notBulk, partial, resuming, beforeCommit, rejects });
-  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, o.file);
+  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, input.source.display);
   // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
   const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;
   const pool = shared ? undefined : openPool(session, jobs, { localInfile: true });
@@ -316,11 +327,31 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       },
       events,
       gate: r.gate,
+      throttle: r.throttle,
       ...(r.signal ? { signal: r.signal } : {}),
     });
   } finally {
     await pool?.end().catch(() => undefined);
   }
+}
+
+/**
+ * A chunk that failed where nothing rolls back (a MyRocks bulk load ingests
+ * part of it before 4054; MyISAM keeps the rows before the error) may have
+ * left rows that "loaded" does not count: say so, and what the rerun does.
+ */
+function withPartialChunkHint(err: FlatloadError, plan: LoadPlan): FlatloadError {
+  const chunk = err.context.chunk;
+  if (plan.commitScope !== 'none' || chunk === undefined || err.code === 'INTERRUPTED') return err;
+  const resume = plan.onResume[0]?.op.kind;
+  const rerun =
+    resume === 'delete-key-range'
+      ? "rerunning the same command deletes them by the chunk's key range and loads the chunk again"
+      : resume === 'truncate'
+        ? 'rerunning the same command empties the table (it was empty when the load began) and loads from the first record'
+        : 'rerunning the same command counts them and skips those records';
+  const note = `chunk ${chunk} could not be rolled back: rows of it the server had taken may be in the table, not counted as loaded; ${rerun}`;
+  return err.withContext({ hint: err.context.hint ? `${err.context.hint}; ${note}` : note });
 }
 
 /** Stage 3: the plan's `after` steps once every chunk is in, the reject file, and the job marked done. */
@@ -337,6 +368,7 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
     }
     const state = run.stoppedBy.code === 'INTERRUPTED' ? 'interrupted' : 'failed';
     await cp.store.update(cp.jobId, { state, message: run.stoppedBy.message }).catch(() => undefined);
+    run.stoppedBy = withPartialChunkHint(run.stoppedBy, plan);
     return file;
   }
   await cp.store.update(cp.jobId, { phase: 'loaded' });

@@ -1,14 +1,14 @@
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
 import { locateRecords } from '../chunking/records.js';
 import { parseRecord } from '../chunking/fields.js';
-import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { blocksInTurn } from '../input/blocks.js';
-import { readRange } from '../input/streams.js';
+import { openByteRange, openPositional } from '../input/ranged.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
@@ -33,8 +33,14 @@ export class ChunkInput implements ChunkSource {
   head: Buffer | undefined;
   /** Every chunk, once scan() has run. */
   private list: CutChunk[] | undefined;
-  /** The file's size and modification time when it was scanned. */
+  /** The file's size and modification time when its read began (when it was opened, for a file the user named). */
   private scannedAs: { size: number; mtimeMs: number } | undefined;
+  /**
+   * sha256 of every byte of the input, taken in the boundary scan (which reads
+   * them all anyway): what a resume and the sorted runs are checked against,
+   * since a byte changed with the modification time put back changes nothing else.
+   */
+  contentSha256: string | undefined;
 
   constructor(
     readonly source: LocalInput,
@@ -71,6 +77,8 @@ export class ChunkInput implements ChunkSource {
    * truncated during the load), or undefined when it looks the same.
    */
   changed(): string | undefined {
+    // A remote object's reads are conditional on its version: the read itself finds a change.
+    if (this.source.remote) return this.source.remote.changed;
     const then = this.scannedAs;
     if (!then) return undefined;
     const now = this.stat();
@@ -84,21 +92,39 @@ export class ChunkInput implements ChunkSource {
    * Finds every chunk boundary, reading the whole input once; throws the
    * input's first error (with its line) before any chunk has been loaded.
    */
-  async scan(): Promise<void> {
+  async scan(verify?: ContentCheck): Promise<void> {
     await this.chunkList();
+    verify?.(this.contentSha256);
   }
 
   /** Every chunk of the input, found once (scan). */
   async chunkList(): Promise<CutChunk[]> {
     if (this.list) return this.list;
-    this.scannedAs = this.stat();
+    const opened = this.source.mtimeMs;
+    this.scannedAs = opened === undefined ? this.stat() : { size: this.source.sizeBytes, mtimeMs: opened };
     const list: CutChunk[] = [];
     const cut = this.withLines(cutChunks(this.sniffed(this.fileBlocks()), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
     for await (const c of cut) list.push(c);
+    this.checkReadWhole();
     const last = list[list.length - 1];
     if (last && this.refuseSilentTruncation) await this.checkLastRecord(last);
     this.list = list;
     return list;
+  }
+
+  /**
+   * The scan read to the end of the file: the file must still be as it was
+   * when its read began. A file still being written ends anywhere, inside a
+   * field too, and its last record is then not data but the input changing.
+   */
+  private checkReadWhole(): void {
+    const then = this.scannedAs;
+    const changed = this.changed() ?? (then && this.bytesScanned !== then.size ? `${this.source.display} was ${then.size} bytes when its read began, and ${this.bytesScanned} were read` : undefined);
+    if (!changed) return;
+    throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, {
+      file: this.source.display,
+      hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)',
+    });
   }
 
   /**
@@ -136,12 +162,12 @@ export class ChunkInput implements ChunkSource {
    * needs it, so the scan does not count lines of every block in case one comes.
    */
   private async lineAt(offset: number): Promise<number> {
-    const fh = await open(this.source.path, 'r');
+    const fh = await openPositional(this.source);
     try {
       let n = 0;
       const buf = Buffer.allocUnsafe(1 << 20);
       for (let pos = 0; pos < offset; ) {
-        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
+        const bytesRead = await fh.read(buf, 0, Math.min(buf.length, offset - pos), pos);
         if (bytesRead === 0) break;
         n += countNewlines(buf, 0, bytesRead);
         pos += bytesRead;
@@ -206,17 +232,22 @@ export class ChunkInput implements ChunkSource {
   private async *fileBlocks(): AsyncGenerator<Buffer> {
     let fh;
     try {
-      fh = await open(this.source.path, 'r');
+      fh = await openPositional(this.source);
     } catch (err) {
       throw inputError(err, this.source.display);
     }
     const file = fh;
+    const hash = createHash('sha256');
     try {
-      yield* blocksInTurn(
-        async (buf, position) => (await file.read(buf, 0, buf.length, position)).bytesRead,
+      for await (const block of blocksInTurn(
+        (buf, position) => file.read(buf, 0, buf.length, position),
         SCAN_BLOCK_BYTES,
         (position) => (this.bytesScanned = position),
-      );
+      )) {
+        hash.update(block);
+        yield block;
+      }
+      this.contentSha256 = hash.digest('hex');
     } catch (err) {
       throw inputError(err, this.source.display);
     } finally {
@@ -226,17 +257,17 @@ export class ChunkInput implements ChunkSource {
 
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each becomes one LOCAL INFILE packet). */
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    return readRange(this.source.path, chunk.startByte, chunk.endByte, pieceBytes);
+    return openByteRange(this.source, chunk.startByte, chunk.endByte, pieceBytes);
   }
 
   /** The whole chunk in memory (row-level work on a chunk only). */
   async readAll(chunk: CutChunk): Promise<Buffer> {
-    const fh = await open(this.source.path, 'r');
+    const fh = await openPositional(this.source);
     try {
       const buf = Buffer.allocUnsafe(chunk.endByte - chunk.startByte);
       let off = 0;
       while (off < buf.length) {
-        const { bytesRead } = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
+        const bytesRead = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
         if (bytesRead === 0) break;
         off += bytesRead;
       }

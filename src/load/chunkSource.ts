@@ -14,6 +14,9 @@ export interface SentRecord {
   line: number;
 }
 
+/** Checks the input's content hash (sha256 of every byte) against an earlier run's; throws to refuse. */
+export type ContentCheck = (contentSha256: string | undefined) => void;
+
 /** The chunk's bytes as sent and its records in sent order. */
 export interface ChunkRecords {
   bytes: Buffer;
@@ -31,8 +34,14 @@ export interface ChunkSource {
   summary: InputSummary | undefined;
   /** The first 64 KiB of the input: the header lines for the reject file. */
   head: Buffer | undefined;
-  /** Reads (and for ordering, sorts) the whole input before anything is loaded; throws the input's first error. */
-  scan(): Promise<void>;
+  /**
+   * Reads (and for ordering, sorts) the whole input before anything is loaded;
+   * throws the input's first error. `verify` sees the input's content hash once
+   * every byte is read, before any sorting: a resume refuses other contents there.
+   */
+  scan(verify?: ContentCheck): Promise<void>;
+  /** sha256 of every byte of the input, once scan() has read them. */
+  readonly contentSha256: string | undefined;
   chunks(): AsyncGenerator<CutChunk>;
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet). */
   open(chunk: CutChunk, pieceBytes: number): Readable;

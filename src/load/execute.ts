@@ -2,17 +2,18 @@ import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { openConnection, openSession, type Session } from '../db/connect.js';
-import { jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
+import { contentDifference, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
 import type { JobLease } from '../checkpoint/lease.js';
-import { CheckpointStore } from '../checkpoint/store.js';
+import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { FlatloadError } from '../errors/index.js';
-import { openInput, type InputSource } from '../input/source.js';
+import { openAnyInput } from '../input/open.js';
+import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
-import { freeBytes, materializeInput, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
@@ -30,6 +31,8 @@ import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluste
 import { checkExpectation } from './expect.js';
 import { analyzeTable, analyzeWanted } from './analyze.js';
 import { sqlOf, type TableRef } from '../plan/ops.js';
+import { throttles } from '../config/throttle.js';
+import { ServerThrottle, type Throttle } from './throttle.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -108,7 +111,7 @@ function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadRep
 
 /** The spooled (or original) plain file, described as an input source for sampling. */
 function localSource(local: LocalInput): InputSource {
-  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true };
+  return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true, remote: local.remote };
 }
 
 interface Facts {
@@ -146,6 +149,8 @@ export interface InExport {
   session: Session;
   /** The loading streams the tables share chunk by chunk; absent when nothing loads (`flatload plan DIR`). */
   streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
+  /** The export's one throttle, spanning every table (the export reports it). */
+  throttle?: Throttle | undefined;
   /** How many times the export listed this file for this table before (a part of its own each time). */
   repeat?: number | undefined;
 }
@@ -169,7 +174,7 @@ async function readFacts(
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
   if (!source.seekable) {
-    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${o.file} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+    events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
   }
   if (!o.dryRun) {
     const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
@@ -187,7 +192,8 @@ async function readFacts(
     table: prep.table,
     stripBom: o.stripBom && prep.charset.utf8,
   });
-  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(o.tmpdir ?? tmpdir()) };
+  const spillDir = o.tmpdir ?? tmpdir();
+  const input = { ...sampled, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, local.sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
   const identity = { ...(share ? routedIdentity(own, share.map, share) : own), ...(repeat > 0 ? { repeat } : {}) };
@@ -221,7 +227,15 @@ async function startJob(
   // record late in the input stops the load here.
   const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events, shared);
   opened(chunkInput);
-  if (f.prep.unchunkableReason === undefined) await chunkInput.scan();
+  const stored = job.stored;
+  // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
+  const verify = stored
+    ? (sha: string | undefined): void => {
+        const diff = contentDifference(stored.inputSha256, sha);
+        if (diff) throw contentChanged(stored, diff, o, f.prep.display);
+      }
+    : undefined;
+  if (f.prep.unchunkableReason === undefined) await chunkInput.scan(verify);
   const owner = ownerText();
   if (job.stored) {
     await store.update(jobId, { state: 'running', message: null, owner });
@@ -239,8 +253,21 @@ async function startJob(
     owner,
     chunksTotal: chunkInput.summary?.chunks ?? null,
     rowsInInput: chunkInput.summary?.records ?? null,
+    inputSha256: chunkInput.contentSha256 ?? null,
   });
   return { jobId, chunkInput };
+}
+
+/** The refusal to resume an unfinished job over an input whose bytes changed. */
+function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: string): FlatloadError {
+  return new FlatloadError('RESUME_MISMATCH', `the input changed: an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and ${diff}`, {
+    file: o.file,
+    table,
+    hint:
+      o.mode === 'append'
+        ? 'put the original file back and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first'
+        : 'put the original file back and rerun to finish it, or add --restart to discard it',
+  });
 }
 
 /** Stage: the report of a run that loaded (or stopped). */
@@ -288,7 +315,7 @@ async function checkTable(control: ControlConnection, table: TableRef, display: 
 
 /** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
-  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE'].includes(e.code);
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED'].includes(e.code);
   return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
 }
 
@@ -308,7 +335,7 @@ export async function executeLoad(
 ): Promise<ExecuteResult> {
   const { share, export: inExport } = within;
   const t0 = Date.now();
-  const source = openInput(o.file);
+  const source = await openAnyInput(o.file, o.s3);
   const { session, conn: first } = inExport ? { session: inExport.session, conn: await openConnection(inExport.session) } : await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   let stopFollowingFailovers: (() => void) | undefined;
@@ -317,7 +344,12 @@ export async function executeLoad(
   let lease: JobLease | undefined;
   let reachable = true;
   let jobStarted = false;
+  // A load of its own throttles itself; an export's tables share the export's throttle.
+  const own = !inExport && throttles(o.throttle) ? new ServerThrottle(o.throttle, conn, session, events) : undefined;
+  const throttle = inExport ? inExport.throttle : own?.throttle;
   try {
+    // Every replica is reached and confirmed to replicate before anything is read or changed.
+    await own?.check();
     const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, share?.repeat ?? inExport?.repeat);
     o = f.o;
     const { prep, facts } = f;
@@ -350,6 +382,7 @@ export async function executeLoad(
     report.encrypted = session.encrypted;
     report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
     report.notes.push(...notes);
+    if (own) report.throttle = own.throttle.report();
     // The finished-load note is the summary's headline; printing it as it happens too would say it twice.
     if (!job.finished) for (const n of notes) events.emit({ type: 'note', message: n });
     if (!prep.server.localInfile && plan.strategy === 'insert' && !plan.forced) {
@@ -404,6 +437,7 @@ export async function executeLoad(
             if (e) throw e;
           }
         : undefined,
+      throttle,
       cp: {
         store,
         schema,
@@ -427,6 +461,7 @@ export async function executeLoad(
     }
     events.emit({ type: 'done' });
     loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
+    if (own) report.throttle = own.throttle.report();
     const stoppedBy = applied.run.stoppedBy;
     if (analyze && !stoppedBy) report.analyze = await analyzeTable(control, plan.target);
     if (o.sizeReport && !stoppedBy) {
@@ -481,6 +516,7 @@ export async function executeLoad(
     // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
     if (reachable) await lease?.release();
     stopFollowingFailovers?.();
+    own?.close();
     await control.end();
   }
 }

@@ -1,19 +1,18 @@
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
+import { openPositional, readFully } from '../input/ranged.js';
 import type { LocalInput } from '../input/spool.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
 import { MemorySort, sortAside } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
-import { readAt } from '../order/runFile.js';
 import { recordTerminator } from '../order/sortChunk.js';
-import { DEFAULT_SPARSE_EVERY, fileChunkReader, generateRuns, type RunSet } from '../order/runs.js';
+import { DEFAULT_SPARSE_EVERY, generateRuns, type RunSet } from '../order/runs.js';
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
-import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 
 /** A chunk of the merged stream: its records in key order, and the merge's chunk that holds them. */
 interface OrderedCut extends CutChunk {
@@ -85,8 +84,12 @@ export class OrderedInput implements ChunkSource {
     return s && { ...s, chunks: this.rangeCount };
   }
 
-  async scan(): Promise<void> {
-    await this.file.scan();
+  get contentSha256(): string | undefined {
+    return this.file.contentSha256;
+  }
+
+  async scan(verify?: ContentCheck): Promise<void> {
+    await this.file.scan(verify);
     if (this.o.inMemory) {
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
@@ -96,7 +99,11 @@ export class OrderedInput implements ChunkSource {
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
-    const reader = await fileChunkReader(this.source.path);
+    const input = await openPositional(this.source);
+    const reader = {
+      read: async (chunk: CutChunk, into: Buffer) => into.subarray(0, await readFully(input, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)),
+      close: () => input.close(),
+    };
     let runs = 0;
     let records = 0;
     // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones.
@@ -108,7 +115,9 @@ export class OrderedInput implements ChunkSource {
         key: this.key,
         spill: this.spill,
         read: reader.read,
-        identity: this.o.jobId,
+        // Runs hold the bytes of the input they were sorted from: a rerun reuses them only for the same bytes, which
+        // size, modification time and the first and last MiB (the job id) do not vouch for.
+        identity: `${this.o.jobId}:${this.file.contentSha256 ?? ''}`,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });
@@ -137,9 +146,9 @@ export class OrderedInput implements ChunkSource {
     const records = list.reduce((n, c) => n + c.records, 0);
     const bytes = Buffer.allocUnsafeSlow(length + recordTerminator(this.key.fmt).length);
     if (first) {
-      const fh = await open(this.source.path, 'r');
+      const fh = await openPositional(this.source);
       try {
-        if ((await readAt(fh, bytes, 0, length, first.startByte)) !== length) {
+        if ((await readFully(fh, bytes, 0, length, first.startByte)) !== length) {
           throw new FlatloadError('INPUT_MALFORMED', `the input changed while it was read: it ends before byte ${first.startByte + length}`, { file: this.source.path });
         }
       } finally {

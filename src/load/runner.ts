@@ -39,6 +39,18 @@ export interface StreamGate {
   give(): void;
 }
 
+/**
+ * Held before each chunk is sent (replica lag, the primary's load, a rate):
+ * the pause goes between chunks, never inside one, so no transaction stays
+ * open while it lasts. One may span several loads (an export's tables).
+ */
+export interface ChunkThrottle {
+  /** Resolves when the chunk may go (at once on an abort); throws when a pause outlasts its limit. */
+  admit(chunk: CutChunk, signal?: AbortSignal): Promise<void>;
+  /** An admitted chunk is finished with. */
+  done(): void;
+}
+
 export interface RunOptions {
   /** connectionLimit >= jobs; each slot keeps one connection for the whole run. Unused when `shared` is given. */
   pool?: Pool | undefined;
@@ -71,6 +83,7 @@ export interface RunOptions {
   onFault?: (conn: PoolConnection, err: unknown) => void;
   /** Shared with other loads: a stream is taken before each chunk is pulled from `chunks`. */
   gate?: StreamGate | undefined;
+  throttle?: ChunkThrottle | undefined;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
 }
@@ -208,6 +221,7 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
       }
     } finally {
       setState('idle');
+      o.throttle?.done();
       freeSlots.push(slot);
       if (gated) o.gate?.give();
       o.onFinished?.(chunk);
@@ -231,6 +245,10 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
         skipped++;
         o.onFinished?.(chunk);
         continue;
+      }
+      if (o.throttle) {
+        await o.throttle.admit(chunk, o.signal);
+        if (stoppedBy) break;
       }
       const p: Promise<void> = runOne(chunk, holding).finally(() => inflight.delete(p));
       holding = false;

@@ -14,6 +14,7 @@ import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError, isFlatloadError } from '../errors/index.js';
 import { openInput } from '../input/source.js';
+import { isRemoteInput, maskInputUrl } from '../input/remote.js';
 import { materializeInput } from '../input/spool.js';
 import { readShardMap } from '../introspect/cluster.js';
 import { prepareLoad } from '../introspect/target.js';
@@ -253,6 +254,9 @@ function shareEvents(events: EventHub, name: string, share: number): EventHub {
       case 'chunk-rolled-back':
         events.emit({ ...e, chunk: chunk(e.chunk) });
         break;
+      case 'throttle':
+        events.emit({ ...e, reason: e.reason && `${name}: ${e.reason}` });
+        break;
       case 'start':
       case 'scan':
       case 'done':
@@ -351,6 +355,10 @@ async function loadDirect(
   repeat: number,
 ): Promise<ExecuteResult> {
   const t0 = Date.now();
+  if (isRemoteInput(o.file)) {
+    // Splitting by the partition rule reads a local file; a remote one would have to be fetched whole first.
+    throw new FlatloadError('UNSUPPORTED', `${maskInputUrl(o.file)}: a Spider table's direct route splits a local file; a remote input loads through the front`, { hint: 'add --route front, or download the file first' });
+  }
   const source = openInput(o.file);
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);

@@ -2,6 +2,7 @@ import { FlatloadError } from '../errors/index.js';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import { parseRecord } from '../chunking/fields.js';
+import { canonicalTemporal } from './temporal.js';
 
 /**
  * Keys are encoded into bytes whose unsigned byte order is the key order
@@ -17,6 +18,7 @@ import { parseRecord } from '../chunking/fields.js';
  *   POSITIVE 04 E digits 00          a number > 0
  *   MALFORMED 05 text 00 00          a numeric field that is not a number: after every number
  *   TEXT     06 text 00 00           a text field, byte-wise (its bytes after unescaping)
+ *   PADDED   07 (8 bytes, marker)…   text under a PAD SPACE binary collation (below)
  * A number is 0.d1d2…dn × 10^E with d1 ≠ 0 and dn ≠ 0 (ASCII digits), E as
  * two bytes big-endian biased by 0x8000: exact for any decimal, integers
  * beyond 2^53 included. In text 00 is written 00 FF, so 00 00 ends it.
@@ -33,6 +35,12 @@ const ZERO = 0x03;
 const POSITIVE = 0x04;
 const MALFORMED = 0x05;
 const TEXT = 0x06;
+const PADDED = 0x07;
+/** PADDED: the text in segments of this many bytes, each followed by a marker byte. */
+const SEGMENT = 8;
+const REST_BELOW_SPACES = 0x01;
+const REST_NONE = 0x02;
+const REST_ABOVE_SPACES = 0x03;
 const EXP_BIAS = 0x8000;
 /** |E| beyond this is not a number we can encode (nor one any column type holds). */
 const MAX_EXP = 0x7fff - 1;
@@ -42,10 +50,21 @@ export function compareKeys(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(a, b);
 }
 
+/**
+ * How a key field's text is read so that values the server calls equal are
+ * equal keys, in the server's order:
+ * - pad-space: a binary (_bin) collation with PAD SPACE: trailing spaces do
+ *   not count and a shorter value compares as if padded with spaces;
+ * - date, datetime: the value in the server's canonical form (temporal.ts).
+ */
+export type KeyForm = { kind: 'pad-space' } | { kind: 'date' } | { kind: 'datetime'; fsp: number };
+
 /** How to read a record's key: which of the file's fields, and whether each compares as a number. */
 export interface KeySpec {
   fields: number[];
   numeric: boolean[];
+  /** Per field, how its text is read (absent or null: as a number or its plain bytes). */
+  forms?: Array<KeyForm | null> | undefined;
 }
 
 export interface KeyContext {
@@ -103,6 +122,43 @@ function putText(sink: ShallowSink, cls: number, v: Uint8Array, start: number, e
 }
 
 type ShallowSink = Pick<ByteSink, 'bytes' | 'length' | 'reserve'>;
+
+/**
+ * Text under PAD SPACE (the MyRocks encoding of such keys): trailing spaces
+ * dropped, then segments of 8 bytes, the last padded with spaces, each
+ * followed by a marker saying whether what follows compares below, equal to
+ * (nothing follows) or above the spaces a shorter value is padded with. So
+ * 'x' = 'x  ', 'x\x01' < 'x' < 'x!', as the collation compares them.
+ */
+function putPadded(sink: ShallowSink, v: Uint8Array, start: number, end: number): void {
+  let e = end;
+  while (e > start && v[e - 1] === 0x20) e--;
+  const segments = Math.max(1, Math.ceil((e - start) / SEGMENT));
+  sink.reserve(1 + segments * (SEGMENT + 1));
+  const out = sink.bytes;
+  let p = sink.length;
+  out[p++] = PADDED;
+  for (let s = start; ; s += SEGMENT) {
+    for (let k = 0; k < SEGMENT; k++) out[p++] = s + k < e ? v[s + k]! : 0x20;
+    if (s + SEGMENT >= e) {
+      out[p++] = REST_NONE;
+      break;
+    }
+    // The rest is not all spaces (they were dropped): its first other byte decides.
+    let r = s + SEGMENT;
+    while (v[r] === 0x20) r++;
+    out[p++] = v[r]! < 0x20 ? REST_BELOW_SPACES : REST_ABOVE_SPACES;
+  }
+  sink.length = p;
+}
+
+function putFormed(sink: ShallowSink, form: KeyForm, v: Uint8Array): void {
+  if (form.kind === 'pad-space') return putPadded(sink, v, 0, v.length);
+  const canonical = canonicalTemporal(v, 0, v.length, form.kind === 'datetime' ? form.fsp : undefined);
+  // A value the server reads only with a warning is rejected there: kept apart from every date, byte-wise.
+  if (canonical === undefined) return putText(sink, MALFORMED, v, 0, v.length);
+  putText(sink, TEXT, canonical, 0, canonical.length);
+}
 
 /**
  * A numeric field's text as a key part: [+-]digits[.digits][e[+-]digits]
@@ -212,10 +268,12 @@ export function putRecordKey(sink: ShallowSink, bytes: Buffer, start: number, en
   const values = parseRecord(bytes, start, end, fmt, cs, r.partial).values;
   for (let i = 0; i < spec.fields.length; i++) {
     const v = values[spec.fields[i]!];
+    const form = spec.forms?.[i];
     if (v === undefined || v === null) {
       sink.reserve(1);
       sink.bytes[sink.length++] = NULL_PART;
     }
+    else if (form) putFormed(sink, form, v);
     else if (spec.numeric[i]) putNumber(sink, v, 0, v.length);
     else putText(sink, TEXT, v, 0, v.length);
   }
@@ -338,6 +396,21 @@ function readText(key: Buffer, i: number): { bytes: Buffer; next: number } {
   }
 }
 
+/** A PADDED part's text, trailing spaces dropped (the server calls it equal to the value as written). */
+function readPadded(key: Buffer, i: number): { part: KeyPart; next: number } {
+  const out: number[] = [];
+  for (;;) {
+    if (i + SEGMENT >= key.length) throw new FlatloadError('INTERNAL', 'a sort key ends in the middle of a part (a corrupt run file?)');
+    for (let k = 0; k < SEGMENT; k++) out.push(key[i + k]!);
+    const marker = key[i + SEGMENT];
+    i += SEGMENT + 1;
+    if (marker === REST_NONE) break;
+  }
+  let e = out.length;
+  while (e > 0 && out[e - 1] === 0x20) e--;
+  return { part: { kind: 'text', bytes: Buffer.from(out.slice(0, e)) }, next: i };
+}
+
 export function decodeKey(key: SortKey): KeyPart[] {
   const parts: KeyPart[] = [];
   for (let i = 0; i < key.length; ) {
@@ -370,6 +443,7 @@ export function decodePart(key: Buffer, i: number): { part: KeyPart; next: numbe
     const t = readText(key, i);
     return { part: { kind: cls === TEXT ? 'text' : 'malformed', bytes: t.bytes }, next: t.next };
   }
+  if (cls === PADDED) return readPadded(key, i);
   throw new FlatloadError('INTERNAL', `not a sort key: class byte ${cls} at ${i - 1} (a corrupt run file?)`);
 }
 

@@ -44,6 +44,7 @@ export function runParams(ctx: KeyContext, sparseEvery: number, identity: string
       v: RUN_FORMAT_VERSION,
       fields: ctx.spec.fields,
       numeric: ctx.spec.numeric,
+      forms: ctx.spec.forms ?? null,
       ft: ctx.fmt.fieldTerm.toString('hex'),
       lt: ctx.fmt.lineTerm.toString('hex'),
       enc: ctx.fmt.enclosure,

@@ -4,6 +4,7 @@ import { tmpdir as systemTmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
 import { OWNER_FILE, writeOwner } from '../input/owner.js';
+import { tmpdirProblem } from '../input/spool.js';
 
 export interface SpillOptions {
   /** Names the directory, so a rerun of the same job finds its runs: letters, digits, '.', '_', '-'. */
@@ -33,6 +34,13 @@ export class SpillDir {
     const st = await stat(parent).catch(() => undefined);
     if (!st?.isDirectory()) {
       throw new FlatloadError('SPILL', `the spill directory's parent ${parent} is not a directory`, { hint: 'point --tmpdir at an existing directory' });
+    }
+    // mkdir -p on a read-only file system says ENOENT: name the cause instead.
+    const problem = tmpdirProblem(parent);
+    if (problem) {
+      throw new FlatloadError('OUTPUT_UNWRITABLE', `the sorted runs cannot be written to --tmpdir: ${problem}`, {
+        hint: 'point --tmpdir at a writable directory with room for about the input\'s size, or load in file order (--order file)',
+      });
     }
     const dir = new SpillDir(join(parent, PREFIX + opts.jobId));
     const existing = await lstat(dir.path).catch(() => undefined);

@@ -2,6 +2,7 @@
  * A LoadPlan for people (renderPlan: `flatload plan`, `--dry-run`) and for
  * machines (planJson: `--json`). Pure.
  */
+import { describeSource } from './source.js';
 import { PLACEHOLDER, repeatable, sessionVariable, sqlOf, type Step } from './ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey, type ChunkSqlContext } from './sql.js';
 import type { LoadPlan, PlanFacts } from './types.js';
@@ -79,6 +80,7 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext)
   const target = `${plan.target.db}.${plan.target.table}`;
   const into = plan.loadTarget.table !== plan.target.table || plan.loadTarget.db !== plan.target.db ? ` (loading into ${plan.loadTarget.db}.${plan.loadTarget.table})` : '';
   lines.push(`Plan for ${target}${into}: ${facts.table.engine} on ${facts.server.version}`);
+  lines.push(`  source:       ${describeSource(facts, plan).text}`);
   lines.push(`  strategy:     ${strategyLine(plan)}`);
   lines.push(`  mode:         ${plan.mode}`);
   lines.push(`  concurrency:  ${plan.concurrency} connection${plan.concurrency === 1 ? '' : 's'}`);
@@ -139,6 +141,7 @@ export function planJson(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): 
     target: plan.target,
     loadTarget: plan.loadTarget,
     concurrency: plan.concurrency,
+    source: (({ text: _text, ...s }) => s)(describeSource(facts, plan)),
     chunkSizeBytes: plan.chunkSizeBytes,
     chunkMaxRecords: plan.chunkMaxRecords ?? null,
     commitScope: plan.commitScope,

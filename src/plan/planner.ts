@@ -26,7 +26,8 @@ import { galeraOf, planGalera, refuseOnGalera } from './rules/galera.js';
 import { planGeneric } from './rules/generic.js';
 import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
 import { planMode, type ModePlan } from './rules/modes.js';
-import { planOrder } from './rules/order.js';
+import { duplicatesDecide, dupWhat, planOrder } from './rules/order.js';
+import { clusteredKeyInFile } from '../introspect/keySpec.js';
 import { planMyisamAria } from './rules/myisam.js';
 import { planMyrocks } from './rules/myrocks.js';
 import { planTokudb } from './rules/tokudb.js';
@@ -187,8 +188,13 @@ function ruleContext(
   const ai = sk.ai;
   const clustered = table.clusteredKey;
   const clusteredIsSurrogate = sk.preAssign && clustered !== undefined && clustered.columns.length === 1 && sameName(clustered.columns[0]!, ai!.column);
+  const fileKey = clustered ? clusteredKeyInFile(table, sk.columns) : undefined;
+  // Byte order of a key the server compares otherwise (a collation) is not its order: MyRocks' bulk load needs the real one.
+  const sortedExactly = input.keyOrder === 'sorted' && fileKey?.exact !== false;
   const keyOrderWhy = clusteredIsSurrogate
     ? `key order: ${ai!.column} is the clustered key and is pre-assigned in file order, so rows arrive in key order`
+    : input.keyOrder === 'sorted' && !sortedExactly
+      ? `key order: the sampled records are in ${clustered?.name ?? 'key'}'s byte order, which is not the server's (${fileKey?.inexact ?? 'a collation'})`
     : input.keyOrder === 'sorted'
       ? `key order: the sampled records (${input.sampleRecords}) are in ${clustered?.name ?? 'key'} order`
       : input.keyOrder === 'unsorted'
@@ -224,7 +230,7 @@ function ruleContext(
     columns: sk.columns,
     columnsInFile: (sk.columns ?? loadableColumns(table).map((c) => ({ name: c.name, isVariable: false }))).filter((c) => !c.isVariable).map((c) => c.name),
     surrogateDefer: false,
-    keyOrdered: clusteredIsSurrogate || (input.keyOrder === 'sorted' && clustered !== undefined),
+    keyOrdered: clusteredIsSurrogate || (sortedExactly && clustered !== undefined),
     keyOrderWhy,
     order: { kind: 'file' },
     secondary,
@@ -288,6 +294,24 @@ function engineRule(ctx: Ctx): EngineDecision {
     default:
       return planGeneric(ctx);
   }
+}
+
+/**
+ * Rows in file order over several streams: a later chunk can commit before an
+ * earlier one, so of two rows with one unique key the later can win where the
+ * server's own load keeps the first (IGNORE, or the one not rejected) or lose
+ * where it keeps the last (REPLACE). flatload's key-ordered chunks hold all
+ * rows of a key, so only file order needs one stream. Sets ctx.parallel.
+ */
+function oneStreamForDuplicates(ctx: Ctx): string | undefined {
+  const { options, table } = ctx;
+  if (ctx.parallel <= 1 || !duplicatesDecide(options) || ctx.order.kind === 'key') return undefined;
+  // Keys flatload numbers itself (pre-assigned) never repeat.
+  const numbered = (cols: string[]): boolean => ctx.preAssign && cols.length === 1 && ctx.autoInc !== undefined && sameName(cols[0]!, ctx.autoInc.column);
+  if (!table.indexes.some((i) => i.unique && !numbered(i.columns))) return undefined;
+  const asked = ctx.parallel;
+  ctx.parallel = 1;
+  return `${ctx.jobsForced ? `--jobs ${asked} ignored: ` : ''}concurrency 1: ${dupWhat(options)} with the rows in file order: over ${asked} streams a later chunk can commit before an earlier one, and which of two rows with the same unique key the table keeps would depend on it (the server's own load of the file keeps the first, or with REPLACE the last)`;
 }
 
 /** Reasons and warnings that hold whatever the engine. */
@@ -357,7 +381,14 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   if (galera) refuseOnGalera(ctx, galera);
   const defer = planDeferSurrogate(ctx, sk);
   planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
+  const oneStream = oneStreamForDuplicates(ctx);
+  const before = reasons.length;
   const d = engineRule(ctx);
+  if (oneStream) {
+    // The engine rule argued for its streams before they were cut to one: its concurrency line no longer holds.
+    for (let i = reasons.length - 1; i >= before; i--) if (reasons[i]!.startsWith('concurrency ')) reasons.splice(i, 1);
+    (ctx.jobsForced ? warnings : reasons).push(oneStream);
+  }
   sharedFacts(ctx, d);
   capIgnoredDuplicates(ctx, d);
 

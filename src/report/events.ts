@@ -33,6 +33,8 @@ export type LoadEvent =
     }
   | { type: 'chunk-retry'; chunk: number; attempt: number; delayMs: number; reason: string }
   | { type: 'chunk-rolled-back'; chunk: number; reason: string }
+  /** The streams are held between chunks (a replica lags, the primary is busy), or go on again. */
+  | { type: 'throttle'; state: 'paused' | 'resumed'; reason: string; pausedMs: number }
   | { type: 'note'; message: string }
   | { type: 'warning'; message: string }
   | { type: 'done' };

@@ -15,6 +15,9 @@ export class ProgressState {
   chunksKnown = 0;
   scanDone = false;
   retries = 0;
+  /** Why the streams are held between chunks now (a throttle), or undefined. */
+  paused: string | undefined;
+  private pausedSinceMs: number | undefined;
   jobs = 1;
   startMs: number;
   readonly slots = new Map<number, { state: ConnectionState; chunk: number | undefined }>();
@@ -63,6 +66,10 @@ export class ProgressState {
       case 'chunk-retry':
         this.retries++;
         break;
+      case 'throttle':
+        this.paused = e.state === 'paused' ? e.reason : undefined;
+        this.pausedSinceMs = e.state === 'paused' ? (this.pausedSinceMs ?? nowMs) : undefined;
+        break;
       default:
         break;
     }
@@ -95,6 +102,11 @@ export class ProgressState {
     const { bytesPerSec } = this.rates(nowMs);
     if (bytesPerSec <= 0) return undefined;
     return Math.max(0, (this.totalBytes - this.committedBytes) / bytesPerSec);
+  }
+
+  /** How long the current pause has lasted, in ms (0 when not paused). */
+  pausedForMs(nowMs: number): number {
+    return this.pausedSinceMs === undefined ? 0 : nowMs - this.pausedSinceMs;
   }
 
   fraction(): number | undefined {

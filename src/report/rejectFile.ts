@@ -9,10 +9,14 @@ import { FlatloadError } from '../errors/index.js';
  */
 export function defaultRejectPath(input: string, table: string): string {
   if (input === '-') return `${table}.rejects.txt`;
-  let name = basename(input).replace(/\.(gz|zst)$/i, '');
+  // A remote input (http(s)://, s3://): in the working directory, named after the object (its query left out).
+  const remote = /^[a-z][a-z0-9+.-]*:\/\//i.test(input);
+  const object = remote ? input.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '').replace(/[?#].*$/, '') : input;
+  let name = basename(object).replace(/\.(gz|zst)$/i, '');
   const ext = extname(name);
   name = ext ? name.slice(0, -ext.length) : name;
-  return join(dirname(input), `${name}.rejects${ext || '.txt'}`);
+  if (remote && name === '') return `${table}.rejects.txt`;
+  return join(remote ? '.' : dirname(input), `${name}.rejects${ext || '.txt'}`);
 }
 
 /**

@@ -25,7 +25,13 @@ function describe(state: ProgressState, now: number): string {
   if (conns) parts.push(`connections: ${conns}`);
   if (state.rejectedRows) parts.push(`${fmtInt(state.rejectedRows)} rejected`);
   if (state.retries) parts.push(`${state.retries} retries`);
+  if (state.paused) parts.push(`paused: ${state.paused} (for ${fmtDuration(state.pausedForMs(now) / 1000)})`);
   return parts.join(', ');
+}
+
+/** The line a throttle's pause or resume prints when it happens. */
+function throttleLine(e: Extract<LoadEvent, { type: 'throttle' }>, pausedMs: number): string {
+  return e.state === 'paused' ? `paused: ${e.reason}` : `resumed after ${fmtDuration(pausedMs / 1000)} paused`;
 }
 
 /** Plain lines on stderr every few seconds: what cron and CI logs want. */
@@ -44,8 +50,10 @@ export class LinesReporter implements Reporter {
   }
 
   onEvent(e: LoadEvent): void {
+    const pausedMs = this.state.pausedForMs(this.now());
     this.state.apply(e, this.now());
     if (e.type === 'note' || e.type === 'warning') this.out.write(`${e.type === 'warning' ? 'warning: ' : ''}${e.message}\n`);
+    if (e.type === 'throttle') this.out.write(`${throttleLine(e, pausedMs)}\n`);
     if (e.type === 'chunk-retry') this.out.write(`retrying chunk ${e.chunk} in ${(e.delayMs / 1000).toFixed(1)} s (attempt ${e.attempt + 1}): ${e.reason}\n`);
   }
 
@@ -97,6 +105,7 @@ export class BarReporter implements Reporter {
   }
 
   onEvent(e: LoadEvent): void {
+    const pausedMs = this.state.pausedForMs(this.now());
     this.state.apply(e, this.now());
     if (!this.started && e.type === 'start') {
       this.started = true;
@@ -104,8 +113,8 @@ export class BarReporter implements Reporter {
       this.timer = setInterval(() => this.refresh(), 500);
       this.timer.unref();
     }
-    if (e.type === 'note' || e.type === 'warning' || e.type === 'chunk-retry') {
-      const text = e.type === 'chunk-retry' ? `retrying chunk ${e.chunk}: ${e.reason}` : e.message;
+    if (e.type === 'note' || e.type === 'warning' || e.type === 'chunk-retry' || e.type === 'throttle') {
+      const text = e.type === 'chunk-retry' ? `retrying chunk ${e.chunk}: ${e.reason}` : e.type === 'throttle' ? throttleLine(e, pausedMs) : e.message;
       if (this.started) this.bar.stop();
       this.out.write(`${e.type === 'warning' ? 'warning: ' : ''}${text}\n`);
       if (this.started) this.bar.start(Math.max(1, this.state.totalBytes ?? 1), this.state.committedBytes, this.payload());

@@ -1,5 +1,6 @@
 import type { TableSizes } from '../introspect/sizes.js';
 import { fmtInt, fmtMB, fmtRate } from './format.js';
+import { renderThrottleSummary, type ThrottleReport } from './throttle.js';
 
 /** The JSON report (`--json`): one object on stdout. Field names are a public interface. */
 export interface LoadReport {
@@ -49,6 +50,8 @@ export interface LoadReport {
   analyze?: { seconds: number; note: string | null };
   /** --expect-rows / --expect-checksum: the table after the load against the exporter's figures; absent when none were given. */
   check?: CheckResult;
+  /** --max-rate, --replica, --max-threads-running: the rules, and how long the load paused and why. */
+  throttle?: ThrottleReport;
 }
 
 /** A loaded table against what its exporter recorded. */
@@ -157,6 +160,7 @@ export function renderSummary(r: LoadReport): string {
     );
     for (const d of c.verify ?? []) lines.push(`  verify:   ${d.node}: ${d.error ?? `${d.count} rows, checksum ${d.checksum}`}`);
   }
+  if (r.throttle && r.status !== 'dry-run') lines.push(renderThrottleSummary(r.throttle));
   if (r.rejectFile) lines.push(`  rejects:  ${r.rejectFile} (the rows, as in the input) and ${r.rejectFile}.log (line, offset, error)`);
   for (const n of r.notes) lines.push(`  note:     ${n}`);
   return lines.join('\n');

@@ -1,28 +1,41 @@
 /**
  * clusteredKeyInFile: where the clustered key's columns are among the
- * file's fields, whether each compares as a number, and whether byte order
- * is the engine's order (what MyRocks' strict-order bulk load needs).
+ * file's fields, whether each compares as a number, how text and dates are
+ * read, and whether the sort's order and equality are the server's (what
+ * duplicate handling and MyRocks' strict-order bulk load need).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusteredKeyInFile, type FileKey } from '../../src/introspect/keySpec.js';
 import type { TableFacts } from '../../src/introspect/types.js';
 
-function table(columns: Array<[name: string, dataType: string, characterSet?: string | null]>, key: string[] | undefined): TableFacts {
+function table(columns: Array<[name: string, dataType: string, characterSet?: string | null, collation?: string]>, key: string[] | undefined): TableFacts {
   return {
-    columns: columns.map(([name, dataType, characterSet]) => ({ name, dataType, characterSet: characterSet === undefined ? (/char|text/.test(dataType) ? 'utf8mb4' : null) : characterSet })),
+    columns: columns.map(([name, dataType, characterSet, collation]) => ({
+      name,
+      dataType,
+      columnType: dataType,
+      characterSet: characterSet === undefined ? (/char|text/.test(dataType) ? 'utf8mb4' : null) : characterSet,
+      collation: collation ?? (/char|text/.test(dataType) ? 'utf8mb4_general_ci' : null),
+    })),
     clusteredKey: key ? { name: 'k', columns: key } : undefined,
   } as unknown as TableFacts;
 }
 
-const k = (fields: number[], numeric: boolean[], columns: string[], exact: boolean): FileKey => ({ name: 'k', columns, fields, numeric, exact });
+const k = (fields: number[], numeric: boolean[], columns: string[], exact: boolean, more: Partial<FileKey> = {}): FileKey => ({ name: 'k', columns, fields, numeric, exact, ...more });
+const CI = "code is text in utf8mb4_general_ci, which calls values equal or orders them otherwise than by their bytes (case, accents), and flatload does not compute that collation";
 
 const cases: Array<[name: string, t: TableFacts, columns: Array<{ name: string; isVariable: boolean }> | undefined, expected: FileKey | undefined]> = [
   ['table order, numeric key', table([['id', 'bigint'], ['name', 'varchar']], ['id']), undefined, k([0], [true], ['id'], true)],
-  ['table order, text key in a collation: not exact', table([['code', 'char'], ['n', 'int']], ['code']), undefined, k([0], [false], ['code'], false)],
+  ['table order, text key in a collation: not exact, and says why', table([['code', 'char'], ['n', 'int']], ['code']), undefined, k([0], [false], ['code'], false, { inexact: CI })],
+  ['text in a _bin collation: trailing spaces do not count (PAD SPACE)', table([['code', 'varchar', 'utf8mb4', 'utf8mb4_bin']], ['code']), undefined, k([0], [false], ['code'], true, { forms: [{ kind: 'pad-space' }] })],
+  ['text in a NO PAD binary collation: every byte counts', table([['code', 'varchar', 'utf8mb4', 'utf8mb4_nopad_bin']], ['code']), undefined, k([0], [false], ['code'], true)],
+  ['YEAR reads as a number but is not exact', table([['y', 'year']], ['y']), undefined, k([0], [true], ['y'], false, { inexact: 'y is YEAR, whose values the server reads otherwise than as plain numbers' })],
+  ['a fixed BINARY is padded with zero bytes: not exact', table([['h', 'binary', null]], ['h']), undefined, k([0], [false], ['h'], false, { inexact: "h is binary, whose equality and order flatload does not compute" })],
   ['a binary key is exact', table([['h', 'varbinary', null], ['n', 'int']], ['h']), undefined, k([0], [false], ['h'], true)],
   ['--columns moves the key; names match without case', table([['id', 'int'], ['name', 'varchar']], ['ID']), [{ name: 'name', isVariable: false }, { name: 'Id', isVariable: false }], k([1], [true], ['ID'], true)],
-  ['composite key: a date part is not exact', table([['a', 'int'], ['b', 'date'], ['c', 'decimal']], ['c', 'b']), undefined, k([2, 1], [true, false], ['c', 'b'], false)],
+  ['composite key: a date part is read as the server reads dates', table([['a', 'int'], ['b', 'date'], ['c', 'decimal']], ['c', 'b']), undefined, k([2, 1], [true, false], ['c', 'b'], true, { forms: [null, { kind: 'date' }] })],
+  ['composite key: a TIMESTAMP part is not exact', table([['a', 'int'], ['t', 'timestamp']], ['a', 't']), undefined, k([0, 1], [true, false], ['a', 't'], false, { inexact: 't is timestamp, whose equality and order flatload does not compute' })],
   ['a key column read into a @variable is not in the file', table([['id', 'int']], ['id']), [{ name: 'id', isVariable: true }], undefined],
   ['a key column absent from --columns', table([['id', 'int'], ['v', 'int']], ['id']), [{ name: 'v', isVariable: false }], undefined],
   ['no clustered key', table([['v', 'int']], undefined), undefined, undefined],

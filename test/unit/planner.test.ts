@@ -114,6 +114,16 @@ const mysqlFacts = (server: PlanFacts['server'], t: string, inputName: string, e
 });
 const localOn = (s: PlanFacts['server']) => F.withVars(s, { local_infile: 'ON' }, { localInfile: true });
 
+/** user_summary with its key column u_user_id changed (a collation, a type), and maybe more indexes or a trigger. */
+function usKeyAs(engine: string, inputName: string, column: Record<string, unknown>, table: Record<string, unknown> = {}): PlanFacts {
+  const f = maria('user_summary', engine, inputName);
+  const t = f.table;
+  t.columns = t.columns.map((c) => (c.name === 'user_id' ? { ...c, ...column } : c));
+  return { ...f, table: { ...t, ...table } };
+}
+const CI_KEY = { dataType: 'varchar', columnType: 'varchar(20)', characterSet: 'utf8mb4', collation: 'utf8mb4_general_ci' };
+const DATE_KEY = { dataType: 'date', columnType: 'date', characterSet: null, collation: null };
+
 const CASES: Case[] = [
   // ---------------- MariaDB 10.11 InnoDB (recorded facts) ----------------
   {
@@ -668,7 +678,90 @@ const CASES: Case[] = [
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), input: { ...F.input('u3.tsv (no id)'), headerColumns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'] } }),
     expect: { strategy: 'surrogate-key', reasons: [/the header line does not name it/] },
   },
+  // ---------------- Keys the server calls equal ----------------
+  {
+    name: 'a case-insensitive key with --on-duplicate ignore: file order and one stream, because the sort cannot tell which keys the collation calls equal',
+    facts: () => usKeyAs('InnoDB', 'us.tsv', CI_KEY),
+    options: { onDuplicate: 'ignore' },
+    expect: {
+      order: 'file',
+      concurrency: 1,
+      reasons: [/^file order: --on-duplicate ignore keeps the row the server's own load of the file would keep only in file order: user_id is text in utf8mb4_general_ci/, /^concurrency 1: --on-duplicate ignore with the rows in file order: over 2 streams/],
+    },
+  },
+  {
+    name: 'a case-insensitive key, the default and no --max-errors: still sorted (a duplicate stops the load whatever the order)',
+    facts: () => usKeyAs('InnoDB', 'us.tsv', CI_KEY),
+    expect: { order: 'key', concurrency: 2 },
+  },
+  {
+    name: 'a case-insensitive key with --max-errors and --jobs 2: file order, --jobs 2 ignored with a warning',
+    facts: () => usKeyAs('InnoDB', 'us.tsv', CI_KEY),
+    options: { maxErrors: 10, jobs: 2 },
+    expect: { order: 'file', concurrency: 1, warnings: [/^--jobs 2 ignored: concurrency 1: --max-errors 10 with the rows in file order/] },
+  },
+  {
+    name: 'a DATE key with --on-duplicate replace: sorted (dates are read as the server reads them), two streams',
+    facts: () => usKeyAs('InnoDB', 'us.tsv', DATE_KEY),
+    options: { onDuplicate: 'replace' },
+    expect: { order: 'key', concurrency: 2 },
+  },
+  {
+    name: 'an integer key in key order already, --on-duplicate replace over two streams: sorted anyway, so equal keys are never in two chunks',
+    facts: () => maria('user_summary', 'InnoDB', 'us_sorted.tsv'),
+    options: { onDuplicate: 'replace' },
+    expect: { order: 'key', concurrency: 2 },
+  },
+  {
+    name: 'another UNIQUE key with --on-duplicate ignore: file order, the plan names the key',
+    facts: () => {
+      const f = maria('user_summary', 'InnoDB', 'us.tsv');
+      f.table.indexes.push({ name: 'u_level', unique: true, primary: false, columns: ['level'], type: 'BTREE' });
+      return f;
+    },
+    options: { onDuplicate: 'ignore', jobs: 1 },
+    expect: { order: 'file', concurrency: 1, reasons: [/^file order: --on-duplicate ignore with another UNIQUE key u_level \(level\): sorting by u_user_id would change which of two rows/] },
+  },
+  {
+    name: 'an INSERT trigger with --max-errors: file order, the trigger sees the order',
+    facts: () => usKeyAs('InnoDB', 'us.tsv', {}, { triggers: [{ name: 'tr', event: 'INSERT', timing: 'BEFORE' }] }),
+    options: { maxErrors: 5 },
+    expect: { order: 'file', reasons: [/^file order: --max-errors 5 with an INSERT trigger on the table/] },
+  },
+  {
+    name: 'MyRocks, a case-insensitive key sampled in byte order: not taken for key order (one unsorted bulk load, not one per chunk)',
+    facts: () => usKeyAs('RocksDB', 'us_sorted.tsv', CI_KEY),
+    expect: {
+      order: 'file',
+      guarantee: 'restart-required',
+      session: ['rocksdb_bulk_load_allow_unsorted=1', 'rocksdb_bulk_load=1'],
+      chunkBefore: [],
+      reasons: [/MyRocks, rows not in u_user_id order \(the sampled records are in u_user_id's byte order, which is not the server's \(user_id is text in utf8mb4_general_ci/],
+    },
+  },
+  {
+    name: 'pre-assigned ids with --on-duplicate ignore: sorted by the other UNIQUE key, which the ids cannot repeat; two streams',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { onDuplicate: 'ignore' },
+    expect: { surrogate: 'pre-assign', order: 'key', concurrency: 2 },
+  },
+  {
+    name: 'pre-assigned ids the only unique key, --order file, --on-duplicate ignore: no duplicate can occur, two streams stay',
+    facts: () => {
+      const f = maria('user3', 'InnoDB', 'u3.tsv (no id)');
+      f.table.indexes = f.table.indexes.filter((i) => i.primary);
+      return f;
+    },
+    options: { onDuplicate: 'ignore', order: 'file' },
+    expect: { surrogate: 'pre-assign', order: 'file', concurrency: 2 },
+  },
+  {
+    name: 'MyRocks, a utf8mb4_bin key: sorted with PAD SPACE read as the server compares, a bulk load per chunk',
+    facts: () => usKeyAs('RocksDB', 'us.tsv', { ...CI_KEY, collation: 'utf8mb4_bin' }),
+    expect: { order: 'key', guarantee: 'exactly-once-by-key-range', chunkBefore: [/rocksdb_bulk_load = 1/] },
+  },
 ];
+
 
 describe('planLoad', () => {
   for (const c of CASES) {

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { renderExportReport } from '../../export/report.js';
+import { renderThrottleRules } from '../../report/throttle.js';
 import { executeExport, type ExportArgs } from '../../export/run.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
@@ -53,7 +54,7 @@ export async function exportCommand(a: LoadCommandArgs & ConnectionArgs, io: Cli
   const { report, plans, error } = result;
   if (report.status === 'dry-run') {
     if (a.json) io.stdout.write(`${JSON.stringify({ ...report, plans: plans.map((p) => ({ table: p.table, plan: p.json, text: p.json === null ? p.text : undefined })) })}\n`);
-    else io.stdout.write(`${plans.map((p) => p.text).join('\n\n')}\n\n${report.notes.map((n) => `note: ${n}\n`).join('')}`);
+    else io.stdout.write(`${plans.map((p) => p.text).join('\n\n')}\n\n${report.throttle ? `${renderThrottleRules(report.throttle)}\n` : ''}${report.notes.map((n) => `note: ${n}\n`).join('')}`);
     return EXIT.ok;
   }
   const text = renderExportReport(report);

@@ -6,6 +6,7 @@ import { renderChart } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
 import { makeReporter } from '../../report/reporters.js';
 import { renderSummary } from '../../report/summary.js';
+import { renderThrottleRules } from '../../report/throttle.js';
 import { planJson, renderPlan } from '../../plan/explain.js';
 import { renderRoute } from '../../plan/route.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
@@ -39,7 +40,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs & { include?: 
       if (route) io.stdout.write(`${renderRoute(route.plan, route.map)}\n${route.plan.route === 'direct' ? `each backend's share is planned on its backend; the plan for ${route.plan.backends[0]!.server ?? route.plan.backends[0]!.key}'s:\n` : ''}\n`);
       // The plan lists its own warnings; only notes from elsewhere (input, connection) follow it.
       const notes = report.notes.filter((n) => !result.plan.warnings.includes(n));
-      io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${notes.map((n) => `note: ${n}\n`).join('')}`);
+      io.stdout.write(`${renderPlan(result.plan, result.facts, result.sql)}\n${report.throttle ? `${renderThrottleRules(report.throttle)}\n` : ''}${notes.map((n) => `note: ${n}\n`).join('')}`);
     }
     return EXIT.ok;
   }

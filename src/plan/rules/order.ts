@@ -7,6 +7,7 @@
  * sees key-ordered rows. Rules: docs/rules.md#key-order-and-page-splits.
  */
 import { formatBytes } from '../../config/size.js';
+import { FlatloadError } from '../../errors/index.js';
 import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
 import type { IndexFacts } from '../../introspect/types.js';
 import { spillBytesEstimate } from '../../order/spillDir.js';
@@ -16,6 +17,43 @@ const MB = 1e6;
 
 function fmtMB(bytes: number): string {
   return `${Math.round(bytes / MB).toLocaleString('en-US')} MB`;
+}
+
+/**
+ * Whether the order rows arrive in can decide which of two rows the server
+ * keeps: a duplicate is skipped (--on-duplicate ignore), replaces the earlier
+ * row (replace), or is rejected within --max-errors. With the default and no
+ * --max-errors the first duplicate stops the load whatever the order.
+ */
+export function duplicatesDecide(options: Ctx['options']): boolean {
+  return options.onDuplicate !== 'error' || options.maxErrors > 0;
+}
+
+export function dupWhat(options: Ctx['options']): string {
+  return options.onDuplicate !== 'error' ? `--on-duplicate ${options.onDuplicate}` : `--max-errors ${options.maxErrors}`;
+}
+
+/**
+ * Why sorting by `key` could change which of two rows the server keeps (or
+ * rejects), or undefined when it cannot: the sort keeps file order among
+ * equal keys, so only keys it cannot tell equal, another UNIQUE key, or
+ * something that sees the order (a trigger, a foreign key into the table
+ * itself) make the order visible. `besides`: the indexes no duplicate can
+ * reach (the sort key, and a clustered key flatload numbers).
+ */
+export function orderVisible(ctx: Ctx, key: FileKey, besides: ReadonlyArray<string>): string | undefined {
+  const { options, table } = ctx;
+  if (!duplicatesDecide(options)) return undefined;
+  const dup = dupWhat(options);
+  if (!key.exact) return `${dup} keeps the row the server's own load of the file would keep only in file order: ${key.inexact ?? `${key.name} is not compared by its bytes`}`;
+  const other = table.indexes.find((i) => i.unique && !besides.some((b) => b.toLowerCase() === i.name.toLowerCase()));
+  if (other) {
+    return `${dup} with another UNIQUE key ${other.name} (${other.columns.join(', ')}): sorting by ${key.name} would change which of two rows with the same ${other.name} arrives first, and so which one the server keeps`;
+  }
+  if (ctx.insertTriggers > 0) return `${dup} with an INSERT trigger on the table: the trigger sees the rows in the order they arrive`;
+  const self = table.foreignKeys.find((f) => f.referencedTable.toLowerCase() === table.table.toLowerCase());
+  if (self) return `${dup} with the foreign key ${self.name} into the table itself: whether a row's parent is there yet depends on the order`;
+  return undefined;
 }
 
 /** Decides ctx.order (and, when it orders by key, ctx.keyOrdered and its reason). */
@@ -33,9 +71,16 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
     if (forced) refuse(`ENGINE=${ctx.table.engine} does not store rows by key, and its resume counts rows in file order`);
     return;
   }
+  // Equal keys cut into two file-order chunks can land in either order over two streams.
+  const cutAtKeys = duplicatesDecide(options) && ctx.parallel > 1;
   const surrogate = surrogateOrder(ctx, clusterBy);
   if (surrogate) {
-    if (input.uniqueKeyOrder[surrogate.name] === 'sorted' && !forced) return;
+    const visible = orderVisible(ctx, surrogate, [surrogate.name, ...(clusterBy ? [clusterBy.name] : [])]);
+    if (visible) {
+      refuse(visible);
+      return;
+    }
+    if (input.uniqueKeyOrder[surrogate.name] === 'sorted' && !forced && !cutAtKeys) return;
     orderBy(ctx, surrogate, forced, true);
     return;
   }
@@ -44,9 +89,18 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
     refuse(clusterBy ? `the file does not carry every column of ${clusterBy.name}, the key the rows cluster by` : 'the table has no clustered key (rows append by a hidden row id in any order)');
     return;
   }
-  if (ctx.keyOrdered && !forced) return;
+  const visible = orderVisible(ctx, key, [key.name]);
+  if (visible) {
+    refuse(visible);
+    return;
+  }
+  // A sample in byte order of a key that is not compared by its bytes is kept as it is: it is at least as local as a sort by bytes.
+  // MyRocks' bulk load per chunk stops (4054) at the first record out of order with part of the chunk ingested: a sample in
+  // order does not show the whole file is, so an exact key is sorted (an ordered input sorts cheaply) and its chunk ranges known.
+  const sampleIsEnough = !(cutAtKeys && key.exact) && !(engine === 'rocksdb' && key.exact);
+  if ((ctx.keyOrdered || input.keyOrder === 'sorted') && !forced && sampleIsEnough) return;
   if (engine === 'rocksdb' && !key.exact) {
-    refuse(`${key.name} has text in a collation, whose order is not the byte order flatload sorts by, and MyRocks' bulk load needs the exact order`);
+    refuse(`${key.inexact ?? `${key.name} is not compared by its bytes`}; MyRocks' bulk load needs the server's exact order`);
     return;
   }
   if (input.keyOrder === 'unknown' && !forced) {
@@ -86,9 +140,25 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory, holding about ${fmtMB(holds)} while it sorts: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
   } else {
     const need = spillBytesEstimate(size, records);
+    const where = input.spillDir ? `--tmpdir (${input.spillDir})` : '--tmpdir';
+    // The automatic order falls back to file order, saying why; --order key, which the user asked for, is refused.
+    if (input.spillUnwritable) {
+      if (forced) {
+        throw new FlatloadError('OUTPUT_UNWRITABLE', `--order key cannot be honoured: the input is sorted in runs in --tmpdir, and ${input.spillUnwritable}`, {
+          hint: 'point --tmpdir at a writable directory with room for about the input\'s size, or use --order file',
+        });
+      }
+      warnings.push(`the input is not in ${key.name} order, and sorting it writes runs in --tmpdir, but ${input.spillUnwritable}: it goes in file order (point --tmpdir at a writable directory to sort it)`);
+      return;
+    }
     if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
+      if (forced) {
+        throw new FlatloadError('SPILL', `--order key cannot be honoured: sorting the input needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, {
+          hint: 'point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use --order file',
+        });
+      }
       warnings.push(
-        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in --tmpdir, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
+        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
       );
       return;
     }

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
+import { openHttp } from '../../src/input/http.js';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { NGINX, startCuttingProxy, startNginx, type Nginx } from '../support/http.js';
+import { spawnCli } from '../support/spawn.js';
+
+const skip = NGINX ? false : 'nginx is not installed (apt-get install -y nginx-light)';
+const PASSWORD = 'pa55-s3cret';
+const hasZstd = spawnSync('zstd', ['--version']).status === 0;
+
+let db: TestDatabase;
+let dir: string;
+let web: Nginx;
+let tsv: string;
+
+before(async () => {
+  if (skip) return;
+  db = await createTestDatabase('remote');
+  dir = mkdtempSync(join(tmpdir(), 'flatload-http-'));
+  mkdirSync(join(dir, 'exports'));
+  mkdirSync(join(dir, 'private'));
+  tsv = join(dir, 'exports', 'us.tsv');
+  await generateToFile(tsv, { table: 'user_summary', rows: 20_000, seed: 28 });
+  writeFileSync(join(dir, 'exports', 'us.tsv.gz'), gzipSync(readFileSync(tsv)));
+  writeFileSync(join(dir, 'private', 'us.tsv'), readFileSync(tsv));
+  mkdirSync(join(dir, 'private', 'dump'));
+  writeFileSync(join(dir, 'private', 'dump', 'orders.sql'), `${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE orders')};\n`);
+  writeFileSync(join(dir, 'private', 'dump', 'orders.txt.gz'), gzipSync(readFileSync(tsv)));
+  writeFileSync(join(dir, 'private', 'dump', 'users.txt'), readFileSync(tsv));
+  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE ref'));
+  await db.conn.query(`LOAD DATA INFILE ? INTO TABLE ref ${loadDataOptions('tsv')}`, [tsv]);
+  web = await startNginx(dir, { user: 'reader', password: PASSWORD });
+});
+after(async () => {
+  if (skip) return;
+  await web.stop();
+  await db.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freshTable(name: string): Promise<void> {
+  await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
+  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
+}
+
+function load(url: string, table: string, extra: string[] = []): Promise<ReturnType<typeof runCli> extends Promise<infer R> ? R : never> {
+  return runCli(['load', url, '--table', table, '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json', ...extra], { env: { DATABASE_URL: db.url } });
+}
+
+describe('HTTP sources (nginx)', { skip }, () => {
+  test('a plain file is read by byte ranges, in parallel chunks, never fetched whole', async () => {
+    await freshTable('t_plain');
+    const before = web.requests().length;
+    // In file order: a key-ordered load of a file this small would sort it in memory, reading it once.
+    const r = await load(`${web.base}/exports/us.tsv`, 't_plain', ['--order', 'file']);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { rows: number; chunks: number };
+    assert.equal(report.rows, 20_000);
+    assert.ok(report.chunks > 5, `chunks: ${report.chunks}`);
+    assert.deepEqual(await tableDigest(db.conn, 't_plain'), await tableDigest(db.conn, 'ref'));
+    const gets = web.requests().slice(before).filter((q) => q.method === 'GET' && q.uri === '/exports/us.tsv');
+    const ranged = gets.filter((q) => q.status === 206 && q.range.startsWith('bytes='));
+    assert.equal(ranged.length, gets.length, `every GET asks for a range: ${JSON.stringify(gets.filter((q) => q.status !== 206))}`);
+    // One range per chunk to load, besides the scan's and the sample's.
+    assert.ok(ranged.length >= report.chunks, `${ranged.length} range requests for ${report.chunks} chunks`);
+  });
+
+  test('a gzip is streamed once (one GET from its start) and loads exactly', async () => {
+    await freshTable('t_gz');
+    const plan = await runCli(['plan', `${web.base}/exports/us.tsv.gz`, '--table', 't_gz', '--json'], { env: { DATABASE_URL: db.url } });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.deepEqual((JSON.parse(plan.stdout) as { plan: { source: object } }).plan.source, { source: `${web.base}/exports/us.tsv.gz`, over: 'http', read: 'streamed', localDiskBytes: readFileSync(tsv).length });
+    const before = web.requests().length;
+    const r = await load(`${web.base}/exports/us.tsv.gz`, 't_gz');
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { rows: number; inputBytes: number; inputBytesCompressed: number | null };
+    assert.equal(report.rows, 20_000);
+    assert.equal(report.inputBytes, readFileSync(tsv).length);
+    assert.ok(report.inputBytesCompressed !== null && report.inputBytesCompressed < report.inputBytes);
+    assert.deepEqual(await tableDigest(db.conn, 't_gz'), await tableDigest(db.conn, 'ref'));
+    const size = readFileSync(`${tsv}.gz`).length;
+    const gets = web.requests().slice(before).filter((q) => q.method === 'GET' && q.uri === '/exports/us.tsv.gz');
+    // Its first 4 bytes (to see the compression), then the whole of it once.
+    assert.deepEqual(gets.map((q) => q.range), ['bytes=0-3', `bytes=0-${size - 1}`], 'the compressed object is transferred once from its start');
+  });
+
+  test('a zstd file is streamed once through the zstd program (or Node\'s own) and loads exactly', { skip: hasZstd ? false : 'the zstd program is not installed' }, async () => {
+    execFileSync('zstd', ['-q', '-f', '-o', join(dir, 'exports', 'us.tsv.zst'), tsv]);
+    await freshTable('t_zst');
+    const r = await load(`${web.base}/exports/us.tsv.zst`, 't_zst');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { rows: number }).rows, 20_000);
+    assert.deepEqual(await tableDigest(db.conn, 't_zst'), await tableDigest(db.conn, 'ref'));
+  });
+
+  for (const [kind, file] of [['plain', 'us.tsv'], ['gzip', 'us.tsv.gz']] as const) {
+    test(`connections cut at random moments: the ${kind} load completes, exact`, async () => {
+      const proxy = await startCuttingProxy(web.port, { seed: kind === 'plain' ? 7 : 8, minBytes: kind === 'plain' ? 20_000 : 4_000, maxBytes: kind === 'plain' ? 400_000 : 60_000, maxCuts: 12 });
+      try {
+        const t = `t_cut_${kind}`;
+        await freshTable(t);
+        const r = await load(`${proxy.base}/exports/${file}`, t);
+        assert.equal(r.code, 0, r.stderr);
+        assert.ok(proxy.cuts() >= 3, `only ${proxy.cuts()} connections were cut`);
+        assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, 'ref'));
+      } finally {
+        await proxy.stop();
+      }
+    });
+  }
+
+  test('503 answers and cut connections are retried from the byte reached: the bytes read are the file\'s, exactly', async () => {
+    const proxy = await startCuttingProxy(web.port, { seed: 11, minBytes: 10_000, maxBytes: 100_000, maxCuts: 8, unavailable: 3 });
+    try {
+      const obj = await openHttp(`${proxy.base}/exports/us.tsv`);
+      const parts: Buffer[] = [];
+      for await (const b of obj.read(0, obj.sizeBytes)) parts.push(b as Buffer);
+      assert.ok(Buffer.concat(parts).equals(readFileSync(tsv)), 'the bytes read equal the file');
+      assert.ok(proxy.cuts() >= 3, `only ${proxy.cuts()} connections were cut`);
+      assert.equal(proxy.unavailableServed(), 3);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  test('an object replaced while it is read stops the read (If-Match), naming the change', async () => {
+    const path = join(dir, 'exports', 'moving.tsv');
+    writeFileSync(path, readFileSync(tsv));
+    const obj = await openHttp(`${web.base}/exports/moving.tsv`);
+    assert.ok(obj.etag, 'nginx sends an ETag');
+    writeFileSync(path, Buffer.concat([readFileSync(tsv), Buffer.from('1\t2\n')]));
+    const buf = Buffer.alloc(1000);
+    await assert.rejects(
+      async () => {
+        for await (const _ of obj.read(0, 1000)) void buf;
+      },
+      (err: Error & { code?: string }) => err.code === 'INPUT_CHANGED' && /replaced|bytes now/.test(err.message),
+    );
+    assert.ok(obj.changed);
+  });
+
+  test('the object replaced between a killed run and its rerun: the resume is refused, naming the change', async () => {
+    const path = join(dir, 'exports', 'replaced.tsv');
+    await generateToFile(path, { table: 'user_summary', rows: 30_000, seed: 29 });
+    await freshTable('t_repl');
+    const args = ['load', `${web.base}/exports/replaced.tsv`, '--table', 't_repl', '--chunk-size', '16KiB', '--jobs', '1', '--progress', 'none'];
+    const s = spawnCli(args, { DATABASE_URL: db.url });
+    let exited = false;
+    void s.done.then(() => (exited = true));
+    for (let i = 0; i < 400 && !exited; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      const [c] = await db.conn.query('SELECT COUNT(*) AS n FROM t_repl');
+      if (Number((c as Array<{ n: number }>)[0]!.n) > 3000) break;
+    }
+    s.child.kill('SIGKILL');
+    const first = await s.done;
+    assert.equal(first.signal, 'SIGKILL', `the first run was to be killed mid-load: ${first.stderr}`);
+    // A new version of the object, one second later (Last-Modified has whole seconds).
+    await new Promise((r) => setTimeout(r, 1100));
+    await generateToFile(path, { table: 'user_summary', rows: 30_001, seed: 29 });
+    const refused = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /unfinished load .* differs/);
+    assert.match(refused.stderr, /input size/);
+    assert.match(refused.stderr, /ETag/);
+  });
+
+  test('credentials: wrong ones are a connection error (exit 6), right ones load; the password is printed nowhere', async () => {
+    await freshTable('t_auth');
+    const wrong = await load(`http://reader:wrong-${PASSWORD}@127.0.0.1:${web.port}/private/us.tsv`, 't_auth');
+    assert.equal(wrong.code, 6, wrong.stderr);
+    assert.match(wrong.stderr, /401/);
+    assert.doesNotMatch(wrong.stderr + wrong.stdout, new RegExp(PASSWORD));
+    const right = await load(`http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/us.tsv`, 't_auth', ['--keep-history']);
+    assert.equal(right.code, 0, right.stderr);
+    assert.doesNotMatch(right.stderr + right.stdout, new RegExp(PASSWORD));
+    assert.deepEqual(await tableDigest(db.conn, 't_auth'), await tableDigest(db.conn, 'ref'));
+    const plan = await runCli(['plan', `http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/us.tsv`, '--table', 't_auth'], { env: { DATABASE_URL: db.url } });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /source: +http:\/\/reader:\*\*\*@127\.0\.0\.1:\d+\/private\/us\.tsv \(http\): read by byte ranges in parallel over HTTP/);
+    assert.doesNotMatch(plan.stdout + plan.stderr, new RegExp(PASSWORD));
+    const [jobs] = await db.conn.query('SELECT * FROM flatload_jobs');
+    assert.doesNotMatch(JSON.stringify(jobs), new RegExp(PASSWORD), 'the bookkeeping holds no password');
+  });
+
+  test('a directory URL the server lists as JSON (nginx autoindex) is a whole export; credentials masked in its report', async () => {
+    const x = await createTestDatabase('httpx');
+    try {
+      await x.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE users'));
+      const r = await runCli(['load', `http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/dump/`, '--create-tables', '--jobs', '2', '--chunk-size', '64KiB', '--progress', 'none', '--json'], { env: { DATABASE_URL: x.url } });
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout + r.stderr, new RegExp(PASSWORD));
+      const report = JSON.parse(r.stdout) as { status: string; tables: Array<{ table: string; files: string[] }> };
+      assert.equal(report.status, 'ok');
+      assert.deepEqual(report.tables.map((t) => t.table).sort(), [`${x.name}.orders`, `${x.name}.users`]);
+      assert.ok(report.tables.every((t) => t.files.every((f) => f.startsWith('http://reader:***@'))), JSON.stringify(report.tables));
+      for (const t of ['orders', 'users']) assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+      const plainIndex = await runCli(['load', `${web.base}/`, '--progress', 'none'], { env: { DATABASE_URL: x.url } });
+      assert.notEqual(plainIndex.code, 0);
+    } finally {
+      await x.drop();
+    }
+  });
+});

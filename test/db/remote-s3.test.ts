@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { openS3 } from '../../src/input/s3.js';
+import { startCuttingProxy } from '../support/http.js';
+import { startS3, type S3Server } from '../support/s3.js';
+import { prng, spawnCli } from '../support/spawn.js';
+
+let db: TestDatabase;
+let dir: string;
+let s3: S3Server;
+let tsv: string;
+
+before(async () => {
+  db = await createTestDatabase('s3');
+  dir = mkdtempSync(join(tmpdir(), 'flatload-s3t-'));
+  tsv = join(dir, 'us.tsv');
+  await generateToFile(tsv, { table: 'user_summary', rows: 20_000, seed: 31 });
+  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE ref'));
+  await db.conn.query(`LOAD DATA INFILE ? INTO TABLE ref ${loadDataOptions('tsv')}`, [tsv]);
+  s3 = await startS3(['exports']);
+  await s3.put('exports', 'nightly/us.tsv', readFileSync(tsv));
+  await s3.put('exports', 'nightly/us.tsv.gz', gzipSync(readFileSync(tsv)));
+  // A whole export under a prefix: two tables with their CREATE TABLE files, one of them split in two parts (one gzipped).
+  const bytes = readFileSync(tsv);
+  const half = bytes.indexOf(0x0a, bytes.length >> 1) + 1;
+  await s3.put('exports', 'night/us.sql', Buffer.from(`${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE us')};\n`));
+  await s3.put('exports', 'night/us.txt', bytes);
+  await s3.put('exports', 'night/us2.sql', Buffer.from(`${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE us2')};\n`));
+  await s3.put('exports', 'night/us2.000.txt.gz', gzipSync(bytes.subarray(0, half)));
+  await s3.put('exports', 'night/us2.001.txt', bytes.subarray(half));
+  await s3.put('exports', 'night/notes.md', Buffer.from('not data'));
+});
+after(async () => {
+  await s3.stop();
+  await db.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freshTable(name: string): Promise<void> {
+  await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
+  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
+}
+
+function load(url: string, table: string, env: Record<string, string>, extra: string[] = []): ReturnType<typeof runCli> {
+  return runCli(['load', url, '--table', table, '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json', ...extra], { env: { DATABASE_URL: db.url, ...env } });
+}
+
+describe('S3 sources (s3rver)', () => {
+  test('a plain object is read by parallel byte ranges (path-style, through AWS_ENDPOINT_URL_S3)', async () => {
+    const proxy = await startCuttingProxy(s3.port, { seed: 1, minBytes: 1, maxBytes: 2, maxCuts: 0 });
+    try {
+      await freshTable('t_plain');
+      const r = await load('s3://exports/nightly/us.tsv', 't_plain', { ...s3.env(), AWS_ENDPOINT_URL_S3: proxy.base }, ['--order', 'file']);
+      assert.equal(r.code, 0, r.stderr);
+      const report = JSON.parse(r.stdout) as { rows: number; chunks: number };
+      assert.equal(report.rows, 20_000);
+      assert.deepEqual(await tableDigest(db.conn, 't_plain'), await tableDigest(db.conn, 'ref'));
+      const gets = proxy.requests().filter((q) => q.line.startsWith('GET /exports/nightly/us.tsv'));
+      assert.ok(gets.every((q) => q.range.startsWith('bytes=')), 'every GET asks for a range');
+      assert.ok(gets.length >= report.chunks, `${gets.length} range requests for ${report.chunks} chunks`);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  test('--s3-endpoint: a gzip object is streamed once and loads exactly', async () => {
+    await freshTable('t_gz');
+    const { AWS_ENDPOINT_URL_S3: _unused, ...env } = s3.env();
+    const r = await load('s3://exports/nightly/us.tsv.gz', 't_gz', env, ['--s3-endpoint', s3.endpoint]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { rows: number }).rows, 20_000);
+    assert.deepEqual(await tableDigest(db.conn, 't_gz'), await tableDigest(db.conn, 'ref'));
+  });
+
+  test('connections cut at random moments: the load completes, exact', async () => {
+    const proxy = await startCuttingProxy(s3.port, { seed: 5, minBytes: 20_000, maxBytes: 300_000, maxCuts: 10 });
+    try {
+      await freshTable('t_cut');
+      const r = await load('s3://exports/nightly/us.tsv', 't_cut', { ...s3.env(), AWS_ENDPOINT_URL_S3: proxy.base });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(proxy.cuts() >= 3, `only ${proxy.cuts()} connections were cut`);
+      assert.deepEqual(await tableDigest(db.conn, 't_cut'), await tableDigest(db.conn, 'ref'));
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  test('an object replaced while it is read stops the read, naming the change (s3rver ignores If-Match: the answer\'s ETag is compared)', async () => {
+    // This test opens the object in its own process: the SDK's chain finds the key in the environment.
+    const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = s3.env();
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY });
+    await s3.put('exports', 'moving/us.tsv', readFileSync(tsv));
+    const obj = await openS3('s3://exports/moving/us.tsv', { endpoint: s3.endpoint });
+    assert.ok(obj.etag);
+    await s3.put('exports', 'moving/us.tsv', Buffer.concat([readFileSync(tsv), Buffer.from('1\t2\n')]));
+    await assert.rejects(
+      async () => {
+        for await (const _ of obj.read(0, 1000)) void _;
+      },
+      (err: Error & { code?: string }) => err.code === 'INPUT_CHANGED' && /ETag/.test(err.message),
+    );
+    assert.ok(obj.changed);
+  });
+
+  test('credentials S3 refuses are a connection error (exit 6), the secret printed nowhere; a missing object is exit 5', async () => {
+    await freshTable('t_auth');
+    // s3rver checks the access key id, not the SigV4 signature: an unknown key is what it can refuse.
+    const secret = 'wr0ng-s3cret-value';
+    const r = await load('s3://exports/nightly/us.tsv', 't_auth', s3.env({ id: 'AKIANOSUCHKEY', secret }));
+    assert.equal(r.code, 6, r.stderr);
+    assert.match(r.stderr, /InvalidAccessKeyId|403/);
+    assert.doesNotMatch(r.stderr + r.stdout, new RegExp(secret));
+    assert.doesNotMatch(r.stderr, /Warning/, 'no SDK warning on Node 20');
+    const missing = await load('s3://exports/nightly/none.tsv', 't_auth', s3.env());
+    assert.equal(missing.code, 5, missing.stderr);
+    assert.match(missing.stderr, /s3:\/\/exports\/nightly\/none\.tsv/);
+  });
+
+  test('a whole export under a prefix, killed three times at random moments and resumed with the same command: exact', { timeout: 240_000 }, async () => {
+    const x = await createTestDatabase('s3x');
+    try {
+      const env = { DATABASE_URL: x.url, ...s3.env() };
+      const args = ['load', 's3://exports/night/', '--create-tables', '--jobs', '2', '--chunk-size', '16KiB', '--keep-history', '--progress', 'none', '--json'];
+      const committed = async (): Promise<number> => {
+        const [t] = await x.conn.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
+        if (Number((t as Array<{ n: unknown }>)[0]!.n) === 0) return 0;
+        const [c] = await x.conn.query('SELECT COUNT(*) AS n FROM flatload_chunks');
+        return Number((c as Array<{ n: unknown }>)[0]!.n);
+      };
+      const rnd = prng(2828);
+      let killed = 0;
+      let last = '';
+      for (let run = 1; run <= 12; run++) {
+        const s = spawnCli(args, env);
+        let exited = false;
+        void s.done.then(() => (exited = true));
+        if (killed < 3) {
+          const target = (await committed()) + 2 + Math.floor(rnd() * 8);
+          const until = Date.now() + 60_000;
+          while (!exited && Date.now() < until && (await committed()) < target) await new Promise((r) => setTimeout(r, 3));
+          await new Promise((r) => setTimeout(r, Math.floor(rnd() * 20)));
+          if (!exited) s.child.kill('SIGKILL');
+        }
+        const r = await s.done;
+        if (r.signal === 'SIGKILL') {
+          killed++;
+          continue;
+        }
+        assert.equal(r.code, 0, `run ${run}: ${r.stderr}`);
+        last = r.stdout;
+        break;
+      }
+      assert.equal(killed, 3, 'three runs were killed mid-load');
+      const report = JSON.parse(last) as { status: string; tables: Array<{ table: string; resumedChunks: number }> };
+      assert.equal(report.status, 'ok');
+      assert.deepEqual(report.tables.map((t) => t.table).sort(), [`${x.name}.us`, `${x.name}.us2`]);
+      assert.ok(report.tables.some((t) => t.resumedChunks > 0), 'the last run resumed a table part-way');
+      for (const t of ['us', 'us2']) assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+    } finally {
+      await x.drop();
+    }
+  });
+});
