@@ -46,6 +46,13 @@ export interface JobIdentity {
    * as they were.
    */
   route?: { map: ShardMap; backend?: string };
+  /**
+   * The n-th time (from 1) one export lists this input for this table again
+   * (a manifest naming a file twice, a part that is a symlink to another):
+   * each listing is a part of its own, loaded and resumed apart. Absent for
+   * a first listing, so other job ids stay as they were.
+   */
+  repeat?: number;
 }
 
 /** The map as a job stores it: JSON (bounds are kept as the server's text in each partition's description). */
@@ -82,7 +89,25 @@ export function headTailHash(path: string, sizeBytes: number): string {
   return h.digest('hex');
 }
 
-export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInput, db: string, chunkSizeBytes: number, characterSet: string): JobIdentity {
+/**
+ * The target as the server names it: `db.table` as given where table names
+ * are case-sensitive (lower_case_table_names=0: `users` and `Users` are two
+ * tables, two jobs), folded to lower case where the server folds them (1, 2).
+ */
+export function targetName(db: string, table: string, lowerCaseTableNames: number): string {
+  const name = `${db}.${table}`;
+  return lowerCaseTableNames === 0 ? name : name.toLowerCase();
+}
+
+export function jobIdentity(
+  o: LoadOptions,
+  source: InputSource,
+  local: LocalInput,
+  db: string,
+  chunkSizeBytes: number,
+  characterSet: string,
+  lowerCaseTableNames: number,
+): JobIdentity {
   const f = o.format;
   let path = source.path;
   if (source.kind === 'file' && !source.remote) {
@@ -103,7 +128,7 @@ export function jobIdentity(o: LoadOptions, source: InputSource, local: LocalInp
       ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
       ...(source.remote?.etag ? { etag: source.remote.etag } : {}),
     },
-    target: `${db}.${o.table}`,
+    target: targetName(db, o.table, lowerCaseTableNames),
     format: {
       fieldsTerminatedBy: f.fieldsTerminatedBy.toString('hex'),
       fieldsEnclosedBy: f.fieldsEnclosedBy.toString('hex'),
@@ -159,6 +184,7 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('--mode', stored.mode, now.mode);
   cmp('--on-duplicate', stored.onDuplicate, now.onDuplicate);
   cmp('--allow-truncation', stored.allowTruncation, now.allowTruncation);
+  cmp('listing of the same input', stored.repeat ?? 0, now.repeat ?? 0);
   const [a, b] = [stored.route, now.route];
   if (!a !== !b) out.push(`route: ${a ? 'direct to the backends' : 'through the front'} then, ${b ? 'direct to the backends' : 'through the front'} now`);
   else if (a && b) {

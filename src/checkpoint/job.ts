@@ -10,7 +10,7 @@ import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { Prepared } from '../introspect/target.js';
-import { readTableFingerprint } from '../introspect/table.js';
+import { readTableFingerprint, sameTable } from '../introspect/table.js';
 import { privilegesForPlan } from '../plan/needs.js';
 import { planLoad } from '../plan/planner.js';
 import { streamsThatFit } from '../plan/rules/connections.js';
@@ -52,8 +52,10 @@ async function countRows(control: Queryable, db: string, table: string): Promise
  * only partly emptied in append mode, stops rather than guess.
  */
 async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<{ ok: true } | { ok: false; why: string; reload: boolean }> {
-  const now = await readTableFingerprint(control, prep.db, o.table);
-  const recreated = earlier.tableFingerprint !== null && now !== earlier.tableFingerprint;
+  // On a Galera cluster only a missing table counts as re-created here: the row count below does the rest.
+  const cluster = prep.server.galera !== undefined;
+  const now = await readTableFingerprint(control, prep.db, o.table, cluster);
+  const recreated = !sameTable(earlier.tableFingerprint, now, cluster);
   const loaded = earlier.rowsLoaded ?? 0;
   const rows = loaded > 0 ? await countRows(control, prep.db, o.table) : undefined;
   const fewer = rows !== undefined && rows < loaded;
@@ -83,7 +85,9 @@ export async function findOrPlanJob(
   const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
   // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
   if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
-  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path) : undefined;
+  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path, prep.server.lowerCaseTableNames !== 0) : undefined;
+  // Another listing of the same file in the same export is another part, with a job of its own.
+  if (stored && (stored.identity.repeat ?? 0) !== (identity.repeat ?? 0)) stored = undefined;
   const notes: string[] = [];
   const jobId = jobIdOf(identity);
   if (stored && stored.jobId !== jobId) {

@@ -241,10 +241,17 @@ export class CheckpointStore {
     if (missing.length) await this.conn.query(`ALTER TABLE ${this.t(table)} ${missing.map(([name, type]) => `ADD COLUMN ${quoteId(name)} ${type}`).join(', ')}`);
   }
 
-  async findUnfinished(target: string, inputPath: string): Promise<StoredJob | undefined> {
+  /**
+   * The unfinished job of this input into this table. Names compare byte for
+   * byte (the columns' collation would take `users` for `Users`, and
+   * `Users.tsv` for `users.tsv`); where the server folds table names the
+   * target is compared folded, as jobs recorded before folding stored it as typed.
+   */
+  async findUnfinished(target: string, inputPath: string, foldTableNames: boolean): Promise<StoredJob | undefined> {
+    const byTarget = foldTableNames ? 'LOWER(target) = LOWER(?)' : 'BINARY target = ?';
     const r = await selectOne<Record<string, unknown>>(
       this.conn,
-      `SELECT * FROM ${this.t(JOBS)} WHERE target = ? AND input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
+      `SELECT * FROM ${this.t(JOBS)} WHERE ${byTarget} AND BINARY input_path = ? AND state <> 'done' AND state <> 'abandoned' ORDER BY started_at DESC LIMIT 1`,
       [target, inputPath],
     );
     return r ? toJob(r) : undefined;
@@ -417,8 +424,9 @@ export class CheckpointStore {
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET state = 'abandoned', updated_at = NOW(3), finished_at = NOW(3) WHERE job_id = ?`, [jobId]);
   }
 
-  async list(target?: string): Promise<JobSummary[]> {
-    const where = target ? 'WHERE j.target = ?' : '';
+  /** Every job, or those of one table (its name compared as findUnfinished compares it). */
+  async list(target?: string, foldTableNames = false): Promise<JobSummary[]> {
+    const where = target ? `WHERE ${foldTableNames ? 'LOWER(j.target) = LOWER(?)' : 'BINARY j.target = ?'}` : '';
     const rows = await selectRows<Record<string, unknown>>(
       this.conn,
       `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message, j.owner,

@@ -8,7 +8,7 @@
  * then (swap) publish all tables with one RENAME TABLE, and report.
  */
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, extname, join } from 'node:path';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
 import { exportIdOf, ExportStore, type ExportMember, type StoredExport } from '../checkpoint/exports.js';
 import type { ConnectionOptions } from '../config/connection.js';
@@ -20,16 +20,19 @@ import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { parseVersion, readAccountConnections } from '../introspect/server.js';
-import { executeLoad, type ExecuteResult } from '../load/execute.js';
+import { executeLoad } from '../load/execute.js';
 import { checkExpectation } from '../load/expect.js';
+import { executeTargetLoad, type TargetResult } from '../load/spider.js';
 import { SharedConnections } from '../load/sharedConnections.js';
 import { ServerThrottle } from '../load/throttle.js';
 import { throttles } from '../config/throttle.js';
 import type { StreamGate } from '../load/runner.js';
 import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
+import { renderRoute } from '../plan/route.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import { EventHub } from '../report/events.js';
+import { defaultRejectPath } from '../report/rejectFile.js';
 import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
 import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
 import { discoverExport, type DiscoveredTable, type PassedOver } from './discover.js';
@@ -70,6 +73,8 @@ interface Target extends DiscoveredTable {
   shadow: TableRef;
   old: TableRef;
   exists: boolean;
+  /** A Spider table loads as its single load does: straight to its backends when it can (load/spider.ts). */
+  spider: boolean;
   /** `--rename`: the table the export's files name. */
   renamedFrom?: string | undefined;
 }
@@ -80,6 +85,25 @@ async function hasRows(control: ControlConnection, t: TableRef): Promise<boolean
 
 async function tableExists(control: ControlConnection, t: TableRef): Promise<boolean> {
   return (await selectNumber(control, 'SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table])) > 0;
+}
+
+async function isSpider(control: ControlConnection, t: TableRef): Promise<boolean> {
+  const rows = await selectRows<{ e: string | null }>(control, 'SELECT ENGINE AS e FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [t.db, t.table]);
+  return (rows[0]?.e ?? '').toUpperCase() === 'SPIDER';
+}
+
+/**
+ * Swap loads into a shadow made by CREATE TABLE … LIKE: a Spider table's
+ * shadow names the same backend tables, so its rows would land in the live
+ * ones before the RENAME. Refused before anything changes.
+ */
+function refuseSpiderSwap(targets: readonly Target[], mode: string): void {
+  const spider = targets.find((t) => t.spider);
+  if (mode !== 'swap' || !spider) return;
+  throw new FlatloadError('UNSUPPORTED', `${spider.key} is a Spider table: --mode swap would load its shadow, which names the same backend tables, so the rows would reach the live tables before the swap`, {
+    table: spider.key,
+    hint: 'load the export with --mode replace (the front empties every backend table first) or append',
+  });
 }
 
 /** Connections to share when --jobs is not given: the server's cores (thread_pool_size) or the client's, at most 8 — the single load's default. */
@@ -149,11 +173,17 @@ function tableReport(t: Target, status: ExportTableReport['status']): ExportTabl
   return { table: t.key, files: t.sizes.map((f) => f.path), status, engine: null, strategy: null, rows: 0, rejected: 0, seconds: 0, inputBytes: 0, onDiskBytes: null, resumedChunks: 0, rejectFiles: [], error: null };
 }
 
+/** orders.rejects.tsv → orders.rejects.1.tsv for the second listing of the same input. */
+function repeatRejectPath(path: string, repeat: number): string {
+  const ext = extname(path);
+  return `${path.slice(0, path.length - ext.length)}.${repeat}${ext}`;
+}
+
 /** Adds one file's load to its table's line of the report. */
-function addLoad(r: ExportTableReport, res: ExecuteResult): void {
+function addLoad(r: ExportTableReport, res: TargetResult): void {
   const x = res.report;
   r.engine = x.engine;
-  r.strategy = x.strategy;
+  r.strategy = res.route?.plan.route === 'direct' ? 'direct to the backends' : x.strategy;
   r.rows += x.rows;
   r.rejected += x.rejected;
   r.seconds += x.seconds;
@@ -211,8 +241,10 @@ export async function executeExport(
         shadow: { db, table: derivedName(t.table, SHADOW_SUFFIX) },
         old: { db, table: derivedName(t.table, OLD_SUFFIX) },
         exists: await tableExists(control, ref),
+        spider: await isSpider(control, ref),
       });
     }
+    refuseSpiderSwap(targets, mode);
     const renamedMissing = targets.find((t) => !t.exists && t.renamedFrom !== undefined);
     if (renamedMissing) {
       throw new FlatloadError('UNKNOWN_TABLE', `table ${renamedMissing.key} (--rename ${renamedMissing.renamedFrom}=…) does not exist, and a .sql file creates the table it names, not the new name`, {
@@ -308,8 +340,10 @@ export async function executeExport(
     for (const t of targets) {
       if (t.exists) continue;
       await createFromDdl(control, t, sidecars.get(t.key)!);
+      t.spider = await isSpider(control, t.ref);
       notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
     }
+    refuseSpiderSwap(targets, mode);
     // Swap and replace prepare every table once per export; a resumed export finds them prepared.
     let restartMembers = base.restart;
     if (phase === 'created') {
@@ -340,8 +374,11 @@ export async function executeExport(
     let firstError: FlatloadError | undefined;
     /** Tables that loaded but do not match the exporter's figures: the others still load, and the set is not published. */
     const mismatches: FlatloadError[] = [];
-    const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate): Promise<void> => {
+    const loadTable = async (t: Target, r: ExportTableReport, gate: StreamGate, started: () => void): Promise<void> => {
       r.status = 'already-loaded';
+      // Routed straight to its backends, a Spider table loads over their connections, not the export's streams: the
+      // next table need not wait for it to ask for one.
+      if (t.spider) started();
       // ANALYZE once, after the table's last file; auto: when the table started empty (replace and swap always do).
       const analyze = base.analyze !== 'auto' ? base.analyze : mode !== 'append' || !(await hasRows(control, t.ref)) ? 'on' : 'auto';
       const hub = progress.hubFor(t.key);
@@ -350,7 +387,11 @@ export async function executeExport(
           r.status = 'stopped';
           break;
         }
-        const rejectFile = a.rejectDir === undefined ? undefined : join(a.rejectDir, `${t.key}${t.files.length > 1 ? `.${i}` : ''}.rejects.txt`);
+        // The same file listed again (a manifest naming it twice, a part that is a symlink to another) is another part.
+        const repeat = t.files.slice(0, i).filter((f) => f === file).length;
+        // Beside the input, a repeated listing's rejects get a file of their own (orders.rejects.1.tsv), as a part's do in --reject-dir.
+        const beside = repeat > 0 ? repeatRejectPath(defaultRejectPath(file, t.table), repeat) : undefined;
+        const rejectFile = a.rejectDir === undefined ? beside : join(a.rejectDir, `${t.key}${t.files.length > 1 ? `.${i}` : ''}.rejects.txt`);
         const options = toLoadOptions({
           ...a,
           ...t.options,
@@ -369,8 +410,11 @@ export async function executeExport(
           skipSizeReport: (a.skipSizeReport ?? false) || i < t.files.length - 1,
           analyze: i < t.files.length - 1 ? 'off' : analyze,
         });
-        const res = await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, { export: { session, streams: { gate, connections }, throttle: throttle?.throttle } });
+        const within = { export: { session, streams: { gate, connections }, throttle: throttle?.throttle, repeat } };
+        const res = t.spider ? await executeTargetLoad(options, conn, hub, stop.signal, io.resumeCommand, within) : await executeLoad(options, conn, hub, stop.signal, io.resumeCommand, within);
         addLoad(r, res);
+        const v = res.report.verify;
+        if (v) notes.push(`${t.key}: --verify: COUNT(*) through the front ${v.front}, the backends' rows make ${v.expectedFront} (${v.backends.map((b) => `${b.backend} ${b.rows}`).join(', ')})`);
         if (res.error) throw res.error;
       }
       // The whole table against the exporter's figures (a swap's shadow, before the one RENAME publishes the set).
@@ -408,7 +452,10 @@ export async function executeExport(
         },
         give: () => shared.give(),
       };
-      const p: Promise<void> = loadTable(t, r, gate)
+      const p: Promise<void> = loadTable(t, r, gate, () => {
+        prepared();
+        streams.started(t.key);
+      })
         .then(() => progress.finished(t.key, r.status !== 'stopped', r.rows))
         .catch((err: unknown) => {
           const fe = toFlatloadError(err, `loading ${t.key}`);
@@ -507,11 +554,13 @@ async function planExport(a: ExportArgs, conn: ConnectionOptions, session: Sessi
       continue;
     }
     const options = toLoadOptions({ ...a, ...t.options, file: t.files[0]!, table: quoteQualified(t.db, t.table), mode: mode === 'swap' || mode === 'replace' ? 'append' : mode, jobs: streamsFor(t.sizeBytes, jobs), dryRun: true, chart: undefined });
-    const res = await executeLoad(options, conn, new EventHub(), undefined, '', { export: { session } });
+    const within = { export: { session } };
+    const res: TargetResult = t.spider ? await executeTargetLoad(options, conn, new EventHub(), undefined, '', within) : await executeLoad(options, conn, new EventHub(), undefined, '', within);
     const files = t.files.length > 1 ? ` (${t.files.length} files, loaded one after another in this order: ${t.sizes.map((f) => f.path).join(', ')})` : '';
+    const route = res.route ? `${renderRoute(res.route.plan, res.route.map)}\n${res.route.plan.route === 'direct' ? "each backend's share is planned on its backend; the first one's:\n" : ''}` : '';
     if (base.analyze === 'on' || (base.analyze === 'auto' && (mode !== 'append' || t.empty))) notes.push(`${t.key}: ANALYZE TABLE after its last file (${base.analyze === 'on' ? '--analyze on' : '--analyze auto: the table starts empty'})`);
     if (t.expect) notes.push(`${t.key}: after its load, ${[t.expect.rows !== undefined ? `COUNT(*) = ${t.expect.rows}` : '', t.expect.checksum !== undefined ? `CHECKSUM TABLE = ${t.expect.checksum}` : ''].filter(Boolean).join(' and ')} (${t.expect.source})${mode === 'swap' ? ', checked on its shadow before the RENAME' : ''}; a difference stops the export with exit code 9`);
-    plans.push({ table: t.key, text: `== ${t.key}${files}\n${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
+    plans.push({ table: t.key, text: `== ${t.key}${files}\n${route}${renderPlan(res.plan, res.facts, res.sql)}`, json: planJson(res.plan, res.facts, res.sql) });
   }
   if (mode === 'swap') {
     const op: Op = { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) };

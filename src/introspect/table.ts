@@ -150,17 +150,24 @@ export async function readTableFacts(conn: Conn, db: string, table: string): Pro
   };
 }
 
+/** A Galera table's fingerprint: that it exists (its rows are counted instead, see sameTable). */
+export const CLUSTER_FINGERPRINT = 'a Galera table (node-local facts not compared: its rows are counted)';
+
 /**
  * What changes when a table is emptied by TRUNCATE or re-created, but not
  * when rows are written: its creation time (MyISAM/Aria re-create their
  * files on TRUNCATE), InnoDB's table id and MyRocks' index numbers (both new
  * after TRUNCATE and re-creation). A finished or half-done load checks it
- * before trusting that the rows it committed are still in the table.
+ * before trusting that the rows it committed are still in the table. On a
+ * Galera node (`cluster`) the creation time and the table id are the node's
+ * own, different on every node and new after a state transfer: only the
+ * table's existence is recorded there, and its row count does the rest.
  */
-export async function readTableFingerprint(conn: Queryable, db: string, table: string): Promise<string | null> {
+export async function readTableFingerprint(conn: Queryable, db: string, table: string, cluster = false): Promise<string | null> {
   const rows = async <T>(sql: string, values: unknown[]): Promise<T[]> => (await conn.query(sql, values))[0] as T[];
   const t = (await rows<{ ENGINE: string | null; CREATE_TIME: unknown }>('SELECT ENGINE, CREATE_TIME FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, table]))[0];
   if (!t) return null;
+  if (cluster) return CLUSTER_FINGERPRINT;
   const parts = [`created ${String(t.CREATE_TIME)}`];
   const engine = (t.ENGINE ?? '').toUpperCase();
   if (engine === 'INNODB') {
@@ -171,4 +178,16 @@ export async function readTableFingerprint(conn: Queryable, db: string, table: s
     if (r[0]) parts.push(`rocksdb index ${String(r[0].n)}`);
   }
   return parts.join(', ');
+}
+
+/**
+ * Whether the table is still the one a job recorded (`then`): a table that
+ * is gone is not; on a Galera cluster any table that exists is (fingerprints
+ * recorded on another node, or before this rule, included), and the caller
+ * counts its rows. Pure.
+ */
+export function sameTable(then: string | null, now: string | null, cluster: boolean): boolean {
+  if (then === null) return true;
+  if (now === null) return false;
+  return cluster || now === then;
 }

@@ -18,7 +18,7 @@ import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
 import type { Prepared } from '../introspect/target.js';
-import { readTableFingerprint } from '../introspect/table.js';
+import { readTableFingerprint, sameTable } from '../introspect/table.js';
 import { sqlOf, type TableRef } from '../plan/ops.js';
 import { chunkLoadSql, insertHeadSql, keyCounterSql, preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
@@ -143,6 +143,21 @@ function checkPreconditions({ plan, prep, o }: LoadRun): void {
 }
 
 /**
+ * Why the table is not the one the interrupted run committed chunks into, or
+ * undefined. On a Galera cluster (whose nodes each keep their own creation
+ * time and table id) it must hold at least the rows those chunks committed.
+ */
+async function tableChangedSince(r: LoadRun, now: string | null, target: string): Promise<string | undefined> {
+  const { cp, control } = r;
+  const cluster = r.prep.server.galera !== undefined;
+  if (!sameTable(cp.tableFingerprint, now, cluster)) return `then: ${cp.tableFingerprint}; now: ${now ?? 'missing'}`;
+  if (!cluster) return undefined;
+  const committed = (cp.rowsBefore ?? 0) + [...cp.done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+  const rows = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${target}`);
+  return rows < committed ? `it holds ${rows} rows, fewer than the ${committed} its chunks committed` : undefined;
+}
+
+/**
  * Stage 1: the load target, ready for chunks. A resume first checks the
  * table is still the one its chunks went into, and — for a plan that cannot
  * resume part-way — runs the plan's restart step; a new job runs the plan's
@@ -151,12 +166,13 @@ function checkPreconditions({ plan, prep, o }: LoadRun): void {
 async function prepareTarget(r: LoadRun): Promise<void> {
   const { plan, prep, control, cp, events } = r;
   const target = quoteQualified(plan.loadTarget.db, plan.loadTarget.table);
-  const fingerprint = (): Promise<string | null> => readTableFingerprint(control, plan.loadTarget.db, plan.loadTarget.table);
+  const cluster = prep.server.galera !== undefined;
+  const fingerprint = (): Promise<string | null> => readTableFingerprint(control, plan.loadTarget.db, plan.loadTarget.table, cluster);
   if (cp.phase === 'prepared' && cp.tableFingerprint !== null) {
     // Chunks committed by the interrupted run are skipped: they must still be in the table.
-    const now = await fingerprint();
-    if (now !== cp.tableFingerprint) {
-      throw new FlatloadError('RESUME_MISMATCH', `cannot resume: ${target} was emptied or re-created since the interrupted run committed ${cp.done.size} chunk(s) into it (then: ${cp.tableFingerprint}; now: ${now ?? 'missing'})`, {
+    const why = await tableChangedSince(r, await fingerprint(), target);
+    if (why) {
+      throw new FlatloadError('RESUME_MISMATCH', `cannot resume: ${target} was emptied or re-created since the interrupted run committed ${cp.done.size} chunk(s) into it (${why})`, {
         table: prep.display,
         hint: 'add --restart to load the whole input again',
       });
@@ -180,8 +196,9 @@ async function prepareTarget(r: LoadRun): Promise<void> {
   }
   if (cp.phase !== 'created') return;
   await runSteps(control, plan.before, 'preparing the table', {}, cp.resumed, events);
-  if (plan.commitScope !== 'chunk') {
-    // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume.
+  if (plan.commitScope !== 'chunk' || plan.guarantee.kind === 'restart-required') {
+    // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume,
+    // and what tells a restart that emptying the table deletes nothing but this load's rows.
     cp.rowsBefore = await selectNumber(control, `SELECT COUNT(*) AS n FROM ${target}`);
   }
   cp.tableFingerprint = await fingerprint();
@@ -372,7 +389,7 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
     }
     // The rejected rows live only in the reject file once the job is done: write it (durably) first.
     const file = rejects.finish();
-    await cp.store.finish(cp.jobId, cp.keepHistory, await readTableFingerprint(control, plan.target.db, plan.target.table));
+    await cp.store.finish(cp.jobId, cp.keepHistory, await readTableFingerprint(control, plan.target.db, plan.target.table, r.prep.server.galera !== undefined));
     return file;
   } catch (err) {
     run.stoppedBy = toFlatloadError(err, 'finishing the load');

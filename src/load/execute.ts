@@ -133,6 +133,8 @@ export interface ShareOf {
   input: JobIdentity['input'];
   map: ShardMap;
   key: string;
+  /** The routed load's repeat (see JobIdentity.repeat): its shares are parts of their own too. */
+  repeat?: number;
 }
 
 /**
@@ -149,6 +151,8 @@ export interface InExport {
   streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
   /** The export's one throttle, spanning every table (the export reports it). */
   throttle?: Throttle | undefined;
+  /** How many times the export listed this file for this table before (a part of its own each time). */
+  repeat?: number | undefined;
 }
 
 /** What a load is part of: a backend's share of a routed load, or an export. */
@@ -166,6 +170,7 @@ async function readFacts(
   events: EventHub,
   spool: (l: LocalInput) => void,
   share: ShareOf | undefined,
+  repeat = 0,
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
   // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
@@ -192,8 +197,8 @@ async function readFacts(
   const spillDir = o.tmpdir ?? tmpdir();
   const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, sizeBytes);
-  const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet);
-  const identity = share ? routedIdentity(own, share.map, share) : own;
+  const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
+  const identity = { ...(share ? routedIdentity(own, share.map, share) : own), ...(repeat > 0 ? { repeat } : {}) };
   return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
@@ -378,7 +383,7 @@ export async function executeLoad(
   try {
     // Every replica is reached and confirmed to replicate before anything is read or changed.
     await own?.check();
-    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share);
+    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, share?.repeat ?? inExport?.repeat);
     o = f.o;
     const { prep, facts } = f;
     const account = prep.server.accountConnections;

@@ -23,7 +23,7 @@ import { EventHub } from '../report/events.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport, ShardReport } from '../report/summary.js';
 import type { ShardMap } from '../shard/map.js';
-import { autoChunkSize, executeLoad, withResumeCommand, type ExecuteResult } from './execute.js';
+import { autoChunkSize, executeLoad, withResumeCommand, type ExecuteResult, type LoadWithin } from './execute.js';
 import { removeDir, splitByShard } from './shardSplit.js';
 
 export interface TargetResult extends ExecuteResult {
@@ -100,7 +100,15 @@ function frontFilled(columns: Array<{ name: string; autoIncrement: boolean }>, o
  * Any load: a Spider table is planned for (front or direct, see
  * plan/route.ts); everything else goes to executeLoad as it is.
  */
-export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal?: AbortSignal, resumeCommand = ''): Promise<TargetResult> {
+export async function executeTargetLoad(
+  o: LoadOptions,
+  conn: ConnectionOptions,
+  events: EventHub,
+  signal?: AbortSignal,
+  resumeCommand = '',
+  /** A table of an export: through the front it loads over the export's streams; routed, over its backends' own connections. */
+  within: LoadWithin = {},
+): Promise<TargetResult> {
   const db = o.db ?? conn.database;
   let facts: { map: ShardMap; plan: RoutePlan } | undefined;
   if (db !== undefined) {
@@ -142,7 +150,7 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
       await c.end().catch(() => undefined);
     }
   }
-  if (!facts) return executeLoad(o, conn, events, signal, resumeCommand);
+  if (!facts) return executeLoad(o, conn, events, signal, resumeCommand, within);
   if (facts.plan.route === 'direct' && (o.columnsFromHeader || o.expect)) {
     // The split reads fields by position before any backend's load reads the header, and no share holds the whole table to check.
     throw new FlatloadError('UNSUPPORTED', `${o.columnsFromHeader ? '--columns header' : '--expect-rows/--expect-checksum'} is not supported for a Spider table loaded --route direct`, {
@@ -157,12 +165,12 @@ export async function executeTargetLoad(o: LoadOptions, conn: ConnectionOptions,
   }
   if (!o.dryRun) for (const r of facts.plan.reasons) events.emit({ type: 'note', message: r });
   if (facts.plan.route === 'front' || o.dryRun) {
-    const result = await executeLoad(o, conn, events, signal, resumeCommand);
+    const result = await executeLoad(o, conn, events, signal, resumeCommand, within);
     result.report.notes.unshift(...facts.plan.reasons);
     if (o.verify && !o.dryRun && !result.error) result.error = await verified(result.report, conn, o, facts.map, facts.plan);
     return { ...result, route: facts };
   }
-  return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan)), route: facts };
+  return { ...(await loadDirect(o, conn, events, signal, resumeCommand, facts.map, facts.plan, within.export?.repeat ?? 0)), route: facts };
 }
 
 /** Where a routed job's shares are split to (one directory per job, so a rerun finds what a killed run left). */
@@ -173,11 +181,13 @@ const routeDir = (tmp: string, jobId: string): string => join(tmp, `flatload-rou
  * of this load with another identity (the shard map above all) is refused,
  * or discarded with --restart. Returns whether this run continues one.
  */
-async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, tmp: string): Promise<boolean> {
+async function checkRoutedJob(store: CheckpointStore, identity: JobIdentity, o: LoadOptions, tmp: string, foldTableNames: boolean): Promise<boolean> {
   const jobId = jobIdOf(identity);
   if (!(await CheckpointStore.exists(store.conn, store.schema))) return false;
   await store.ensureTables('InnoDB');
-  const stored = await store.findUnfinished(identity.target, identity.input.path);
+  const found = await store.findUnfinished(identity.target, identity.input.path, foldTableNames);
+  // Another listing of the same file in the same export is another part, with a job of its own.
+  const stored = found && (found.identity.repeat ?? 0) === (identity.repeat ?? 0) ? found : undefined;
   if (!stored || stored.jobId === jobId) return stored !== undefined;
   const holder = await jobLockHolder(store.conn, stored.jobId);
   if (holder) {
@@ -333,7 +343,17 @@ async function verified(report: LoadReport, conn: ConnectionOptions, o: LoadOpti
  * whose identity holds the shard map, so a rerun against a changed map is
  * refused before any backend is touched.
  */
-async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: EventHub, signal: AbortSignal | undefined, resumeCommand: string, map: ShardMap, plan: RoutePlan): Promise<ExecuteResult> {
+async function loadDirect(
+  o: LoadOptions,
+  conn: ConnectionOptions,
+  events: EventHub,
+  signal: AbortSignal | undefined,
+  resumeCommand: string,
+  map: ShardMap,
+  plan: RoutePlan,
+  /** How many times an export listed this file for this table before (see JobIdentity.repeat). */
+  repeat: number,
+): Promise<ExecuteResult> {
   const t0 = Date.now();
   if (isRemoteInput(o.file)) {
     // Splitting by the partition rule reads a local file; a remote one would have to be fetched whole first.
@@ -348,10 +368,11 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
   try {
     const prep = await prepareLoad(o, session, control.connection, source);
     const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
-    const identity = routedIdentity(jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet), map);
+    const own = jobIdentity(o, source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet, prep.server.lowerCaseTableNames);
+    const identity = { ...routedIdentity(own, map), ...(repeat > 0 ? { repeat } : {}) };
     const jobId = jobIdOf(identity);
     await holdJob(control, session, store, jobId, o, events, false);
-    const continues = await checkRoutedJob(store, identity, o, tmp);
+    const continues = await checkRoutedJob(store, identity, o, tmp, prep.server.lowerCaseTableNames !== 0);
     dir = routeDir(tmp, jobId);
     const ts = Date.now();
     const split = await splitByShard({
@@ -390,7 +411,7 @@ async function loadDirect(o: LoadOptions, conn: ConnectionOptions, events: Event
           route: undefined,
           verify: false,
         };
-        const r = await executeLoad(share, backendConnection(conn, b, prep.display, o), shareEvents(events, name, i), signal, resumeCommand, { share: { input: identity.input, map, key: b.key } });
+        const r = await executeLoad(share, backendConnection(conn, b, prep.display, o), shareEvents(events, name, i), signal, resumeCommand, { share: { input: identity.input, map, key: b.key, repeat } });
         events.emit({ type: 'note', message: `${name}: ${r.report.rows.toLocaleString('en-US')} rows in ${((Date.now() - started) / 1000).toFixed(1)} s` });
         return { r, seconds: (Date.now() - started) / 1000 };
       }),

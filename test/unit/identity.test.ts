@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { identityDifferences, jobIdOf, routedIdentity, type JobIdentity } from '../../src/checkpoint/identity.js';
+import { identityDifferences, jobIdOf, routedIdentity, targetName, type JobIdentity } from '../../src/checkpoint/identity.js';
+import { CLUSTER_FINGERPRINT, sameTable } from '../../src/introspect/table.js';
 import { buildShardMap, type ShardMap } from '../../src/shard/map.js';
 
 function identity(): JobIdentity {
@@ -99,4 +100,30 @@ test('routedIdentity: a backend share keeps the user input and names its backend
   const share = routedIdentity(split, rangeMap(100), { input, key: '127.0.0.1:3307/shop/orders' });
   assert.deepEqual(share.input, input);
   assert.deepEqual(identityDifferences(share, routedIdentity(split, rangeMap(100), { input, key: '127.0.0.1:3308/shop/orders' })), ['backend: "127.0.0.1:3307/shop/orders" then, "127.0.0.1:3308/shop/orders" now']);
+});
+
+test('targetName: as given where the server is case-sensitive, folded where it folds table names', () => {
+  const cases: Array<[db: string, table: string, lctn: number, want: string]> = [
+    ['e1', 'users', 0, 'e1.users'],
+    ['e1', 'Users', 0, 'e1.Users'],
+    ['E1', 'Users', 1, 'e1.users'],
+    ['E1', 'Users', 2, 'e1.users'],
+  ];
+  for (const [db, table, lctn, want] of cases) assert.equal(targetName(db, table, lctn), want, `${db}.${table} with lower_case_table_names=${lctn}`);
+});
+
+test('sameTable: a recorded fingerprint must match, except on a Galera cluster, where only a missing table differs', () => {
+  const innodb = 'created 2026-01-01 10:00:00, innodb table id 23';
+  const cases: Array<[then: string | null, now: string | null, cluster: boolean, same: boolean]> = [
+    [null, null, false, true],
+    [null, innodb, false, true],
+    [innodb, innodb, false, true],
+    [innodb, 'created 2026-01-01 10:00:00, innodb table id 24', false, false],
+    [innodb, null, false, false],
+    // Another node's table id, or a fingerprint recorded before the cluster rule: the row count decides.
+    [innodb, CLUSTER_FINGERPRINT, true, true],
+    [CLUSTER_FINGERPRINT, CLUSTER_FINGERPRINT, true, true],
+    [CLUSTER_FINGERPRINT, null, true, false],
+  ];
+  for (const [then, now, cluster, same] of cases) assert.equal(sameTable(then, now, cluster), same, `${then} then, ${now} now, cluster ${cluster}`);
 });

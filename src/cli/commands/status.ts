@@ -1,4 +1,6 @@
 import { ExportStore } from '../../checkpoint/exports.js';
+import { targetName } from '../../checkpoint/identity.js';
+import { selectNumber } from '../../db/rows.js';
 import { CheckpointStore, type JobSummary } from '../../checkpoint/store.js';
 import type { Queryable } from '../../db/control.js';
 import { exportStatusOf, renderExportStatus, type ExportStatus } from '../../export/status.js';
@@ -67,13 +69,15 @@ export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode>
   const { conn } = await openSession(options);
   try {
     let target: string | undefined;
+    let fold = false;
     let schemas: string[];
     if (a.table) {
       const name = splitQualifiedName(a.table);
       if (!name) throw new FlatloadError('USAGE', `--table: "${a.table}" is not a table name`);
       const db = name.db ?? options.database;
       if (!db) throw new FlatloadError('USAGE', 'no database given: use --table db.table or --database');
-      target = `${db}.${name.table}`;
+      fold = (await selectNumber(conn, 'SELECT @@lower_case_table_names AS n')) !== 0;
+      target = targetName(db, name.table, fold ? 1 : 0);
       schemas = [a.bookkeepingSchema ?? db];
     } else {
       schemas = a.bookkeepingSchema ? [a.bookkeepingSchema] : await CheckpointStore.schemas(conn);
@@ -81,7 +85,7 @@ export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode>
     let jobs: JobSummary[] = [];
     for (const s of schemas) {
       if (!(await CheckpointStore.exists(conn, s))) continue;
-      jobs.push(...(await new CheckpointStore(conn, s).list(target)));
+      jobs.push(...(await new CheckpointStore(conn, s).list(target, fold)));
     }
     const exports = await exportsOf(conn, a.bookkeepingSchema, target);
     // A load that is part of an export is shown with its export, not again on its own.
