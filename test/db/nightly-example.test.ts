@@ -82,9 +82,9 @@ const FILES: Record<string, number[]> = { orders: [3000, 2500], orders_items: [4
  * the same files loaded by the server's own LOAD DATA INFILE into reference
  * tables (db `ref`); `lie` changes one table's recorded row count.
  */
-async function writeExport(night: number, lie?: { table: string; rows: number }): Promise<string> {
-  const dir = join(work, `export-${night}${lie ? '-bad' : ''}`);
-  mkdirSync(dir);
+async function writeExport(night: number, lie?: { table: string; rows: number }, fault?: { short: string }): Promise<string> {
+  const dir = join(work, `export-${night}${lie && !fault ? '-bad' : ''}`);
+  mkdirSync(dir, { recursive: true });
   const p = pair.p;
   let metadata = '[config]\nquote-character = BACKTICK\n\n';
   for (const t of TABLES) {
@@ -94,6 +94,7 @@ async function writeExport(night: number, lie?: { table: string; rows: number })
     for (const [part, n] of FILES[t.name]!.entries()) {
       const file = join(dir, `shop.${t.name}.${String(part).padStart(5, '0')}.csv`);
       const lines = [t.header.join(','), ...Array.from({ length: n }, (_, k) => t.row(first + k, night).join(','))];
+      if (fault?.short === t.name) lines.pop();
       writeFileSync(file, lines.map((l) => `${l}\r\n`).join(''));
       first += n;
       await p.query(`LOAD DATA INFILE ? INTO TABLE ref.${t.name} FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' LINES TERMINATED BY '\\r\\n' IGNORE 1 LINES (${t.header.join(',')})`, [file]);
@@ -112,7 +113,7 @@ async function writeExport(night: number, lie?: { table: string; rows: number })
  * and `mail` a function that appends to mail.log. Each substitution must
  * find its text: a README that changed them fails here, not silently.
  */
-function wrapperScript(maxPause?: string): string {
+function wrapperScript(maxPause?: string, extra: string[] = []): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const m = /```sh\n(#!\/bin\/sh\n# nightly-load\.sh\n[\s\S]*?)```/.exec(readme);
   assert.ok(m, 'README.md has the nightly-load.sh script');
@@ -126,6 +127,7 @@ function wrapperScript(maxPause?: string): string {
   put(/\/var\/log\/flatload/g, '"$LOG_DIR"');
   put('mysql://etl@db2', `mysql://etl@127.0.0.1:${pair.replica.port}`);
   if (maxPause) put('--max-pause 45m', `--max-pause ${maxPause}`);
+  if (extra.length > 0) put('  --json >', `  --json ${extra.join(' ')} >`);
   const shims = `flatload() { "${process.execPath}" "${CLI}" "$@"; }\nmail() { printf 'subject: %s\\n' "$2" >> "$LOG_DIR/mail.log"; cat >> "$LOG_DIR/mail.log"; }\n`;
   return s.replace('#!/bin/sh\n', `#!/bin/sh\n${shims}`);
 }
@@ -148,9 +150,9 @@ interface ExportJson {
 }
 
 /** Runs the wrapper as cron would (`sh nightly-load.sh >> nightly.log 2>&1`), with a deadline. */
-function runWrapper(exportDir: string, maxPause?: string): Promise<RunResult> {
+function runWrapper(exportDir: string, maxPause?: string, extra: string[] = []): Promise<RunResult> {
   const script = join(work, 'nightly-load.sh');
-  writeFileSync(script, wrapperScript(maxPause));
+  writeFileSync(script, wrapperScript(maxPause, extra));
   rmSync(join(logDir, 'mail.log'), { force: true });
   return new Promise((resolve, reject) => {
     const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, EXPORT_DIR: exportDir, LOG_DIR: logDir };
@@ -296,5 +298,44 @@ describe("the README's nightly job, against a primary with a replica", () => {
     const again = await runWrapper(dir, '2s');
     assert.equal(again.code, 0, again.log);
     await exactOnBoth();
+  });
+
+  test('exit 9, then the export fetched again, whole: the same command loads it exact on both servers, no --restart needed', { timeout: 300_000 }, async () => {
+    await yesterday();
+    const before = { p: await digests('p', [...LOADED, ...UNTOUCHED]), r: await digests('r', [...LOADED, ...UNTOUCHED]) };
+    // The exporter's file lacks the last row; its metadata counts the whole table.
+    const dir = await writeExport(11, { table: 'orders_items', rows: 4000 }, { short: 'orders_items' });
+    const bad = await runWrapper(dir);
+    assert.equal(bad.code, 9, bad.log);
+    assert.match(bad.log, /shop\.orders_items does not match the export: 3,?999 rows, 4,?000 expected/);
+    await pair.caughtUp();
+    assert.deepEqual(await digests('p', [...LOADED, ...UNTOUCHED]), before.p, 'yesterday\'s tables on the primary');
+    assert.deepEqual(await digests('r', [...LOADED, ...UNTOUCHED]), before.r, 'yesterday\'s tables on the replica');
+    // Fetched again, whole this time: a changed export is a new load, checked and published.
+    await writeExport(11);
+    const again = await runWrapper(dir);
+    assert.equal(again.code, 0, again.log);
+    await exactOnBoth();
+  });
+
+  test('a night stopped by the replica does not hold the next night: its export loads exact, the stopped one\'s shadow tables are gone', { timeout: 300_000 }, async () => {
+    await yesterday();
+    const stopped = await writeExport(12);
+    await pair.sqlThread('No');
+    let first: RunResult;
+    try {
+      first = await runWrapper(stopped, '2s');
+    } finally {
+      await pair.sqlThread('Yes');
+    }
+    assert.equal(first.code, 4, first.log);
+    const next = await runWrapper(await writeExport(13));
+    assert.equal(next.code, 0, next.log);
+    await exactOnBoth();
+    await pair.caughtUp();
+    for (const conn of [pair.p, pair.r]) {
+      const [t] = await conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME LIKE '%\\_\\_flatload%'");
+      assert.deepEqual(t, [], 'no shadow table left');
+    }
   });
 });
