@@ -82,7 +82,7 @@ const FILES: Record<string, number[]> = { orders: [3000, 2500], orders_items: [4
  * the same files loaded by the server's own LOAD DATA INFILE into reference
  * tables (db `ref`); `lie` changes one table's recorded row count.
  */
-async function writeExport(night: number, lie?: { table: string; rows: number }, fault?: { short: string }): Promise<string> {
+async function writeExport(night: number, lie?: { table: string; rows: number }, fault?: { short?: string; bad?: string; uncounted?: string }): Promise<string> {
   const dir = join(work, `export-${night}${lie && !fault ? '-bad' : ''}`);
   mkdirSync(dir, { recursive: true });
   const p = pair.p;
@@ -98,9 +98,12 @@ async function writeExport(night: number, lie?: { table: string; rows: number },
       writeFileSync(file, lines.map((l) => `${l}\r\n`).join(''));
       first += n;
       await p.query(`LOAD DATA INFILE ? INTO TABLE ref.${t.name} FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' LINES TERMINATED BY '\\r\\n' IGNORE 1 LINES (${t.header.join(',')})`, [file]);
+      // A row the table cannot take (a word for a number), which the exporter counted.
+      if (fault?.bad === t.name && part === 0) writeFileSync(file, `${t.header.map((h) => (/id$/i.test(h) ? 'not-a-number' : 'x')).join(',')}\r\n`, { flag: 'a' });
     }
+    if (fault?.uncounted === t.name) continue;
     const ref = await tableDigest(p, `ref.${t.name}`);
-    const rows = lie?.table === t.name ? lie.rows : Number(ref.count);
+    const rows = lie?.table === t.name ? lie.rows : Number(ref.count) + (fault?.bad === t.name ? 1 : 0);
     metadata += `[\`shop\`.\`${t.name}\`]\nreal_table_name=${t.name}\nrows = ${rows}\ndata_checksum = ${ref.checksum}\n\n`;
   }
   writeFileSync(join(dir, 'metadata'), metadata);
@@ -337,5 +340,22 @@ describe("the README's nightly job, against a primary with a replica", () => {
       const [t] = await conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'shop' AND TABLE_NAME LIKE '%\\_\\_flatload%'");
       assert.deepEqual(t, [], 'no shadow table left');
     }
+  });
+
+  test('a rejected row: exit 3, mailed, swapped in, where the exporter gave no count; against its count, exit 9', { timeout: 300_000 }, async () => {
+    await yesterday();
+    const uncounted = await writeExport(14, undefined, { bad: 'customers', uncounted: 'customers' });
+    const res = await runWrapper(uncounted);
+    // flatload's 3 is mailed and the script ends with the mail's status: the night is not a failure.
+    assert.match(res.mail, /subject: flatload: rejected rows/);
+    assert.equal(res.code, 0, res.log);
+    assert.equal(res.report.status, 'rejected-within-budget');
+    assert.ok(existsSync(join(logDir, 'shop.customers_staging.rejects.txt')), res.log);
+    await exactOnBoth();
+    await yesterday();
+    const counted = await writeExport(15, undefined, { bad: 'customers' });
+    const res9 = await runWrapper(counted);
+    assert.equal(res9.code, 9, res9.log);
+    assert.match(res9.log, /shop\.customers_staging does not match the export: 400 rows, 401 expected/);
   });
 });
