@@ -357,5 +357,8 @@ describe("the README's nightly job, against a primary with a replica", () => {
     const res9 = await runWrapper(counted);
     assert.equal(res9.code, 9, res9.log);
     assert.match(res9.log, /shop\.customers_staging does not match the export: 400 rows, 401 expected/);
+    assert.ok(res9.report.notes.some((n) => /no table was swapped in/.test(n)), JSON.stringify(res9.report.notes));
+    const [[kept]] = (await pair.p.query("SELECT COUNT(*) AS n FROM shop.customers_staging WHERE name = 'yesterday'")) as unknown as [[{ n: unknown }]];
+    assert.equal(String(kept.n), '1', 'yesterday\'s staging rows stay');
   });
 });
