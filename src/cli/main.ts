@@ -6,6 +6,7 @@ import { withConnectionOptions } from './connectionArgs.js';
 import { withFormatOptions } from './formatArgs.js';
 import type { CliIo } from './io.js';
 import { hidePasswordsFromProcessList, normalizeMysqlStyleArgs } from './prompt.js';
+import { lastGivenWins, PARSER_CONFIGURATION } from './repeated.js';
 
 function withLoadOptions<T>(y: Argv<T>) {
   return withFormatOptions(withConnectionOptions(y))
@@ -71,7 +72,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
   // yargs turns a lone "-" positional into ""; "-" means standard input. Numeric options arrive as
   // strings (yargs adds up a repeated number option) and are checked here: the last one given wins.
   const fileArg = (a: Record<string, unknown>): object => {
-    const out: Record<string, unknown> = { ...a, file: a['file'] === '' && argv.includes('-') ? '-' : a['file'] };
+    const out: Record<string, unknown> = { ...lastGivenWins(a), file: a['file'] === '' && argv.includes('-') ? '-' : a['file'] };
     for (const [key, flag] of [['jobs', 'jobs'], ['maxErrors', 'max-errors'], ['ignoreLines', 'ignore-lines'], ['port', 'port'], ['rows', 'rows']] as const) {
       if (out[key] !== undefined) out[key] = wholeNumber(out[key], flag);
     }
@@ -120,7 +121,7 @@ export function buildCli(argv: string[], io: CliIo, setExit: (code: ExitCode) =>
           .option('json', { type: 'boolean', describe: 'one JSON object on stdout' }),
       (a) => run(async () => (await import('./commands/status.js')).statusCommand(fileArg(a), io)),
     )
-    .parserConfiguration({ 'camel-case-expansion': true, 'boolean-negation': false, 'duplicate-arguments-array': false })
+    .parserConfiguration(PARSER_CONFIGURATION)
     .demandCommand(1, 'name a command: load, plan, status or bench')
     .strict()
     .help()

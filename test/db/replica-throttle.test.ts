@@ -13,11 +13,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import mysql, { type Connection } from 'mysql2/promise';
-import { freePort, startThrowawayServer, type ThrowawayServer } from '../../src/devserver/server.js';
+import type { Connection } from 'mysql2/promise';
+import { freePort, type ThrowawayServer } from '../../src/devserver/server.js';
 import { runCli } from '../support/cli.js';
 import { tableDigest } from '../support/db.js';
 import { pollUntil, running } from '../support/poll.js';
+import { connectRoot, startReplicaPair, type ReplicaPair } from '../support/replica.js';
 import { spawnCli, type Spawned } from '../support/spawn.js';
 
 const ROWS = 20_000;
@@ -38,7 +39,8 @@ let r: Connection;
 let dir: string;
 let file: string;
 
-const connect = (s: ThrowawayServer): Promise<Connection> => mysql.createConnection({ host: s.host, port: s.port, user: 'root', supportBigNumbers: true, bigNumberStrings: true, flags: ['-LOCAL_FILES'] });
+const connect = connectRoot;
+let pair: ReplicaPair;
 
 /** Resolves with stderr as soon as it matches (or fails at the deadline, or when the load exited first). */
 async function stderrShows(s: Spawned, re: RegExp, what: string): Promise<void> {
@@ -47,24 +49,9 @@ async function stderrShows(s: Spawned, re: RegExp, what: string): Promise<void> 
   await pollUntil(what, () => Promise.resolve(re.test(text)), { process: s, everyMs: 50, timeoutMs: 90_000 });
 }
 
-async function sqlThread(state: 'Yes' | 'No'): Promise<void> {
-  await r.query(state === 'Yes' ? 'START SLAVE SQL_THREAD' : 'STOP SLAVE SQL_THREAD');
-  await pollUntil(`the replica's SQL thread ${state === 'Yes' ? 'running' : 'stopped'}`, async () => {
-    const [rows] = await r.query('SHOW SLAVE STATUS');
-    return (rows as Array<{ Slave_SQL_Running: string }>)[0]?.Slave_SQL_Running === state;
-  }, { everyMs: 50, timeoutMs: 30_000 });
-}
-
+const sqlThread = (state: 'Yes' | 'No'): Promise<void> => pair.sqlThread(state);
 /** The replica has applied everything the primary logged so far. */
-async function caughtUp(): Promise<void> {
-  const [m] = await p.query('SHOW MASTER STATUS');
-  const { File, Position } = (m as Array<{ File: string; Position: string }>)[0]!;
-  await pollUntil('the replica caught up with the primary', async () => {
-    const [rows] = await r.query('SHOW SLAVE STATUS');
-    const s = (rows as Array<{ Relay_Master_Log_File: string; Exec_Master_Log_Pos: string }>)[0]!;
-    return s.Relay_Master_Log_File === File && Number(s.Exec_Master_Log_Pos) >= Number(Position);
-  }, { everyMs: 100, timeoutMs: 60_000 });
-}
+const caughtUp = (): Promise<void> => pair.caughtUp();
 
 async function freshTable(name: string): Promise<void> {
   await p.query(`DROP TABLE IF EXISTS ${DB}.${name}`);
@@ -86,15 +73,8 @@ const primaryUrl = (): string => `mysql://root@127.0.0.1:${primary.port}/${DB}`;
 const replicaUrl = (): string => `mysql://root@127.0.0.1:${replica.port}`;
 
 before(async () => {
-  const small = { innodbBufferPoolSize: '64M', innodbLogFileSize: '48M' };
-  primary = await startThrowawayServer({ ...small, extraArgs: ['--log-bin=primary-bin', '--server-id=1', '--binlog-format=ROW'] });
-  replica = await startThrowawayServer({ ...small, extraArgs: ['--server-id=2', '--skip-slave-start'] });
-  p = await connect(primary);
-  r = await connect(replica);
-  const [m] = await p.query('SHOW MASTER STATUS');
-  const { File, Position } = (m as Array<{ File: string; Position: string }>)[0]!;
-  await r.query(`CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=${primary.port}, MASTER_USER='root', MASTER_PASSWORD='', MASTER_LOG_FILE='${File}', MASTER_LOG_POS=${Position}, MASTER_USE_GTID=no`);
-  await r.query('START SLAVE');
+  pair = await startReplicaPair();
+  ({ primary, replica, p, r } = pair);
   await p.query(`CREATE DATABASE ${DB}`);
   await caughtUp();
   dir = mkdtempSync(join(tmpdir(), 'flatload-replica-'));
@@ -103,10 +83,7 @@ before(async () => {
 });
 
 after(async () => {
-  await p?.end().catch(() => undefined);
-  await r?.end().catch(() => undefined);
-  await replica?.stop();
-  await primary?.stop();
+  await pair?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
