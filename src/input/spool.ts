@@ -190,7 +190,8 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       written += buf.length;
       onBytes?.(buf.length);
     }
-    const changed = source.kind === 'file' ? changedSinceOpened(source) : undefined;
+    // A remote object's reads are conditional on its version: a change stops the read itself.
+    const changed = source.kind === 'file' && !source.remote ? changedSinceOpened(source) : undefined;
     if (changed) throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, { file: source.path, hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)' });
     return {
       path,
