@@ -3,9 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import mysql from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
 import { clientLoad, parallelClients, splitByHand } from '../../bench/competitors.js';
 import { settle } from '../../bench/settle.js';
+import { startThrowawayServer } from '../../src/devserver/server.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 
 let dir: string;
@@ -50,25 +52,30 @@ test('naive competitors: N clients on the parts load what one client loads (same
 });
 
 test('settle: the previous load\'s dirty pages are written back and the server\'s settings restored', { timeout: 240_000 }, async () => {
-  const file = join(dir, 'dirty.tsv');
-  await generateToFile(file, { table: 'user_summary', rows: 200_000, seed: 7 });
-  const vars = 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct AS pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm AS lwm, @@GLOBAL.innodb_io_capacity AS io, @@GLOBAL.innodb_io_capacity_max AS iomax';
-  const [before] = await db.conn.query(vars);
-  await db.conn.query(`DROP TABLE IF EXISTS dirty; ${ddl('user_summary').replace('user_summary', 'dirty')} ENGINE=InnoDB`);
-  await db.conn.query('LOAD DATA INFILE ? INTO TABLE dirty', [file]);
-  // Dirty pages of this table only: other test files share the server and may be writing.
-  const dirtyPages = async (): Promise<number> => {
-    const [r] = await db.conn.query(
-      "SELECT COUNT(*) AS n FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE ? AND OLDEST_MODIFICATION > 0",
-      [`%${db.name}%dirty%`],
-    );
-    return Number((r as Array<{ n: number }>)[0]!.n);
-  };
-  assert.ok((await dirtyPages()) > 0, 'the load left dirty pages (else this test proves nothing)');
-  const s = await settle(db.conn, undefined, 200);
-  assert.ok(s.quiet, `settled within the limit (${s.seconds} s)`);
-  assert.ok(s.dirtyPagesBefore > 0);
-  assert.equal(await dirtyPages(), 0, 'no page of the table is dirty after settling');
-  const [afterVars] = await db.conn.query(vars);
-  assert.deepEqual(afterVars, before, 'innodb_max_dirty_pages_pct(_lwm) and innodb_io_capacity(_max) are as they were');
+  // A server of its own: settling waits for the whole server's dirty pages and purge, which another test file's open
+  // transaction (a held row lock) would hold up for as long as it lasts.
+  const server = await startThrowawayServer();
+  const conn = await mysql.createConnection({ uri: server.url, multipleStatements: true });
+  try {
+    const file = join(dir, 'dirty.tsv');
+    await generateToFile(file, { table: 'user_summary', rows: 200_000, seed: 7 });
+    const vars = 'SELECT @@GLOBAL.innodb_max_dirty_pages_pct AS pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm AS lwm, @@GLOBAL.innodb_io_capacity AS io, @@GLOBAL.innodb_io_capacity_max AS iomax';
+    const [before] = await conn.query(vars);
+    await conn.query(`CREATE DATABASE settle; USE settle; ${ddl('user_summary').replace('user_summary', 'dirty')} ENGINE=InnoDB`);
+    await conn.query('LOAD DATA INFILE ? INTO TABLE dirty', [file]);
+    const dirtyPages = async (): Promise<number> => {
+      const [r] = await conn.query("SELECT COUNT(*) AS n FROM information_schema.INNODB_BUFFER_PAGE WHERE TABLE_NAME LIKE '%settle%dirty%' AND OLDEST_MODIFICATION > 0");
+      return Number((r as Array<{ n: number }>)[0]!.n);
+    };
+    assert.ok((await dirtyPages()) > 0, 'the load left dirty pages (else this test proves nothing)');
+    const s = await settle(conn, undefined, 200);
+    assert.ok(s.quiet, `settled within the limit (${s.seconds} s)`);
+    assert.ok(s.dirtyPagesBefore > 0);
+    assert.equal(await dirtyPages(), 0, 'no page of the table is dirty after settling');
+    const [afterVars] = await conn.query(vars);
+    assert.deepEqual(afterVars, before, 'innodb_max_dirty_pages_pct(_lwm) and innodb_io_capacity(_max) are as they were');
+  } finally {
+    await conn.end().catch(() => undefined);
+    await server.stop();
+  }
 });
