@@ -41,11 +41,10 @@ export function lagOf(name: string, rows: readonly Row[]): LagReading {
 }
 
 /**
- * Seconds from a pt-heartbeat `ts` to `nowMs`, or null when `ts` is not a
- * timestamp. `ts` carries no zone: it is read as UTC, as pt-heartbeat
- * --utc writes it (`2026-12-04T18:00:00.123456`; a space for the T, as NOW()
- * gives, and no fraction are read too). A ts slightly ahead of this clock
- * (the two hosts' clocks differ) is no lag, not a negative one. Pure.
+ * Seconds from a pt-heartbeat `ts` to `nowMs` (negative when `ts` is ahead),
+ * or null when `ts` is not a timestamp. `ts` carries no zone: it is read as
+ * UTC, as pt-heartbeat --utc writes it (`2026-12-04T18:00:00.123456`; a space
+ * for the T, as NOW() gives, and no fraction are read too). Pure.
  */
 export function heartbeatLag(ts: string, nowMs: number): number | null {
   const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?$/.exec(ts.trim());
@@ -55,8 +54,11 @@ export function heartbeatLag(ts: string, nowMs: number): number | null {
   const back = new Date(at);
   // Date.UTC rolls 2026-02-30 over into March: a ts that does not read back is not a timestamp.
   if (back.getUTCDate() !== d || back.getUTCMonth() !== mo - 1 || back.getUTCHours() !== h || back.getUTCMinutes() !== mi) return null;
-  return Math.max(0, (nowMs - at) / 1000);
+  return (nowMs - at) / 1000;
 }
+
+/** A heartbeat further ahead of this clock than two hosts' clocks differ, and less than any time zone's offset. */
+export const HEARTBEAT_AHEAD_SECONDS = 60;
 
 /** Where one replica's lag comes from, as the plan says it. */
 export function lagSourceText(hb: HeartbeatTable | undefined, serverId: string | undefined): string {
@@ -75,7 +77,9 @@ export function heartbeatLagOf(name: string, rows: readonly Row[], hb: Heartbeat
   if (ts === undefined) return { name, lagSeconds: null, state: `no row in ${hb.text} for the primary's server_id ${serverId}` };
   const lag = ts === null ? null : heartbeatLag(ts, nowMs);
   if (lag === null) return { name, lagSeconds: null, state: `ts "${ts ?? 'NULL'}" in ${hb.text} unreadable` };
-  return { name, lagSeconds: Math.round(lag * 10) / 10, state: 'replicating' };
+  // Far ahead is a local time east of UTC (pt-heartbeat without --utc), which would never pause; a little is the hosts' clocks differing.
+  if (lag < -HEARTBEAT_AHEAD_SECONDS) return { name, lagSeconds: null, state: `ts "${ts!}" in ${hb.text} is ${Math.round(-lag)} s ahead of UTC (pt-heartbeat without --utc?)` };
+  return { name, lagSeconds: Math.max(0, Math.round(lag * 10) / 10), state: 'replicating' };
 }
 
 async function replicaStatusRows(conn: Connection): Promise<Row[]> {
@@ -164,7 +168,11 @@ export class ReplicaWatch {
     if (ts === undefined) {
       throw new FlatloadError('UNKNOWN_TABLE', `${where}: no row for the primary's server_id ${hb.serverId}`, { hint: 'run pt-heartbeat --update --utc against the primary (it writes that row every second), or leave --lag-heartbeat out' });
     }
-    return heartbeatLagOf(this.target.name, rows, hb.table, hb.serverId, ts, Date.now());
+    const hbReading = heartbeatLagOf(this.target.name, rows, hb.table, hb.serverId, ts, Date.now());
+    if (/^ts ".*" in /s.test(hbReading.state)) {
+      throw new FlatloadError('CONFIG', `${where}: ${hbReading.state}`, { hint: 'flatload reads ts as UTC, ISO 8601 (2026-12-04T18:00:00.123456): run pt-heartbeat --update with --utc, or leave --lag-heartbeat out' });
+    }
+    return hbReading;
   }
 
   async read(): Promise<LagReading> {

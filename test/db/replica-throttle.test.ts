@@ -342,7 +342,7 @@ describe('--lag-heartbeat: the lag is the age of the primary\'s pt-heartbeat row
     await exactOnBoth('hb_stale');
   });
 
-  test('a heartbeat table the replica lacks, or one without the primary\'s row, is refused before anything changes (exit 7)', { timeout: 60_000 }, async () => {
+  test('a heartbeat table the replica lacks, or one without the primary\'s row, is refused before anything changes (exit 7); a ts an hour ahead too (exit 2)', { timeout: 60_000 }, async () => {
     await freshTable('hb_refused');
     const missing = await runCli(['load', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.no_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
     assert.equal(missing.code, 7, missing.stderr);
@@ -353,6 +353,12 @@ describe('--lag-heartbeat: the lag is the age of the primary\'s pt-heartbeat row
     const noRow = await runCli(['plan', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.other_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
     assert.equal(noRow.code, 7, noRow.stderr);
     assert.match(noRow.stderr, new RegExp(`--lag-heartbeat ${DB}\\.other_heartbeat on --replica r1 .*: no row for the primary's server_id ${serverId}`));
+    // A ts an hour ahead is pt-heartbeat writing local time east of UTC: it would never pause the load, so it is refused (exit 2).
+    await p.query(`INSERT INTO ${DB}.other_heartbeat (ts, server_id) VALUES (DATE_FORMAT(UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '%Y-%m-%dT%H:%i:%s.%f'), ?)`, [serverId]);
+    await caughtUp();
+    const ahead = await runCli(['load', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.other_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
+    assert.equal(ahead.code, 2, ahead.stderr);
+    assert.match(ahead.stderr, /other_heartbeat is 3[56]\d\d s ahead of UTC \(pt-heartbeat without --utc\?\)/);
     const [c] = await p.query(`SELECT COUNT(*) AS n FROM ${DB}.hb_refused`);
     assert.equal(String((c as Array<{ n: unknown }>)[0]!.n), '0');
   });
