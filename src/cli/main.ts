@@ -41,6 +41,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('max-rate', { type: 'string', describe: 'at most this many rows or input bytes per second across all streams, e.g. 50000rows/s, 50k rows/s, 20MB/s, 16MiB/s', group: 'Throttle:' })
     .option('replica', { type: 'string', array: true, describe: 'a replica of the target server, URL or NAME=URL (mysql://user:pw@host:port; user and password default to flatload\'s own); streams pause between chunks while its lag is over --max-lag or unknown; repeatable (unnamed: r1, r2 …)', group: 'Throttle:' })
     .option('max-lag', { type: 'string', describe: 'seconds a --replica may be behind before the streams pause (default 10)', group: 'Throttle:' })
+    .option('lag-heartbeat', { type: 'string', describe: 'db.table: read each --replica\'s lag from this pt-heartbeat table (ts in UTC, as pt-heartbeat --utc writes it, for the primary\'s server_id) instead of Seconds_Behind_Master', group: 'Throttle:' })
     .option('max-threads-running', { type: 'string', describe: 'pause while the server\'s Threads_running, flatload\'s own loading streams excluded, is over this', group: 'Throttle:' })
     .option('max-pause', { type: 'string', describe: 'a pause longer than this stops the load, resumable (exit 4), e.g. 90s, 15m, 2h (default 30m)', group: 'Throttle:' })
     .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input and the sort\'s runs (default: the system temporary directory)', group: 'Load:' })

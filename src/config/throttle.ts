@@ -1,4 +1,5 @@
 import { FlatloadError } from '../errors/index.js';
+import { splitQualifiedName } from './names.js';
 import { parseConnectionUrl, type UrlParts } from './url.js';
 
 /** --max-rate: rows or bytes per second across every loading stream. */
@@ -15,6 +16,14 @@ export interface ReplicaTarget {
   url: UrlParts;
 }
 
+/** --lag-heartbeat: a pt-heartbeat table (ts, server_id) each replica's lag is read from instead of Seconds_Behind_Master. */
+export interface HeartbeatTable {
+  db: string;
+  table: string;
+  /** As the user wrote it, for the plan and messages. */
+  text: string;
+}
+
 /** Everything that slows a load down on purpose, validated once (config is pure: nothing is contacted here). */
 export interface ThrottleOptions {
   maxRate: MaxRate | undefined;
@@ -25,6 +34,8 @@ export interface ThrottleOptions {
   maxThreadsRunning: number | undefined;
   /** One pause longer than this stops the load, resumable. */
   maxPauseMs: number;
+  /** Where each replica's lag is read from; undefined: its own Seconds_Behind_Master. */
+  lagHeartbeat?: HeartbeatTable | undefined;
 }
 
 /**
@@ -94,6 +105,17 @@ export function parseReplicas(arg: string | string[] | undefined): ReplicaTarget
   return out;
 }
 
+/**
+ * `db.table` (either part backquoted): the database must be named, since
+ * flatload reads the table on each replica over a connection with no default
+ * database.
+ */
+export function parseHeartbeatTable(text: string): HeartbeatTable {
+  const name = splitQualifiedName(text.trim());
+  if (!name?.db) throw new FlatloadError('USAGE', `--lag-heartbeat: "${text}" is not db.table (the database pt-heartbeat writes to, and its table, e.g. percona.heartbeat)`);
+  return { db: name.db, table: name.table, text: text.trim() };
+}
+
 /** Raw values as typed (yargs gives strings; a repeated option an array, whose last value wins). */
 export interface ThrottleArgs {
   maxRate?: string | string[];
@@ -101,6 +123,7 @@ export interface ThrottleArgs {
   maxLag?: string | number | Array<string | number>;
   maxThreadsRunning?: string | number | Array<string | number>;
   maxPause?: string | string[];
+  lagHeartbeat?: string | string[];
 }
 
 const last = <T>(v: T | T[] | undefined): T | undefined => (Array.isArray(v) ? v[v.length - 1] : v);
@@ -120,12 +143,15 @@ export function toThrottleOptions(a: ThrottleArgs): ThrottleOptions {
   if (maxLag !== undefined && replicas.length === 0) throw new FlatloadError('USAGE', '--max-lag needs the replicas to watch: --replica mysql://user@host:port (repeatable)');
   const maxPause = last(a.maxPause);
   const maxRate = last(a.maxRate);
+  const heartbeat = last(a.lagHeartbeat);
+  if (heartbeat !== undefined && replicas.length === 0) throw new FlatloadError('USAGE', '--lag-heartbeat needs the replicas to read it on: --replica mysql://user@host:port (repeatable)');
   return {
     maxRate: maxRate === undefined ? undefined : parseMaxRate(maxRate),
     replicas,
     maxLagSeconds: maxLag ?? DEFAULT_MAX_LAG_SECONDS,
     maxThreadsRunning: numberArg(a.maxThreadsRunning, 'max-threads-running', true, 1),
     maxPauseMs: maxPause === undefined ? DEFAULT_MAX_PAUSE_MS : parseDuration(maxPause, 'max-pause'),
+    ...(heartbeat === undefined ? {} : { lagHeartbeat: parseHeartbeatTable(heartbeat) }),
   };
 }
 

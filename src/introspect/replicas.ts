@@ -1,8 +1,9 @@
 import type { Connection } from 'mysql2/promise';
 import type { ConnectionOptions } from '../config/connection.js';
-import type { ReplicaTarget } from '../config/throttle.js';
+import type { HeartbeatTable, ReplicaTarget } from '../config/throttle.js';
 import { openSession } from '../db/connect.js';
 import { toFlatloadError } from '../db/errors.js';
+import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 
 /** One replica's lag as read now: null when it cannot be known (not replicating, SQL thread stopped, unreachable). */
@@ -39,6 +40,48 @@ export function lagOf(name: string, rows: readonly Row[]): LagReading {
   return Number.isFinite(lag) ? { name, lagSeconds: lag, state: 'replicating' } : { name, lagSeconds: null, state: `lag "${behind}" unreadable` };
 }
 
+/**
+ * Seconds from a pt-heartbeat `ts` to `nowMs` (negative when `ts` is ahead),
+ * or null when `ts` is not a timestamp. `ts` carries no zone: it is read as
+ * UTC, as pt-heartbeat --utc writes it (`2026-12-04T18:00:00.123456`; a space
+ * for the T, as NOW() gives, and no fraction are read too). Pure.
+ */
+export function heartbeatLag(ts: string, nowMs: number): number | null {
+  const m = /^(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?$/.exec(ts.trim());
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const at = Date.UTC(y, mo - 1, d, h, mi, s) + Number(`0.${m[7] ?? '0'}`) * 1000;
+  const back = new Date(at);
+  // Date.UTC rolls 2026-02-30 over into March: a ts that does not read back is not a timestamp.
+  if (back.getUTCDate() !== d || back.getUTCMonth() !== mo - 1 || back.getUTCHours() !== h || back.getUTCMinutes() !== mi) return null;
+  return (nowMs - at) / 1000;
+}
+
+/** A heartbeat further ahead of this clock than two hosts' clocks differ, and less than any time zone's offset. */
+export const HEARTBEAT_AHEAD_SECONDS = 60;
+
+/** Where one replica's lag comes from, as the plan says it. */
+export function lagSourceText(hb: HeartbeatTable | undefined, serverId: string | undefined): string {
+  return hb ? `lag from heartbeat ${hb.text} (now, UTC, minus its ts for server_id ${serverId ?? '?'})` : 'lag from Seconds_Behind_Master';
+}
+
+/**
+ * The lag of a replica read from a heartbeat table: SHOW SLAVE STATUS still
+ * decides whether it applies anything (a stopped SQL thread is an unknown
+ * lag however fresh the row looks); the lag is the row's age, to a tenth of
+ * a second. `ts` undefined: no row for the primary's server_id. Pure.
+ */
+export function heartbeatLagOf(name: string, rows: readonly Row[], hb: HeartbeatTable, serverId: string, ts: string | null | undefined, nowMs: number): LagReading {
+  const status = lagOf(name, rows);
+  if (status.state !== 'replicating' && status.state !== 'lag not reported') return status;
+  if (ts === undefined) return { name, lagSeconds: null, state: `no row in ${hb.text} for the primary's server_id ${serverId}` };
+  const lag = ts === null ? null : heartbeatLag(ts, nowMs);
+  if (lag === null) return { name, lagSeconds: null, state: `ts "${ts ?? 'NULL'}" in ${hb.text} unreadable` };
+  // Far ahead is a local time east of UTC (pt-heartbeat without --utc), which would never pause; a little is the hosts' clocks differing.
+  if (lag < -HEARTBEAT_AHEAD_SECONDS) return { name, lagSeconds: null, state: `ts "${ts!}" in ${hb.text} is ${Math.round(-lag)} s ahead of UTC (pt-heartbeat without --utc?)` };
+  return { name, lagSeconds: Math.max(0, Math.round(lag * 10) / 10), state: 'replicating' };
+}
+
 async function replicaStatusRows(conn: Connection): Promise<Row[]> {
   try {
     const [rows] = await conn.query('SHOW SLAVE STATUS');
@@ -49,6 +92,16 @@ async function replicaStatusRows(conn: Connection): Promise<Row[]> {
     const [rows] = await conn.query('SHOW REPLICA STATUS');
     return rows as Row[];
   }
+}
+
+/** The newest heartbeat ts for a server_id on this server; undefined when there is no row (null when ts is NULL). */
+async function heartbeatTs(conn: Connection, hb: HeartbeatTable, serverId: string): Promise<string | null | undefined> {
+  const [rows] = await conn.query(`SELECT ts FROM ${quoteQualified(hb.db, hb.table)} WHERE server_id = ? ORDER BY ts DESC LIMIT 1`, [serverId]);
+  const row = (rows as Row[])[0];
+  if (!row) return undefined;
+  const ts = row.ts;
+  if (ts instanceof Date) return ts.toISOString().slice(0, 23);
+  return typeof ts === 'string' ? ts : ts === null || ts === undefined ? null : JSON.stringify(ts);
 }
 
 /** The address a replica is reached at, for messages (never its credentials). */
@@ -85,20 +138,50 @@ export class ReplicaWatch {
     private readonly options: ConnectionOptions,
   ) {}
 
-  /** Connects and checks it is a replica: a connection failure throws as such (exit 6), a server that is not a replica is a configuration error. */
+  /** With --lag-heartbeat: the table and the primary's server_id, known once the primary was asked (ServerThrottle.check). */
+  heartbeat: { table: HeartbeatTable; serverId: string } | undefined;
+
+  /**
+   * Connects and checks it is a replica: a connection failure throws as such (exit 6), a server that is not a replica is a configuration error.
+   * With a heartbeat table, a table the replica lacks or without the primary's row is a target error (exit 7): it is how the lag would be read.
+   */
   async check(): Promise<LagReading> {
-    const reading = lagOf(this.target.name, await replicaStatusRows(await this.connect()));
+    const conn = await this.connect();
+    const rows = await replicaStatusRows(conn);
+    const reading = lagOf(this.target.name, rows);
     if (reading.state.startsWith('not a replica')) {
       throw new FlatloadError('CONFIG', `--replica ${this.target.name} (${replicaAddress(this.target)}) is not a replica: SHOW SLAVE STATUS returns no row`, {
         hint: 'give the URL of a server that replicates from this one, or leave the --replica out',
       });
     }
-    return reading;
+    const hb = this.heartbeat;
+    if (!hb) return reading;
+    const where = `--lag-heartbeat ${hb.table.text} on --replica ${this.target.name} (${replicaAddress(this.target)})`;
+    let ts: string | null | undefined;
+    try {
+      ts = await heartbeatTs(conn, hb.table, hb.serverId);
+    } catch (err) {
+      const e = toFlatloadError(err, `reading ${where}`);
+      if (e.code !== 'UNKNOWN_TABLE' && e.code !== 'UNKNOWN_DATABASE') throw e;
+      throw new FlatloadError('UNKNOWN_TABLE', `${where}: no such table`, { hint: 'create pt-heartbeat\'s table on the primary (pt-heartbeat --create-table --update --utc) so that it replicates, or leave --lag-heartbeat out' });
+    }
+    if (ts === undefined) {
+      throw new FlatloadError('UNKNOWN_TABLE', `${where}: no row for the primary's server_id ${hb.serverId}`, { hint: 'run pt-heartbeat --update --utc against the primary (it writes that row every second), or leave --lag-heartbeat out' });
+    }
+    const hbReading = heartbeatLagOf(this.target.name, rows, hb.table, hb.serverId, ts, Date.now());
+    if (/^ts ".*" in /s.test(hbReading.state)) {
+      throw new FlatloadError('CONFIG', `${where}: ${hbReading.state}`, { hint: 'flatload reads ts as UTC, ISO 8601 (2026-12-04T18:00:00.123456): run pt-heartbeat --update with --utc, or leave --lag-heartbeat out' });
+    }
+    return hbReading;
   }
 
   async read(): Promise<LagReading> {
     try {
-      return lagOf(this.target.name, await replicaStatusRows(await this.connect()));
+      const conn = await this.connect();
+      const rows = await replicaStatusRows(conn);
+      const hb = this.heartbeat;
+      if (!hb) return lagOf(this.target.name, rows);
+      return heartbeatLagOf(this.target.name, rows, hb.table, hb.serverId, await heartbeatTs(conn, hb.table, hb.serverId), Date.now());
     } catch (err) {
       this.conn?.destroy();
       this.conn = undefined;

@@ -3,7 +3,7 @@ import type { ConnectionOptions } from '../config/connection.js';
 import type { MaxRate, ThrottleOptions } from '../config/throttle.js';
 import { openConnection, type Session } from '../db/connect.js';
 import { FlatloadError } from '../errors/index.js';
-import { replicaAddress, replicaConnection, ReplicaWatch, threadsRunning, type LagReading } from '../introspect/replicas.js';
+import { lagSourceText, replicaAddress, replicaConnection, ReplicaWatch, threadsRunning, type LagReading } from '../introspect/replicas.js';
 import type { EventHub } from '../report/events.js';
 import { fmtInt, fmtMB } from '../report/format.js';
 import type { ThrottleReport } from '../report/throttle.js';
@@ -137,6 +137,8 @@ export class Throttle {
   private inFlight = 0;
   private reading: { atMs: number; value: Promise<Readings> } | undefined;
   replicasChecked: ThrottleReport['replicas'] = [];
+  /** With --lag-heartbeat: the primary's server_id, whose heartbeat row is read. */
+  heartbeatServerId: string | undefined;
 
   constructor(
     readonly options: ThrottleOptions,
@@ -203,7 +205,7 @@ export class Throttle {
     const out: string[] = [];
     if (o.maxRate) out.push(`--max-rate ${o.maxRate.text}: chunks paced to ${rateText(o.maxRate)} across all streams${o.maxRate.unit === 'rows' ? '' : ' (input bytes)'}`);
     for (const r of this.replicasChecked) {
-      out.push(`--replica ${r.name} (${r.address}): ${r.state}${r.lagSeconds === null ? ', lag unknown' : `, ${r.lagSeconds} s behind`} now; streams pause between chunks while its lag is over --max-lag ${o.maxLagSeconds} s or unknown`);
+      out.push(`--replica ${r.name} (${r.address}): ${r.state}${r.lagSeconds === null ? ', lag unknown' : `, ${r.lagSeconds} s behind`} now (${lagSourceText(o.lagHeartbeat, this.heartbeatServerId)}); streams pause between chunks while its lag is over --max-lag ${o.maxLagSeconds} s or unknown`);
     }
     if (o.maxThreadsRunning !== undefined) out.push(`--max-threads-running ${o.maxThreadsRunning}: streams pause between chunks while the primary's Threads_running, flatload's own loading streams excluded, is over it`);
     if (o.replicas.length > 0 || o.maxThreadsRunning !== undefined) out.push(`--max-pause ${minutes(o.maxPauseMs)}: a pause longer than that stops the load, resumable (exit 4)`);
@@ -223,6 +225,12 @@ export class Throttle {
       rateWaitSeconds: this.rateWaitMs / 1000,
     };
   }
+}
+
+/** The server_id pt-heartbeat writes its row under on the primary (its own @@server_id). */
+async function primaryServerId(conn: Connection): Promise<string> {
+  const [rows] = await conn.query('SELECT @@server_id AS id');
+  return String((rows as Array<{ id: unknown }>)[0]!.id);
 }
 
 function rateText(r: MaxRate): string {
@@ -246,6 +254,16 @@ export class ServerThrottle {
 
   async check(): Promise<void> {
     this.throttle.replicasChecked = [];
+    const hb = this.throttle.options.lagHeartbeat;
+    if (hb) {
+      const serverId = await primaryServerId(await this.primaryConnection());
+      this.throttle.heartbeatServerId = serverId;
+      for (const w of this.watches) w.heartbeat = { table: hb, serverId };
+      if (this.throttle.options.maxThreadsRunning === undefined) {
+        this.primary?.destroy();
+        this.primary = undefined;
+      }
+    }
     for (const w of this.watches) {
       const r = await w.check();
       this.throttle.replicasChecked.push({ name: r.name, address: replicaAddress(w.target), lagSeconds: r.lagSeconds, state: r.state });

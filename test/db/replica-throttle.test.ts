@@ -6,12 +6,14 @@
  * exact on both servers; a pause that outlasts --max-pause stops resumable.
  * Also: `flatload plan` states the throttles and checks the replica URL;
  * --max-threads-running pauses for other sessions' running statements;
- * --max-rate holds chunks back.
+ * --max-rate holds chunks back. With --lag-heartbeat the lag is the age of
+ * a pt-heartbeat row the test writes on the primary, read on the replica.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { freePort, type ThrowawayServer } from '../../src/devserver/server.js';
@@ -176,7 +178,7 @@ describe('flatload plan', () => {
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stdout, /^throttle:$/m);
     assert.match(res.stdout, /--max-rate 20MB\/s: chunks paced to 20\.0 MB\/s across all streams/);
-    assert.match(res.stdout, new RegExp(`--replica r1 \\(127\\.0\\.0\\.1:${replica.port}\\): replicating, 0 s behind now; streams pause between chunks while its lag is over --max-lag 5 s or unknown`));
+    assert.match(res.stdout, new RegExp(`--replica r1 \\(127\\.0\\.0\\.1:${replica.port}\\): replicating, 0 s behind now \\(lag from Seconds_Behind_Master\\); streams pause between chunks while its lag is over --max-lag 5 s or unknown`));
     assert.match(res.stdout, /--max-threads-running 40: streams pause/);
     assert.match(res.stdout, /--max-pause 30 min: a pause longer than that stops the load, resumable \(exit 4\)/);
   });
@@ -233,5 +235,131 @@ describe('--max-threads-running and --max-rate', () => {
     assert.ok(report.throttle.rateWaitSeconds > 1, JSON.stringify(report.throttle));
     assert.equal(report.throttle.pauses, 0);
     await exactOnBoth('paced');
+  });
+});
+
+/**
+ * What pt-heartbeat --update --utc does every second, every 200 ms: the
+ * primary's row gets the UTC time, ISO 8601 with microseconds. Bounded: it
+ * stops by itself after three minutes, whatever the test did.
+ */
+async function heartbeatWriter(table: string, serverId: string): Promise<{ hold(on: boolean): void; stop(): Promise<void> }> {
+  const conn = await connect(primary);
+  let stopped = false;
+  let held = false;
+  const end = Date.now() + 180_000;
+  const loop = (async (): Promise<void> => {
+    while (!stopped && Date.now() < end) {
+      if (!held) await conn.query(`UPDATE ${table} SET ts = DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f') WHERE server_id = ?`, [serverId]);
+      await sleep(200);
+    }
+  })();
+  return {
+    hold: (on) => void (held = on),
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await conn.end();
+    },
+  };
+}
+
+describe('--lag-heartbeat: the lag is the age of the primary\'s pt-heartbeat row on the replica', () => {
+  const HB = `${DB}.heartbeat`;
+  let writer: Awaited<ReturnType<typeof heartbeatWriter>>;
+  let serverId: string;
+  /** The heartbeat row's ts on a server. */
+  const tsOn = async (c: Connection): Promise<string> => String(((await c.query(`SELECT ts FROM ${HB} WHERE server_id = ?`, [serverId]))[0] as Array<{ ts: unknown }>)[0]!.ts);
+
+  before(async () => {
+    // pt-heartbeat --create-table's definition.
+    await p.query(`CREATE TABLE ${HB} (ts varchar(26) NOT NULL, server_id int unsigned NOT NULL PRIMARY KEY, file varchar(255) DEFAULT NULL, position bigint unsigned DEFAULT NULL, relay_master_log_file varchar(255) DEFAULT NULL, exec_master_log_pos bigint unsigned DEFAULT NULL)`);
+    serverId = String(((await p.query('SELECT @@server_id AS id'))[0] as Array<{ id: unknown }>)[0]!.id);
+    await p.query(`INSERT INTO ${HB} (ts, server_id) VALUES (DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f'), ?)`, [serverId]);
+    // Another master's row, further back: only the primary's own counts.
+    await p.query(`INSERT INTO ${HB} (ts, server_id) VALUES ('2020-01-01T00:00:00.000000', 4242)`);
+    await caughtUp();
+    writer = await heartbeatWriter(HB, serverId);
+  });
+
+  after(async () => {
+    await writer?.stop();
+  });
+
+  test('flatload plan names the lag source and reads it: a fraction of a second behind', { timeout: 60_000 }, async () => {
+    await freshTable('hb_planned');
+    const res = await runCli(['plan', file, '--table', 'hb_planned', '--replica', replicaUrl(), '--max-lag', '5', '--lag-heartbeat', HB], { env: { DATABASE_URL: primaryUrl() } });
+    assert.equal(res.code, 0, res.stderr);
+    const m = new RegExp(`--replica r1 \\(127\\.0\\.0\\.1:${replica.port}\\): replicating, (\\d+(?:\\.\\d)?) s behind now \\(lag from heartbeat ${DB}\\.heartbeat \\(now, UTC, minus its ts for server_id ${serverId}\\)\\); streams pause`).exec(res.stdout);
+    assert.ok(m, res.stdout);
+    // Written every 200 ms and replicated at once: well under two seconds (the other master's row is years old).
+    assert.ok(Number(m[1]) < 2, m[0]);
+  });
+
+  test('the SQL thread stopped: the load pauses while the heartbeat falls behind, goes on when it starts, exact on both servers', { timeout: 180_000 }, async () => {
+    await freshTable('hb_lagged');
+    await sqlThread('No');
+    const s = spawnCli(['load', file, '--table', 'hb_lagged', '--chunk-size', '64KiB', '--jobs', '2', '--replica', replicaUrl(), '--max-lag', '1', '--lag-heartbeat', HB, '--progress', 'lines', '--json'], { DATABASE_URL: primaryUrl() });
+    await stderrShows(s, /paused: replica r1 lag unknown \(SQL thread stopped\)/, 'the load paused for the replica');
+    // The replica's heartbeat stays where it was while the primary's moves on.
+    const stale = await tsOn(r);
+    await pollUntil('the primary\'s heartbeat moved on past the replica\'s', async () => (await tsOn(p)) > stale, { process: s, everyMs: 100, timeoutMs: 10_000 });
+    assert.equal(await tsOn(r), stale);
+    const [c] = await p.query(`SELECT COUNT(*) AS n FROM ${DB}.hb_lagged`);
+    assert.equal(String((c as Array<{ n: unknown }>)[0]!.n), '0');
+    assert.ok(running(s), 'the load was still waiting when the SQL thread was started');
+    await sqlThread('Yes');
+    const res = await s.done;
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /resumed after/);
+    const report = JSON.parse(res.stdout) as { rows: number; throttle: ThrottleJson };
+    assert.equal(report.rows, ROWS);
+    assert.ok(report.throttle.pauses >= 1 && report.throttle.pausedSeconds > 0, JSON.stringify(report.throttle));
+    await exactOnBoth('hb_lagged');
+  });
+
+  test('a heartbeat that stops arriving pauses the load by its age, though Seconds_Behind_Master is 0; it goes on when the heartbeat does', { timeout: 180_000 }, async () => {
+    await freshTable('hb_stale');
+    writer.hold(true);
+    try {
+      // Over --max-lag 1 before the first chunk; the replica itself applies everything (its SQL thread runs).
+      await sleep(1600);
+      const s = spawnCli(['load', file, '--table', 'hb_stale', '--chunk-size', '64KiB', '--jobs', '2', '--replica', replicaUrl(), '--max-lag', '1', '--lag-heartbeat', HB, '--progress', 'lines', '--json'], { DATABASE_URL: primaryUrl() });
+      await stderrShows(s, /paused: replica r1 lag \d+(\.\d)? s/, 'the load paused for the heartbeat\'s age');
+      const [st] = await r.query('SHOW SLAVE STATUS');
+      assert.equal(String((st as Array<{ Seconds_Behind_Master: unknown }>)[0]!.Seconds_Behind_Master), '0');
+      assert.ok(running(s), 'the load was still waiting when the heartbeat was written again');
+      writer.hold(false);
+      const res = await s.done;
+      assert.equal(res.code, 0, res.stderr);
+      const report = JSON.parse(res.stdout) as { rows: number; throttle: ThrottleJson };
+      assert.equal(report.rows, ROWS);
+      assert.ok(report.throttle.pauses >= 1, JSON.stringify(report.throttle));
+      assert.deepEqual(report.throttle.causes.map((x) => x.cause), ['replica r1 lag']);
+    } finally {
+      writer.hold(false);
+    }
+    await exactOnBoth('hb_stale');
+  });
+
+  test('a heartbeat table the replica lacks, or one without the primary\'s row, is refused before anything changes (exit 7); a ts an hour ahead too (exit 2)', { timeout: 60_000 }, async () => {
+    await freshTable('hb_refused');
+    const missing = await runCli(['load', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.no_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
+    assert.equal(missing.code, 7, missing.stderr);
+    assert.match(missing.stderr, new RegExp(`--lag-heartbeat ${DB}\\.no_heartbeat on --replica r1 \\(127\\.0\\.0\\.1:${replica.port}\\): no such table`));
+    await p.query(`CREATE TABLE ${DB}.other_heartbeat LIKE ${HB}`);
+    await p.query(`INSERT INTO ${DB}.other_heartbeat (ts, server_id) VALUES ('2026-12-04T18:00:00.000000', 4242)`);
+    await caughtUp();
+    const noRow = await runCli(['plan', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.other_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
+    assert.equal(noRow.code, 7, noRow.stderr);
+    assert.match(noRow.stderr, new RegExp(`--lag-heartbeat ${DB}\\.other_heartbeat on --replica r1 .*: no row for the primary's server_id ${serverId}`));
+    // A ts an hour ahead is pt-heartbeat writing local time east of UTC: it would never pause the load, so it is refused (exit 2).
+    await p.query(`INSERT INTO ${DB}.other_heartbeat (ts, server_id) VALUES (DATE_FORMAT(UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, '%Y-%m-%dT%H:%i:%s.%f'), ?)`, [serverId]);
+    await caughtUp();
+    const ahead = await runCli(['load', file, '--table', 'hb_refused', '--replica', replicaUrl(), '--lag-heartbeat', `${DB}.other_heartbeat`], { env: { DATABASE_URL: primaryUrl() } });
+    assert.equal(ahead.code, 2, ahead.stderr);
+    assert.match(ahead.stderr, /other_heartbeat is 3[56]\d\d s ahead of UTC \(pt-heartbeat without --utc\?\)/);
+    const [c] = await p.query(`SELECT COUNT(*) AS n FROM ${DB}.hb_refused`);
+    assert.equal(String((c as Array<{ n: unknown }>)[0]!.n), '0');
   });
 });

@@ -10,9 +10,9 @@ import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
 import { maskPasswordArgs } from '../../src/cli/prompt.js';
 import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
-import { DEFAULT_MAX_PAUSE_MS, parseDuration, parseMaxRate, parseReplicas, toThrottleOptions, type ThrottleOptions } from '../../src/config/throttle.js';
+import { DEFAULT_MAX_PAUSE_MS, parseDuration, parseHeartbeatTable, parseMaxRate, parseReplicas, toThrottleOptions, type ThrottleOptions } from '../../src/config/throttle.js';
 import { isFlatloadError } from '../../src/errors/index.js';
-import { lagOf, type LagReading } from '../../src/introspect/replicas.js';
+import { heartbeatLag, heartbeatLagOf, lagOf, lagSourceText, type LagReading } from '../../src/introspect/replicas.js';
 import { runChunks } from '../../src/load/runner.js';
 import { pauseCauses, PauseLedger, RatePacer, Throttle, type Readings } from '../../src/load/throttle.js';
 import { EventHub, type LoadEvent } from '../../src/report/events.js';
@@ -82,6 +82,8 @@ describe('throttle options', () => {
     ['--max-threads-running 2.5', { maxThreadsRunning: '2.5' }, /whole number/],
     ['a bad --max-rate', { maxRate: '10' }, /--max-rate/],
     ['a bad --max-pause', { maxPause: 'forever' }, /--max-pause/],
+    ['--lag-heartbeat without a replica', { lagHeartbeat: 'percona.heartbeat' }, /--lag-heartbeat needs the replicas/],
+    ['--lag-heartbeat without its database', { replica: 'mysql://h', lagHeartbeat: 'heartbeat' }, /--lag-heartbeat: "heartbeat" is not db\.table/],
   ];
   for (const [name, args, re] of bad) test(`refuses ${name}`, () => assert.throws(() => toThrottleOptions(args), usage(re)));
   test('defaults: 10 s of lag, 30 minutes of pause, nothing throttled', () => {
@@ -91,6 +93,70 @@ describe('throttle options', () => {
   test('the last of a repeated option wins', () => {
     assert.equal(toThrottleOptions({ replica: 'mysql://h', maxLag: ['5', '7'] }).maxLagSeconds, 7);
   });
+});
+
+describe('--lag-heartbeat db.table', () => {
+  const cases: Array<[string, string, string, string]> = [
+    ['percona.heartbeat', 'percona', 'heartbeat', 'percona.heartbeat'],
+    [' ops.hb ', 'ops', 'hb', 'ops.hb'],
+    ['`my.db`.`heart beat`', 'my.db', 'heart beat', '`my.db`.`heart beat`'],
+  ];
+  for (const [text, db, table, shown] of cases) test(text, () => assert.deepEqual(parseHeartbeatTable(text), { db, table, text: shown }));
+  for (const text of ['', 'heartbeat', 'a.b.c', '.heartbeat', 'percona.', '`unclosed.hb']) {
+    test(`refuses "${text}"`, () => assert.throws(() => parseHeartbeatTable(text), usage(/--lag-heartbeat: .* is not db\.table/)));
+  }
+  test('given with a replica, it is the lag source; absent, the options are as before', () => {
+    assert.deepEqual(toThrottleOptions({ replica: 'mysql://h', lagHeartbeat: ['x.y', 'percona.heartbeat'] }).lagHeartbeat, { db: 'percona', table: 'heartbeat', text: 'percona.heartbeat' });
+    assert.equal('lagHeartbeat' in toThrottleOptions({ replica: 'mysql://h' }), false);
+    assert.equal(lagSourceText(undefined, undefined), 'lag from Seconds_Behind_Master');
+    assert.equal(lagSourceText({ db: 'percona', table: 'heartbeat', text: 'percona.heartbeat' }, '7'), 'lag from heartbeat percona.heartbeat (now, UTC, minus its ts for server_id 7)');
+  });
+});
+
+describe('lag from a heartbeat ts and a clock', () => {
+  const now = Date.UTC(2026, 11, 4, 18, 0, 10, 500);
+  const cases: Array<[string, string, number | null]> = [
+    ['pt-heartbeat --utc, microseconds', '2026-12-04T18:00:00.123456', 10.376544],
+    ['no fraction', '2026-12-04T18:00:00', 10.5],
+    ['a space for the T (NOW() written as is)', '2026-12-04 18:00:09.5', 1],
+    ['a day back, across midnight', '2026-12-03T18:00:10.500000', 86_400],
+    ['written the same instant', '2026-12-04T18:00:10.500000', 0],
+    ['ahead of this clock: negative', '2026-12-04T18:00:12.000000', -1.5],
+    ['a date that does not exist', '2026-02-30T18:00:00', null],
+    ['an hour 24', '2026-12-04T24:00:00', null],
+    ['a zone suffix pt-heartbeat never writes', '2026-12-04T18:00:00Z', null],
+    ['not a timestamp', 'yesterday', null],
+    ['empty', '', null],
+  ];
+  for (const [name, ts, lag] of cases) {
+    test(name, () => {
+      const got = heartbeatLag(ts, now);
+      if (lag === null) assert.equal(got, null);
+      else assert.ok(got !== null && Math.abs(got - lag) < 1e-6, `${got} vs ${lag}`);
+    });
+  }
+
+  const hb = { db: 'percona', table: 'heartbeat', text: 'percona.heartbeat' };
+  const running = [{ Slave_IO_Running: 'Yes', Slave_SQL_Running: 'Yes', Seconds_Behind_Master: 0 }];
+  const reading: Array<[string, Array<Record<string, unknown>>, string | null | undefined, number | null, RegExp]> = [
+    ['replicating: the row\'s age to a tenth of a second, whatever Seconds_Behind_Master says', running, '2026-12-04T18:00:07.960000', 2.5, /^replicating$/],
+    ['the SQL thread stopped: unknown, however fresh the row', [{ ...running[0], Slave_SQL_Running: 'No' }], '2026-12-04T18:00:10.400000', null, /SQL thread stopped/],
+    ['the IO thread stopped: unknown', [{ ...running[0], Slave_IO_Running: 'No', Seconds_Behind_Master: null }], '2026-12-04T18:00:10.400000', null, /IO thread stopped/],
+    ['Seconds_Behind_Master NULL while connecting: the heartbeat decides', [{ ...running[0], Seconds_Behind_Master: null }], '2026-12-04T18:00:00.500000', 10, /^replicating$/],
+    ['no row for the primary\'s server_id', running, undefined, null, /no row in percona\.heartbeat for the primary's server_id 1/],
+    ['a little ahead (the hosts\' clocks differ): no lag, not a negative one', running, '2026-12-04T18:00:12.000000', 0, /^replicating$/],
+    ['an hour ahead (local time east of UTC): unknown, so it cannot hide a lag', running, '2026-12-04T19:00:10.500000', null, /ts "2026-12-04T19:00:10\.500000" in percona\.heartbeat is 3600 s ahead of UTC \(pt-heartbeat without --utc\?\)/],
+    ['ts NULL', running, null, null, /ts "NULL" in percona\.heartbeat unreadable/],
+    ['ts unreadable', running, 'soon', null, /ts "soon" in percona\.heartbeat unreadable/],
+    ['not a replica', [], '2026-12-04T18:00:10.400000', null, /not a replica/],
+  ];
+  for (const [name, rows, ts, lag, state] of reading) {
+    test(name, () => {
+      const r = heartbeatLagOf('r1', rows, hb, '1', ts, now);
+      assert.equal(r.lagSeconds, lag);
+      assert.match(r.state, state);
+    });
+  }
 });
 
 describe('lag from SHOW SLAVE STATUS / SHOW REPLICA STATUS', () => {
