@@ -29,7 +29,9 @@ async function waitFor(what: string, fn: () => Promise<boolean> | boolean, alive
   while (Date.now() < end) {
     if (await fn()) return true;
     if (!alive()) return false;
-    await new Promise((r) => setTimeout(r, 25));
+    // Not faster: information_schema queries every 25 ms kept the load's LOAD DATA LOCAL from reading its first row
+    // (MariaDB 10.11: 'Reading file' with no transaction for minutes; every 250 ms it reaches the held key at once).
+    await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
