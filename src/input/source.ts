@@ -65,6 +65,30 @@ export function openInput(path: string): InputSource {
   };
 }
 
+/**
+ * How a local file differs from the size and modification time it had when
+ * `since` (e.g. "it was opened"), or undefined when it looks the same.
+ */
+export function fileChange(path: string, display: string, then: { size: number | undefined; mtimeMs: number | undefined }, since: string): string | undefined {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return `${display} is gone`;
+  }
+  if (st.size !== then.size) return `${display} is ${st.size} bytes now, ${then.size} when ${since}`;
+  if (st.mtimeMs !== then.mtimeMs) return `${display} was modified at ${new Date(st.mtimeMs).toISOString()}, after ${since}`;
+  return undefined;
+}
+
+/** The error for an input found changed (`change`, from fileChange or a read) while it was read. */
+export function inputChanged(display: string, change: string): FlatloadError {
+  return new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${change}`, {
+    file: display,
+    hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)',
+  });
+}
+
 export function inputError(err: unknown, path: string): FlatloadError {
   if (err instanceof FlatloadError) return err;
   const code = (err as NodeJS.ErrnoException).code;

@@ -3,7 +3,7 @@ import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, statfs
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
 import type { RemoteObject } from './remote.js';
-import type { Compression, InputSource } from './source.js';
+import { fileChange, inputChanged, type Compression, type InputSource } from './source.js';
 import { writeOwner } from './owner.js';
 import { openByteStream } from './streams.js';
 
@@ -94,19 +94,6 @@ export function tmpdirProblem(dir: string): string | undefined {
   }
 }
 
-/** How a file differs from when it was opened (size, modification time), or undefined. */
-function changedSinceOpened(source: InputSource): string | undefined {
-  let st;
-  try {
-    st = statSync(source.path);
-  } catch {
-    return `${source.path} is gone`;
-  }
-  if (st.size !== source.sizeBytes) return `${source.path} is ${st.size} bytes now, ${source.sizeBytes} when it was opened`;
-  if (st.mtimeMs !== source.mtimeMs) return `${source.path} was modified at ${new Date(st.mtimeMs).toISOString()}, after it was opened`;
-  return undefined;
-}
-
 function spoolError(err: unknown, tmpdir: string, written: number): FlatloadError {
   if (err instanceof FlatloadError) return err;
   const problem = tmpdirProblem(tmpdir);
@@ -191,8 +178,8 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       onBytes?.(buf.length);
     }
     // A remote object's reads are conditional on its version: a change stops the read itself.
-    const changed = source.kind === 'file' && !source.remote ? changedSinceOpened(source) : undefined;
-    if (changed) throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, { file: source.path, hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)' });
+    const changed = source.kind === 'file' && !source.remote ? fileChange(source.path, source.path, { size: source.sizeBytes, mtimeMs: source.mtimeMs }, 'it was opened') : undefined;
+    if (changed) throw inputChanged(source.path, changed);
     return {
       path,
       display: source.path === '-' ? 'standard input' : source.path,

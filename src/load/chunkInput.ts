@@ -13,7 +13,7 @@ import { openByteStream } from '../input/streams.js';
 import type { FileFormat } from '../config/format.js';
 import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
-import { inputError, type InputSource } from '../input/source.js';
+import { fileChange, inputChanged, inputError, type InputSource } from '../input/source.js';
 import type { LocalInput } from '../input/spool.js';
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
@@ -84,12 +84,7 @@ export class ChunkInput implements ChunkSource {
     // A remote object's reads are conditional on its version: the read itself finds a change.
     if (this.source.remote) return this.source.remote.changed;
     const then = this.scannedAs;
-    if (!then) return undefined;
-    const now = this.stat();
-    if (!now) return `${this.source.display} is gone`;
-    if (now.size !== then.size) return `${this.source.display} is ${now.size} bytes now, ${then.size} when the load started`;
-    if (now.mtimeMs !== then.mtimeMs) return `${this.source.display} was modified at ${new Date(now.mtimeMs).toISOString()}, after the load started`;
-    return undefined;
+    return then && fileChange(this.source.path, this.source.display, then, 'the load started');
   }
 
   /**
@@ -124,11 +119,7 @@ export class ChunkInput implements ChunkSource {
   private checkReadWhole(): void {
     const then = this.scannedAs;
     const changed = this.changed() ?? (then && this.bytesScanned !== then.size ? `${this.source.display} was ${then.size} bytes when its read began, and ${this.bytesScanned} were read` : undefined);
-    if (!changed) return;
-    throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, {
-      file: this.source.display,
-      hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)',
-    });
+    if (changed) throw inputChanged(this.source.display, changed);
   }
 
   /**
@@ -155,7 +146,7 @@ export class ChunkInput implements ChunkSource {
     if (last && this.refuseSilentTruncation) await this.checkLastRecord(last, Buffer.concat(last.buffers ?? []));
     // The compressed file must be as it was when its pass began (its decompressed size is known only now).
     const changed = this.changed();
-    if (changed) throw new FlatloadError('INPUT_CHANGED', `the input changed while it was read: ${changed}`, { file: this.source.display, hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first)' });
+    if (changed) throw inputChanged(this.source.display, changed);
     this.source.sizeBytes = this.bytesScanned;
     this.contentSha256 = this.source.contentSha256 = hash.digest('hex');
     this.list = list;
