@@ -15,7 +15,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
 import { runCli } from '../support/cli.js';
 import { adminConnection, createTestDatabase, type TestDatabase } from '../support/db.js';
-import { spawnCli, type Spawned } from '../support/spawn.js';
+import { pollUntil, running } from '../support/poll.js';
+import { spawnCli } from '../support/spawn.js';
 
 let dir: string;
 before(() => {
@@ -23,20 +24,13 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Waits for `fn`, at most `timeoutMs`, and gives up at once when `alive` says the process it waits on is gone. */
-async function waitFor(what: string, fn: () => Promise<boolean> | boolean, alive: () => boolean = () => true, timeoutMs = 120_000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await fn()) return true;
-    if (!alive()) return false;
-    // Not faster: information_schema queries every 25 ms kept the load's LOAD DATA LOCAL from reading its first row
-    // (MariaDB 10.11: 'Reading file' with no transaction for minutes; every 250 ms it reaches the held key at once).
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
+/**
+ * How the polls here wait. Not faster: information_schema queries every 25 ms kept the load's LOAD DATA LOCAL from
+ * reading its first row (MariaDB 10.11: 'Reading file' with no transaction for minutes; every 250 ms it reaches the
+ * held key at once).
+ */
+const HELD = { everyMs: 250, timeoutMs: 120_000 };
 
-const running = (s: Spawned): boolean => s.child.exitCode === null && s.child.signalCode === null;
 
 async function rows(conn: Connection, sql: string, params: unknown[] = []): Promise<Array<Record<string, unknown>>> {
   const [r] = await conn.query(sql, params);
@@ -120,8 +114,7 @@ describe('an input still being written', () => {
       const held = await holdKey(db, name, 1);
       const load = spawnCli(['load', file, '--table', name, '--jobs', '1', '--order', order, '--sort-memory', '0', '--tmpdir', dir], { DATABASE_URL: db.url });
       try {
-        const waiting = await waitFor('the load to wait on the held key', () => loadWaitsOnLock(db.conn, db.name), () => running(load));
-        if (!waiting) assert.fail(`the load ended before it reached the held key: ${(await load.done).stderr}`);
+        await pollUntil('the load to wait on the held key', () => loadWaitsOnLock(db.conn, db.name), { process: load, ...HELD });
         appendFileSync(file, 'ad\n4\tafter\n');
       } finally {
         await held.release();
@@ -152,15 +145,16 @@ describe('an input still being written', () => {
     const writerAlive = (): boolean => writer.exitCode === null && writer.signalCode === null;
     try {
       const size0 = statSync(file).size;
-      assert.ok(await waitFor('the writer to start', () => statSync(file).size > size0, writerAlive), 'the writer died');
+      await pollUntil('the writer to start', async () => statSync(file).size > size0, { alive: writerAlive, ...HELD });
       const held = await holdKey(db, name, 1);
       const load = spawnCli(['load', file, '--table', name, '--jobs', '1', '--order', 'file'], { DATABASE_URL: db.url });
       try {
         // Either the load sees the file grow while it reads it and stops before loading, or it waits on the held key: then
         // the file grows meanwhile, before the chunk can commit.
-        if (await waitFor('the load to wait on the held key', () => loadWaitsOnLock(db.conn, db.name), () => running(load))) {
+        await pollUntil('the load to wait on the held key, or to stop', async () => !running(load) || (await loadWaitsOnLock(db.conn, db.name)), HELD);
+        if (running(load)) {
           const size = statSync(file).size;
-          await waitFor('the file to grow while the load waits', () => statSync(file).size > size, writerAlive);
+          await pollUntil('the file to grow while the load waits', async () => statSync(file).size > size, { alive: writerAlive, ...HELD });
         }
       } finally {
         await held.release();
@@ -222,14 +216,13 @@ describe('a byte changed in the middle, modification time put back', () => {
         const t = await rows(db.conn, "SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'flatload_chunks'");
         return Number(t[0]!['n']) === 0 ? 0 : Number((await rows(db.conn, 'SELECT COUNT(*) AS n FROM flatload_chunks'))[0]!['n']);
       };
-      const waiting = await waitFor('the load to wait on the held key', async () => (await loadWaitsOnLock(db.conn, db.name)) && (await chunksDone()) >= committed, () => running(load));
-      if (!waiting) assert.fail(`the load ended before it reached the held key: ${(await load.done).stderr}`);
+      await pollUntil('the load to wait on the held key', async () => (await loadWaitsOnLock(db.conn, db.name)) && (await chunksDone()) >= committed, { process: load, ...HELD });
       load.child.kill('SIGKILL');
       await load.done;
     } finally {
       await held.release();
     }
-    await waitFor("the killed load's session to end", async () => (await jobLocksHeld(db.conn)) === 0);
+    await pollUntil("the killed load's session to end", async () => (await jobLocksHeld(db.conn)) === 0, HELD);
   }
 
   test('file order: the rerun refuses to resume over a byte changed in a committed chunk, naming the contents', async () => {

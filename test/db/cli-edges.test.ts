@@ -9,6 +9,7 @@ import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js
 import { thisProcess } from '../../src/input/owner.js';
 import { CLI, runCli, type CliResult } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { pollUntil } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 
 /**
@@ -35,16 +36,6 @@ after(async () => {
 async function count(conn: Connection, table: string): Promise<number> {
   const [r] = await conn.query(`SELECT COUNT(*) AS n FROM ${table}`);
   return Number((r as Array<{ n: number }>)[0]!.n);
-}
-
-async function waitFor(what: string, fn: () => Promise<boolean> | boolean, alive: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    if (!alive()) throw new Error(`the process ended before ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
 
 async function pair(name: string): Promise<void> {
@@ -134,10 +125,8 @@ describe('SIGHUP and the scratch directories of processes that are gone', () => 
     mkdirSync(tmp);
     const args = ['load', file, '--table', 'hup', '--chunk-size', '32KiB', '--jobs', '1', '--order', 'key', '--sort-memory', '0', '--tmpdir', tmp, '--progress', 'none'];
     const s = spawnCli(args, { DATABASE_URL: db.url });
-    let ended = false;
-    void s.done.then(() => (ended = true));
-    await waitFor('a spill directory', () => readdirSync(tmp).some((n) => n.startsWith('flatload-order-')), () => !ended);
-    await waitFor('rows committed', async () => (await count(db.conn, 'hup').catch(() => 0)) > 2000, () => !ended);
+    await pollUntil('a spill directory', async () => readdirSync(tmp).some((n) => n.startsWith('flatload-order-')), { process: s, everyMs: 25 });
+    await pollUntil('rows committed', async () => (await count(db.conn, 'hup').catch(() => 0)) > 2000, { process: s, everyMs: 25 });
     s.child.kill('SIGHUP');
     const r = await s.done;
     assert.equal(r.code, 4, `exit ${r.code} ${r.signal}: ${r.stderr}`);
@@ -161,7 +150,7 @@ describe('SIGHUP and the scratch directories of processes that are gone', () => 
     child.stdin.on('error', () => undefined);
     child.stdin.write(readFileSync(file).subarray(0, 1 << 20));
     const spoolOf = (): string | undefined => readdirSync(tmp).find((n) => n.startsWith('flatload-spool-'));
-    await waitFor('the spooled copy', () => spoolOf() !== undefined && existsSync(join(tmp, spoolOf()!, 'input')), () => !ended);
+    await pollUntil('the spooled copy', async () => spoolOf() !== undefined && existsSync(join(tmp, spoolOf()!, 'input')), { alive: () => !ended, everyMs: 25 });
     const killed = spoolOf()!;
     child.kill('SIGKILL');
     await exited;

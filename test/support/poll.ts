@@ -8,6 +8,8 @@ export interface PollOptions {
   everyMs?: number;
   /** A process the condition waits on: the poll fails as soon as it has exited without the condition holding. */
   process?: Spawned;
+  /** The same for anything else the condition waits on (a writer process, a flag): false fails the poll. */
+  alive?: () => boolean;
 }
 
 /**
@@ -26,6 +28,10 @@ export async function pollUntil(what: string, ready: () => Promise<boolean>, opt
       if (await ready()) return; // it got there just before exiting
       const r = await p.done;
       throw new Error(`${what}: the process exited first (code ${String(r.code)}, signal ${String(r.signal)})\n${r.stderr.slice(-2000)}`);
+    }
+    if (opts.alive && !opts.alive()) {
+      if (await ready()) return;
+      throw new Error(`${what}: what it waits on ended first`);
     }
     if (Date.now() >= end) throw new Error(`${what}: not reached within ${timeoutMs / 1000} s`);
     await sleep(opts.everyMs ?? 10);

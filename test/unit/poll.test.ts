@@ -38,3 +38,11 @@ test('a condition that came true as the process exited still counts', async () =
   await pollUntil('the rows', async () => ++tries > 1, { process: p, timeoutMs: 60_000 });
   assert.equal(tries, 2);
 });
+
+test('an alive check that turns false fails the poll at once, not at the deadline', async () => {
+  let alive = true;
+  let tries = 0;
+  const poll = pollUntil('the spool', async () => (++tries === 2 ? ((alive = false), false) : false), { alive: () => alive, timeoutMs: 60_000, everyMs: 1 });
+  await assert.rejects(poll, /the spool: what it waits on ended first/);
+  assert.ok(tries < 10, `gave up after ${tries} tries`);
+});
