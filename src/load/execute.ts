@@ -173,14 +173,15 @@ async function readFacts(
   repeat = 0,
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
+  const spillDir = o.tmpdir ?? tmpdir();
   // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
   const streamed = !source.seekable && source.kind === 'file';
-  if (!source.seekable && !streamed) spoolNote(o, source, events);
+  if (!source.seekable && !streamed) spoolNote(source, spillDir, events);
   if (!o.dryRun) {
-    const stale = removeStaleScratch(o.tmpdir ?? tmpdir());
+    const stale = removeStaleScratch(spillDir);
     if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
   }
-  const local = streamed ? streamedInput(source) : await materializeInput(source, o.tmpdir ?? tmpdir());
+  const local = streamed ? streamedInput(source) : await materializeInput(source, spillDir);
   spool(local);
   if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, streamed ? source : localSource(local)));
   const sampled = await sampleInput(streamed ? source : localSource(local), {
@@ -194,7 +195,6 @@ async function readFacts(
   });
   // A streamed input's decompressed size is known only at the end of its one pass: the plan is made without it.
   const sizeBytes = streamed ? undefined : local.sizeBytes;
-  const spillDir = o.tmpdir ?? tmpdir();
   const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
@@ -212,8 +212,8 @@ async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSo
 
 type ChunkInputOf = ReturnType<typeof openChunkInput>;
 
-function spoolNote(o: LoadOptions, source: InputSource, events: EventHub): void {
-  events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${o.tmpdir ?? tmpdir()} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
+function spoolNote(source: InputSource, tmpdir: string, events: EventHub): void {
+  events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${tmpdir} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
 }
 
 /** The plan sorts the input into runs: a streamed input is then cut and sorted in its one decompressing pass. */
@@ -238,7 +238,7 @@ async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: Ev
     events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
     return f.local;
   }
-  spoolNote(o, stream, events);
+  spoolNote(stream, o.tmpdir ?? tmpdir(), events);
   f.local = await materializeInput(stream, o.tmpdir ?? tmpdir());
   return f.local;
 }
