@@ -235,7 +235,7 @@ async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: Ev
     return f.local;
   }
   if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
-    events.emit({ type: 'note', message: `decompressing ${o.file} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
+    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
     return f.local;
   }
   spoolNote(stream, o.tmpdir ?? tmpdir(), events);

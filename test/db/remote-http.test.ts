@@ -31,6 +31,7 @@ before(async () => {
   await generateToFile(tsv, { table: 'user_summary', rows: 20_000, seed: 28 });
   writeFileSync(join(dir, 'exports', 'us.tsv.gz'), gzipSync(readFileSync(tsv)));
   writeFileSync(join(dir, 'private', 'us.tsv'), readFileSync(tsv));
+  writeFileSync(join(dir, 'private', 'us.tsv.gz'), gzipSync(readFileSync(tsv)));
   mkdirSync(join(dir, 'private', 'dump'));
   writeFileSync(join(dir, 'private', 'dump', 'orders.sql'), `${ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE orders')};\n`);
   writeFileSync(join(dir, 'private', 'dump', 'orders.txt.gz'), gzipSync(readFileSync(tsv)));
@@ -192,6 +193,13 @@ describe('HTTP sources (nginx)', { skip }, () => {
     assert.doesNotMatch(plan.stdout + plan.stderr, new RegExp(PASSWORD));
     const [jobs] = await db.conn.query('SELECT * FROM flatload_jobs');
     assert.doesNotMatch(JSON.stringify(jobs), new RegExp(PASSWORD), 'the bookkeeping holds no password');
+    // A compressed object decompressed as it loads, in file order: its note names it masked too.
+    await freshTable('t_auth_gz');
+    const gz = await load(`http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/us.tsv.gz`, 't_auth_gz', ['--order', 'file']);
+    assert.equal(gz.code, 0, gz.stderr);
+    assert.match(gz.stderr, /decompressing http:\/\/reader:\*\*\*@127\.0\.0\.1:\d+\/private\/us\.tsv\.gz \(gzip\) once as it is loaded/);
+    assert.doesNotMatch(gz.stderr + gz.stdout, new RegExp(PASSWORD));
+    assert.deepEqual(await tableDigest(db.conn, 't_auth_gz'), await tableDigest(db.conn, 'ref'));
   });
 
   test('a directory URL the server lists as JSON (nginx autoindex) is a whole export; credentials masked in its report', async () => {
