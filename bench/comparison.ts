@@ -15,11 +15,11 @@ import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 import { checksumOf } from './clusterSupport.js';
-import { clientLoad, flatloadLoad, mariadbImport, parallelClients, ROCKSDB_BULK, splitByHand, type Target } from './competitors.js';
+import { clientLoad, flatloadLoad, mariadbImport, newOverOld, parallelClients, ROCKSDB_BULK, splitByHand, type Baseline, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import type { Measured } from './measure.js';
 import { machineDescription } from './report.js';
-import { formatRuns, inRounds, loadRange, median, settledRun, type RunResult, type Series } from './rounds.js';
+import { formatRuns, inRounds, loadRange, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
 
 export const SCENARIOS = ['innodb', 'innodb-small', 'myrocks', 'user3'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
@@ -32,13 +32,18 @@ export interface ComparisonOptions {
   write: boolean;
   root: string;
   cli: string;
+  /** Another checkout's flatload, run beside this one with the same flags. */
+  baseline?: Baseline;
 }
 
-type Role = 'baseline' | 'naive' | 'ceiling' | 'flatload';
+/** 'old': the --baseline checkout's flatload. */
+type Role = 'baseline' | 'naive' | 'ceiling' | 'flatload' | 'old';
 
 interface Competitor {
   name: string;
   role: Role;
+  /** For an 'old' competitor: the name of this checkout's flatload it is the before of. */
+  newName?: string;
   run(t: Target): Promise<Measured>;
 }
 
@@ -70,9 +75,12 @@ interface Files {
 const DB = 'flatload_bench';
 const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
 
-function scenarios(f: Files, n: number, cli: string): Scenario[] {
+function scenarios(f: Files, n: number, cli: string, baseline?: Baseline): Scenario[] {
   const flat = (name: string, flags: string[]): Competitor => ({ name, role: 'flatload', run: (t) => flatloadLoad(cli, t, f.unsorted, flags) });
-  const flatloads = [flat('flatload (defaults)', []), flat(`flatload --jobs ${n}`, ['--jobs', String(n)])];
+  const old = (c: Competitor, flags: string[]): Competitor[] =>
+    baseline ? [{ name: c.name.replace(/^flatload/, baseline.name), role: 'old', newName: c.name, run: (t) => flatloadLoad(baseline.cli, t, f.unsorted, flags) }] : [];
+  const own = [flat('flatload (defaults)', []), flat(`flatload --jobs ${n}`, ['--jobs', String(n)])];
+  const flatloads = [...own, ...old(own[0]!, []), ...old(own[1]!, ['--jobs', String(n)])];
   const innodb = (table: string): Competitor[] => [
     { name: 'mariadb client, one LOAD DATA LOCAL', role: 'baseline', run: (t) => clientLoad(t, f.unsorted) },
     { name: `${n} mariadb clients, one per \`split -n l/${n}\` part`, role: 'naive', run: (t) => parallelClients(t, f.parts.get(table)!) },
@@ -161,6 +169,7 @@ async function runScenario(sc: Scenario, server: { url: URL; pid: number | undef
   const once = async (c: Competitor): Promise<RunResult> => {
     process.stderr.write(`  ${c.name} … `);
     const r = await settledRun({
+      label: `${sc.id}: ${c.name}`,
       admin: server.admin,
       serverPid: server.pid,
       prepare: async () => {
@@ -175,7 +184,7 @@ async function runScenario(sc: Scenario, server: { url: URL; pid: number | undef
         return got.checksum === reference ? '' : `checksum ${got.checksum}, expected ${reference}`;
       },
     });
-    const plan = c.role === 'flatload' ? planOf(r.measured) : '';
+    const plan = c.role === 'flatload' || c.role === 'old' ? planOf(r.measured) : '';
     process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s${plan ? ` (${plan})` : ''}` : `FAILED ${r.note}`} [load ${r.load1.toFixed(1)}, settled in ${r.settled.seconds.toFixed(1)} s]\n`);
     return r;
   };
@@ -193,10 +202,10 @@ const x = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
 function renderScenario(r: ScenarioResult, rows: number): string {
   const sc = r.scenario;
   const flats = r.series.filter((s) => s.item.role === 'flatload');
-  const head = ['competitor', 'median s (runs, in order)', 'rows/s', 'load avg', 'server CPU s', 'client CPU s', ...flats.map((f) => `${f.item.name} is … faster`)];
+  const head = ['competitor', runsHeading(r.series[0]?.runs.length ?? 0), 'rows/s', 'load avg', 'server CPU s', 'client CPU s', ...flats.map((f) => `${f.item.name} is … faster`)];
   const lines = [`### ${sc.title}`, '', `| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const s of r.series) {
-    const plan = s.item.role === 'flatload' ? planOf(s.runs[0]!.measured) : '';
+    const plan = s.item.role === 'flatload' || s.item.role === 'old' ? planOf(s.runs[0]!.measured) : '';
     const cpu = s.runs.map((x) => x.measured.clientCpuSeconds).filter((c): c is number => c !== null);
     const server = s.runs.map((x) => x.measured.serverCpuSeconds).filter((c): c is number => c !== null);
     lines.push(
@@ -204,6 +213,10 @@ function renderScenario(r: ScenarioResult, rows: number): string {
     );
   }
   lines.push('');
+  for (const o of r.series.filter((s) => s.item.role === 'old')) {
+    const n = r.series.find((s) => s.item.name === o.item.newName);
+    if (n?.ok && o.ok) lines.push(`- ${n.item.name} against ${o.item.name} (same flags, same rounds): ${newOverOld(n.median, o.median)}.`);
+  }
   for (const g of sc.goals) {
     const f = r.series.find((s) => s.item.name === g.flatload);
     const v = r.series.find((s) => s.item.name === g.vs);
@@ -253,7 +266,7 @@ export async function runComparison(o: ComparisonOptions): Promise<void> {
     }));
     const bytes = statSync(files.unsorted).size;
 
-    const all = scenarios(files, o.jobs, o.cli).filter((s) => o.only.includes(s.id));
+    const all = scenarios(files, o.jobs, o.cli, o.baseline).filter((s) => o.only.includes(s.id));
     const external = process.env['DATABASE_URL'];
     const connect = async (kind: 'big' | 'small'): Promise<{ url: URL; pid: number | undefined; admin: Connection }> => {
       let url: string;
@@ -312,7 +325,7 @@ function render(results: ScenarioResult[], o: ComparisonOptions, bytes: number, 
   const only = o.only.length === SCENARIOS.length ? '' : ` --only ${o.only.join(',')}`;
   return `## Against what a DBA would otherwise do
 
-Produced by \`npm run bench -- --rows ${o.rows} --repeat ${o.repeat} --jobs ${o.jobs}${only}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${minutes.toFixed(0)} minutes).
+Produced by \`npm run bench -- --rows ${o.rows} --repeat ${o.repeat} --jobs ${o.jobs}${only}${o.baseline ? ' --baseline DIR' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${minutes.toFixed(0)} minutes).
 Machine: ${machineDescription(version)}.
 
 Input: ${o.rows.toLocaleString('en-US')} generated \`user_summary\` rows (${(bytes / 1e6).toFixed(1)} MB TSV) in random \`user_id\` order;
@@ -323,14 +336,14 @@ whose \`id BIGINT AUTO_INCREMENT PRIMARY KEY\` is absent from it. Servers: two t
 Method: every run starts on an empty table in a new database, after the server has come to rest — dirty
 pages written back with \`innodb_max_dirty_pages_pct = 0\`, the redo checkpoint caught up, purge done,
 MyRocks memtables flushed, \`sync\`, and mariadbd idle for a second. Each competitor runs ${o.repeat} times in
-rounds whose order rotates, and keeps its median; every run's row count is checked, and its content against
+rounds whose order rotates, and keeps its median, shown with the min–max spread of its runs; every run's row count is checked, and its content against
 the first run's (CHECKSUM TABLE; for user3 a checksum of the columns other than \`id\`, which depends on who
 numbers the rows). Times are wall clock from the command's start to its exit, so they include each tool's
 start-up, its commit and (flatload) its on-disk size report. "… faster" is the competitor's median over
 flatload's: above 1 flatload wins. The load average is the machine's (it is shared with other jobs): compare
 within a table, not across runs. Server CPU (mariadbd's user + system time during the run, median) moves
 far less with the machine's load than wall time does, and shows how much work each way of loading costs the
-server.
+server.${o.baseline ? ` ${o.baseline.name} is another checkout's flatload (\`--baseline\`), run with the same flags in the same rounds; "new/old time" below 1 means this checkout is faster.` : ''}
 
 ${results.map((r) => renderScenario(r, o.rows)).join('\n\n')}
 `;

@@ -5,7 +5,7 @@
  * file split by hand, and `mariadb-import --use-threads`; and flatload itself.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, renameSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatloadError } from '../src/errors/index.js';
 import { measure, serverCpuSeconds, type Measured } from './measure.js';
@@ -107,4 +107,28 @@ export function splitByHand(file: string, n: number, dir: string, table: string)
       renameSync(join(dir, f), out);
       return out;
     });
+}
+
+/** Another checkout's built flatload, run as one more competitor (a refactor's before and after in one run). */
+export interface Baseline {
+  /** Its dist/src/cli/main.js. */
+  cli: string;
+  /** "flatload@<short hash>". */
+  name: string;
+}
+
+/** Checks DIR is a built checkout and names it by its short git hash (marked "+dirty" when its tree has changes). */
+export function resolveBaseline(dir: string): Baseline {
+  const cli = join(dir, 'dist/src/cli/main.js');
+  if (!existsSync(cli)) throw new FlatloadError('USAGE', `--baseline ${dir}: no ${cli}; build that checkout first (npm run build there)`);
+  const hash = spawnSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (hash.status !== 0) throw new FlatloadError('USAGE', `--baseline ${dir}: not a git checkout (${hash.stderr.trim()})`);
+  const dirty = spawnSync('git', ['-C', dir, 'status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).stdout.trim() !== '';
+  return { cli, name: `flatload@${hash.stdout.trim()}${dirty ? '+dirty' : ''}` };
+}
+
+/** "new/old time 0.93 (the new one 1.08× faster)": below 1 the checkout under test is faster. */
+export function newOverOld(newSeconds: number, oldSeconds: number): string {
+  const r = newSeconds / oldSeconds;
+  return `new/old time ${r.toFixed(2)} (the new one ${r <= 1 ? `${(1 / r).toFixed(2)}× faster` : `${r.toFixed(2)}× slower`})`;
 }

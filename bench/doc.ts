@@ -1,13 +1,26 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { session, writeVerdict, type QuietSession } from './quiet.js';
 
-/** Replaces one marked section of docs/benchmarks.md, keeping the others (each bench mode writes its own). */
-export function writeDocSection(path: string, name: string, body: string): void {
+/**
+ * Replaces one marked section of a docs file, keeping the others (each bench
+ * mode writes its own). Refuses (prints why, writes nothing, returns false)
+ * when a run of the session started on a busy machine, unless the session is
+ * forced, and then the written text says so.
+ */
+export function writeDocSection(path: string, name: string, body: string, quiet: QuietSession = session): boolean {
+  const v = writeVerdict(quiet.starts, quiet.force);
+  if (!v.write) {
+    process.stderr.write(`not writing ${path} (section ${name}): ${v.refusal}\n`);
+    process.exitCode = 1;
+    return false;
+  }
   const begin = `<!-- bench:${name}:begin -->`;
   const end = `<!-- bench:${name}:end -->`;
   let doc = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n\nEvery figure here was produced by `npm run bench` on the machine it names; rerun it to refresh.\n';
-  const block = `${begin}\n${body.trim()}\n${end}`;
+  const block = `${begin}\n${v.note ? `${v.note}\n\n` : ''}${body.trim()}\n${end}`;
   const i = doc.indexOf(begin);
   const j = doc.indexOf(end);
   doc = i !== -1 && j > i ? doc.slice(0, i) + block + doc.slice(j + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
   writeFileSync(path, doc);
+  return true;
 }

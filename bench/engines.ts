@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileColumns, generateToFile, type FixtureTable } from '../fixtures/generate.js';
 import type { BenchResult } from '../src/bench/result.js';
 import { writeDocSection } from './doc.js';
+import { session } from './quiet.js';
 import { measure } from './measure.js';
 import { machineDescription } from './report.js';
 import { spawnSync } from 'node:child_process';
@@ -49,6 +50,8 @@ export async function runEnginesBench(rows: number, root: string, write: boolean
       const chart = join(root, 'docs', `engines-${table}.svg`);
       const columns = table === 'user_summary' ? [] : ['--columns', fileColumns(gen).join(',')];
       process.stderr.write(`flatload bench ${table}.tsv (${rows.toLocaleString('en-US')} rows) …\n`);
+      const load1 = session.start(`engines: ${table}`);
+      process.stderr.write(`  [load ${load1.toFixed(2)} at start]\n`);
       const m = await measure(process.execPath, [cli, 'bench', file, '--fixture', table, '--json', '--chart', write ? chart : join(dir, 'chart.svg'), ...columns], { env: process.env });
       if (m.code !== 0 && !m.stdout.trim()) throw new FlatloadError('INTERNAL', `flatload bench ${table} failed:\n${m.stderr}`);
       const out = JSON.parse(m.stdout) as { inputBytes: number; results: BenchResult[] };
@@ -56,7 +59,7 @@ export async function runEnginesBench(rows: number, root: string, write: boolean
 
 Produced by \`npm run bench -- --engines --rows ${rows}\` (${new Date().toISOString().slice(0, 10)}), which runs
 \`flatload bench ${table}.tsv --fixture ${table}${columns.length ? ` --columns ${columns[1]}` : ''} --chart docs/engines-${table}.svg\`
-on a throwaway MariaDB (2 GiB buffer pool). Machine: ${machineDescription(serverVersion())}.
+on a throwaway MariaDB (2 GiB buffer pool), one run per variant (load average ${load1.toFixed(2)} at its start). Machine: ${machineDescription(serverVersion())}.
 
 ${markdown(out.results, rows, out.inputBytes)}
 

@@ -16,11 +16,11 @@ import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 import { FlatloadError } from '../src/errors/index.js';
 import { checksumOf } from './clusterSupport.js';
-import { mariadbImport, type Target } from './competitors.js';
+import { mariadbImport, newOverOld, type Baseline, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
 import { machineDescription } from './report.js';
-import { formatRuns, inRounds, loadRange, median, settledRun, type RunResult } from './rounds.js';
+import { formatRuns, inRounds, loadRange, median, runsHeading, settledRun, type RunResult } from './rounds.js';
 
 const DB = 'flatload_bench_export';
 /** Each table's share of the rows: a big table, two middling, one small. */
@@ -46,6 +46,8 @@ export interface ExportBenchOptions {
    * of its own or the server has cores to spare.
    */
   pin?: boolean;
+  /** Another checkout's flatload, run beside this one with the same flags. */
+  baseline?: Baseline;
 }
 
 interface Competitor {
@@ -146,13 +148,13 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const version = String((v as Array<{ v: string }>)[0]!.v);
     const target: Target = { url: new URL(url), db: DB, table: TABLES[0]![0], ...(server ? { serverPid: server.pid } : {}) };
     const n = o.jobs;
-    const flat = (name: string, flags: string[]): Competitor => ({
+    const flat = (name: string, flags: string[], cli = o.cli): Competitor => ({
       name,
       flatload: true,
       run: (t, d) => {
         const u = new URL(t.url.toString());
         u.pathname = `/${DB}`;
-        return measure(process.execPath, [o.cli, 'load', d, '--progress', 'none', '--json', ...flags], {
+        return measure(process.execPath, [cli, 'load', d, '--progress', 'none', '--json', ...flags], {
           ...(t.serverPid ? { serverPid: t.serverPid } : {}),
           ...(clientCpus !== undefined ? { cpus: clientCpus } : {}),
           env: { ...process.env, DATABASE_URL: u.toString() },
@@ -163,6 +165,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       { name: `mariadb-import --local --use-threads=${n}`, flatload: false, run: (t, _d, f) => mariadbImport(t, f, n, clientCpus) },
       flat(`flatload load DIR --jobs ${n}`, ['--jobs', String(n)]),
       { name: `mariadb-import --local --use-threads=${n} on copies sorted by user_id (the ceiling)`, flatload: false, run: (t) => mariadbImport(t, sortedFiles, n, clientCpus) },
+      ...(o.baseline ? [flat(`${o.baseline.name} load DIR --jobs ${n}`, ['--jobs', String(n)], o.baseline.cli)] : []),
     ];
     let reference: string | undefined;
     /** Each run's most connections open at once (the bench's own left out); none when the account may not FLUSH STATUS. */
@@ -170,6 +173,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const once = async (c: Competitor): Promise<RunResult> => {
       process.stderr.write(`  ${c.name} … `);
       const r = await settledRun({
+        label: `export: ${c.name}`,
         admin: admin!,
         serverPid: server?.pid,
         prepare: async () => {
@@ -196,16 +200,17 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
     const imp = series[0]!;
     const fl = series[1]!;
     const ceiling = series[2]!;
+    const old = series[3];
     const pinned = clientCpus !== undefined ? `; the server pinned to core 0 and every client to core${cpus > 2 ? 's' : ''} ${clientCpus} (\`taskset\`), so the client's CPU is not the server's, as when the loader runs on a host of its own` : '';
     const lines = [
       `## A whole export: flatload against mariadb-import${defaultPool ? '' : `, ${o.bufferPool} buffer pool`}${o.pin ? ', server and clients on cores of their own' : ''}`,
       '',
-      `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}${defaultPool ? '' : ` --buffer-pool ${o.bufferPool}`}${o.pin ? ' --pin' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
+      `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}${defaultPool ? '' : ` --buffer-pool ${o.bufferPool}`}${o.pin ? ' --pin' : ''}${o.baseline ? ' --baseline DIR' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
       `Machine: ${machineDescription(version)}.`,
       '',
       `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${defaultPool ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log${pinned}. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} loading streams between the tables, chunk by chunk. The ceiling is mariadb-import on a copy of the export whose files are already in \`user_id\` order: what no sort at all would cost. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
       '',
-      '| competitor | median s (runs, in order) | rows/s | load avg | server CPU s | connections at most |',
+      `| competitor | ${runsHeading(o.repeat)} | rows/s | load avg | server CPU s | connections at most |`,
       '|---|---:|---:|---:|---:|---:|',
       ...series.map((s) => {
         const cpu = s.runs.map((x) => x.measured.serverCpuSeconds).filter((c): c is number => c !== null);
@@ -223,6 +228,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
             `- the ceiling (an export that arrives sorted) vs mariadb-import on the export as it is: ${(imp.median / ceiling.median).toFixed(2)}×; flatload, which sorts it, is ${(ceiling.median / fl.median).toFixed(2)}× the ceiling.`,
           ]
         : []),
+      ...(old?.ok && fl.ok ? [`- flatload against ${old.item.name.split(' ')[0]} (another checkout, \`--baseline\`; same flags, same rounds): ${newOverOld(fl.median, old.median)}.`] : []),
       ...cpuAndSpread(imp.runs, fl.runs),
     ];
     const text = lines.join('\n');

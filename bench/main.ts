@@ -2,10 +2,12 @@
 /**
  * `npm run bench`: flatload against what a DBA would otherwise do, per
  * scenario (comparison.ts); prints tables of medians and ratios and writes
- * docs/benchmarks.md. Absolute times on a shared machine are noise; the
- * ratios between tools in the same run are the result. Usage: USAGE below (also `--help`).
+ * docs/benchmarks.md. Figures are published only from a quiet machine
+ * (quiet.ts): the bench waits for one before it starts and refuses to write
+ * docs after a run that started busy. Usage: USAGE below (also `--help`).
  */
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FlatloadError, formatError } from '../src/errors/index.js';
@@ -15,14 +17,39 @@ import { runStrategiesBench } from './strategies.js';
 import { runEnginesBench } from './engines.js';
 import { runClusterBench } from './spiderRoute.js';
 import { runExportBench } from './exportBench.js';
+import { resolveBaseline, type Baseline } from './competitors.js';
+import { estimateSeconds, type Mode } from './estimate.js';
+import { formatEstimate, session, waitQuiet } from './quiet.js';
+import { runScaleBench } from './scale.js';
 
-const USAGE = `usage:
-  npm run bench -- [--rows 3000000] [--repeat 3] [--jobs 2] [--only innodb,innodb-small,myrocks,user3] [--no-write]
-  npm run bench -- --memory [--memory-gb 2]   (peak RSS on a multi-GB file)
-  npm run bench -- --strategies [--rows 1000000] [--repeat 3]  (every strategy per scenario and the naive loads, median of 3, the planner's marked)
-  npm run bench -- --engines [--rows 1000000]     (flatload bench on two fixtures: every engine variant, sizes, charts → docs/engines.md)
-  npm run bench -- --cluster [--rows 300000] [--repeat 3]  (a Spider table: direct routing against the front → docs/benchmarks.md)
-  npm run bench -- --export [--rows 2000000] [--jobs 2] [--buffer-pool 128M] [--pin]   (a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N; --pin: the server on the first core, every client on the others)
+const USAGE = `usage: npm run bench -- [MODE] [OPTIONS]
+
+modes (one at a time; the default compares flatload with what a DBA would otherwise do):
+  (default)      [--rows 3000000] [--jobs 2] [--only innodb,innodb-small,myrocks,user3] [--baseline DIR]
+  --strategies   [--rows 1000000]   every strategy per scenario and the naive loads, the planner's marked (docs/strategies.md)
+  --engines      [--rows 1000000]   flatload bench on two fixtures: every engine variant, sizes, charts (docs/engines.md)
+  --cluster      [--rows 300000]    a Spider table: direct routing against the front
+  --export       [--rows 2000000] [--jobs 2] [--buffer-pool 128M] [--pin] [--baseline DIR]
+                                    a directory of four tables: mariadb-import --use-threads=N against flatload load DIR --jobs N
+                                    (--pin: the server on the first core, every client on the others)
+  --memory       [--memory-gb 2]    peak RSS on a multi-GB file
+  --scale        [--rows 200000000] [--naive-seconds 300] [--cache DIR]
+                                    the seed's experiment: a random-order user_summary file (generated once, cached under
+                                    --cache, default the OS tmp dir) into a 128 MiB buffer pool; flatload --jobs 2 beside
+                                    the client on a copy sorted beforehand and the naive client's first --naive-seconds
+
+options:
+  --repeat N         rounds; competitors rotate every round (default 5; --scale 1)
+  --baseline DIR     another built checkout (DIR/dist/src/cli/main.js): its flatload runs as one more competitor,
+                     "flatload@<short hash>", with the same flags in the same rounds; new/old time printed
+  --no-write         print the tables, write no docs
+  --force            write docs even after a run that started with the load average at or above 1.0 (the text
+                     then says so), and start after --wait-quiet without a quiet machine
+  --wait-quiet S     wait up to S seconds (default 120) for the 1-minute load average to drop under 1.0
+  -h, --help         this text
+
+The 1-minute load average is printed at each run's start and beside every figure; every table states its
+rounds, median and min–max spread. An estimated duration is printed before anything starts.
 `;
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,7 +68,13 @@ const { values: args } = parseArgs({
     'buffer-pool': { type: 'string', default: '2G' },
     export: { type: 'boolean', default: false },
     pin: { type: 'boolean', default: false },
-    repeat: { type: 'string', default: '3' },
+    repeat: { type: 'string' },
+    scale: { type: 'boolean', default: false },
+    'naive-seconds': { type: 'string', default: '300' },
+    cache: { type: 'string' },
+    baseline: { type: 'string' },
+    force: { type: 'boolean', default: false },
+    'wait-quiet': { type: 'string', default: '120' },
     'memory-gb': { type: 'string', default: '2' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -53,42 +86,70 @@ function positive(name: string, value: string): number {
   return n;
 }
 
+function modeOf(): Mode {
+  const chosen = (['strategies', 'cluster', 'engines', 'export', 'memory', 'scale'] as const).filter((m) => args[m]);
+  if (chosen.length > 1) throw new FlatloadError('USAGE', `one mode at a time: ${chosen.map((m) => `--${m}`).join(', ')}`);
+  return chosen[0] ?? 'comparison';
+}
+
+const DEFAULT_ROWS: Record<Mode, string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '0', scale: '200000000' };
+
 async function main(): Promise<void> {
   if (args.help) {
     process.stdout.write(USAGE);
     return;
   }
-  const repeat = positive('repeat', args.repeat);
+  const mode = modeOf();
+  const repeat = positive('repeat', args.repeat ?? (mode === 'scale' ? '1' : '5'));
+  const rows = positive('rows', args.rows ?? DEFAULT_ROWS[mode]);
+  let baseline: Baseline | undefined;
+  if (args.baseline !== undefined) {
+    if (mode !== 'comparison' && mode !== 'export') throw new FlatloadError('USAGE', '--baseline works in the default comparison and with --export');
+    baseline = resolveBaseline(resolve(args.baseline));
+    process.stderr.write(`baseline: ${baseline.name} (${baseline.cli})\n`);
+  }
+  const only = (args.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim());
+  for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new FlatloadError('USAGE', `--only: "${s}" is not one of ${SCENARIOS.join(', ')}`);
+  const naiveSeconds = positive('naive-seconds', args['naive-seconds']);
+  const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
+  // --scale prints its own, knowing what its cache already holds.
+  if (mode !== 'scale') process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${rows.toLocaleString('en-US')} rows, ${repeat} round${repeat === 1 ? '' : 's'}; rough, from per-row rates on a 2-core machine)\n`);
+  session.force = args.force;
+  const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
+  process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
+  if (mode === 'scale') {
+    await runScaleBench({ rows, repeat, naiveSeconds, cacheDir: args.cache ?? join(tmpdir(), 'flatload-bench-cache'), write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
+    return;
+  }
   if (args.strategies) {
-    await runStrategiesBench(positive('rows', args.rows ?? '1000000'), root, !args['no-write'], cli, repeat);
+    await runStrategiesBench(rows, root, !args['no-write'], cli, repeat);
     return;
   }
   if (args.cluster) {
-    await runClusterBench(positive('rows', args.rows ?? '300000'), repeat, root, !args['no-write'], cli);
+    await runClusterBench(rows, repeat, root, !args['no-write'], cli);
     return;
   }
   if (args.engines) {
-    await runEnginesBench(positive('rows', args.rows ?? '1000000'), root, !args['no-write'], cli);
+    await runEnginesBench(rows, root, !args['no-write'], cli);
     return;
   }
   if (args.export) {
-    await runExportBench({ rows: positive('rows', args.rows ?? '2000000'), repeat, jobs: positive('jobs', args.jobs), write: !args['no-write'], root, cli, bufferPool: args['buffer-pool'], pin: args.pin });
+    await runExportBench({ rows, repeat, jobs: positive('jobs', args.jobs), write: !args['no-write'], root, cli, bufferPool: args['buffer-pool'], pin: args.pin, ...(baseline ? { baseline } : {}) });
     return;
   }
   if (args.memory) {
     await runMemoryBench(Number(args['memory-gb']), root, !args['no-write']);
     return;
   }
-  const only = (args.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim());
-  for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new FlatloadError('USAGE', `--only: "${s}" is not one of ${SCENARIOS.join(', ')}`);
   await runComparison({
-    rows: positive('rows', args.rows ?? '3000000'),
+    rows,
     repeat,
     jobs: positive('jobs', args.jobs),
     only: only as ScenarioId[],
     write: !args['no-write'],
     root,
     cli,
+    ...(baseline ? { baseline } : {}),
   });
 }
 

@@ -6,6 +6,7 @@ import mysql from 'mysql2/promise';
 import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer } from '../src/devserver/server.js';
 import { writeDocSection } from './doc.js';
+import { session } from './quiet.js';
 
 interface MemRun {
   input: string;
@@ -65,6 +66,8 @@ export async function runMemoryBench(gb: number, root: string, write: boolean): 
       await admin.query(`DROP TABLE IF EXISTS mem.user_summary; USE mem; ${ddl('user_summary')}`);
       process.stderr.write(`loading ${(size / 1e9).toFixed(2)} GB from ${input}…\n`);
       const args = ['load', input === 'plain file' ? file : '-', '--table', 'mem.user_summary', '--chunk-size', `${chunkMiB}MiB`, '--jobs', String(jobs), '--progress', 'none', '--json'];
+      const load1 = session.start(`memory: ${input}`);
+      process.stderr.write(`  [load ${load1.toFixed(2)} at start]\n`);
       const r = await runCli(root, args, { ...process.env, DATABASE_URL: server.url }, input === 'standard input' ? file : undefined);
       const report = r.code === 0 ? (JSON.parse(r.stdout) as { rows: number }) : { rows: 0 };
       runs.push({
@@ -93,7 +96,8 @@ export async function runMemoryBench(gb: number, root: string, write: boolean): 
 Produced by \`npm run bench -- --memory --memory-gb ${gb}\` (${new Date().toISOString().slice(0, 10)}): one generated
 user_summary file loaded into an empty InnoDB table, once as a plain file and once through
 standard input (\`flatload load - < file\`), where chunks are cut on the fly and held in memory
-until loaded. Peak RSS is GNU time's maximum resident set size of the flatload process.
+until loaded. Peak RSS is GNU time's maximum resident set size of the flatload process. One run per input (peak RSS does
+not move with the machine's load); load average at the runs' start: ${session.starts.map((s) => s.load1.toFixed(2)).join(', ')}.
 
 ${table}
 `;

@@ -1,6 +1,6 @@
-import { loadavg } from 'node:os';
 import type { Connection } from 'mysql2/promise';
 import type { Measured } from './measure.js';
+import { session } from './quiet.js';
 import { settle, type Settled } from './settle.js';
 
 export interface RunResult {
@@ -29,6 +29,8 @@ export function median(xs: number[]): number {
 }
 
 export interface RunSteps {
+  /** Names the run in the session's record of load averages at start (quiet.ts). */
+  label?: string;
   admin: Connection;
   serverPid: number | undefined;
   /** Empties the target (a fresh table), untimed. */
@@ -42,7 +44,8 @@ export interface RunSteps {
 export async function settledRun(s: RunSteps): Promise<RunResult> {
   await s.prepare();
   const settled = await settle(s.admin, s.serverPid);
-  const load1 = loadavg()[0]!;
+  // Read after settling, as the measured command starts.
+  const load1 = session.start(s.label ?? 'a run');
   const measured = await s.run();
   const note = measured.code !== 0 ? `exit ${measured.code}: ${(measured.stderr || measured.stdout).trim().split('\n').slice(-2).join(' ').slice(0, 160)}` : await s.check(measured);
   return { seconds: measured.wallSeconds, ok: note === '', note, load1, settled, measured };
@@ -67,11 +70,16 @@ export async function inRounds<T>(items: T[], repeat: number, runOne: (item: T) 
   });
 }
 
-/** "12.3 (11.9, 12.3, 13.0)": the median and every run, in the order they ran. */
+/** "12.30 [11.9–13.0] (11.9, 12.3, 13.0)": the median, the min–max spread and every run, in the order they ran. */
 export function formatRuns(s: Series<unknown>): string {
   if (!s.ok) return `failed: ${s.runs.find((r) => !r.ok)?.note ?? ''}`;
-  return `${s.median.toFixed(2)} (${s.runs.map((r) => r.seconds.toFixed(1)).join(', ')})`;
+  const xs = s.runs.map((r) => r.seconds);
+  const spread = xs.length > 1 ? ` [${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}]` : '';
+  return `${s.median.toFixed(2)}${spread} (${xs.map((x) => x.toFixed(1)).join(', ')})`;
 }
+
+/** Column heading for formatRuns: the table states its rounds. */
+export const runsHeading = (rounds: number): string => `median s [min–max] (${rounds} round${rounds === 1 ? '' : 's'}, in order)`;
 
 export function loadRange(runs: RunResult[]): string {
   const l = runs.map((r) => r.load1);

@@ -19,6 +19,7 @@ import { FlatloadError } from '../src/errors/index.js';
 import { startSpiderCluster } from '../dev/spider.js';
 import { checksumOf, loadLocal, median, scalar } from './clusterSupport.js';
 import { writeDocSection } from './doc.js';
+import { session } from './quiet.js';
 import { machineDescription } from './report.js';
 
 /** Runs the three routes `rounds` times over `rows` rows; prints each run and writes the medians' table into docs/benchmarks.md. */
@@ -44,6 +45,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
     const backends = await Promise.all(spider.backends.map((b) => spider.connectBackend(b.index)));
     const version = String(await scalar(backends[0]!, 'SELECT VERSION()'));
     const routes = ['direct', 'front', 'LOAD DATA'] as const;
+    const loads: number[] = [];
     const ms: Record<string, number[]> = { direct: [], front: [], 'LOAD DATA': [] };
     const sums: Record<string, string> = {};
     for (let round = 0; round < rounds; round++) {
@@ -51,6 +53,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
         const route = routes[(k + round) % routes.length]!;
         for (const b of backends) await b.query('TRUNCATE TABLE f.us');
         // Each run is a new load: its bookkeeping (on the front and the backends) is dropped with the rows.
+        const load1 = session.start(`cluster: ${route}`);
         const t = process.hrtime.bigint();
         if (route === 'LOAD DATA') {
           const c = await spider.connectFront({ database: 'f' });
@@ -69,16 +72,17 @@ export async function runClusterBench(rows: number, rounds: number, root: string
         if (sums[route] === undefined) sums[route] = counts.join(' ');
         if (counts.join(' ') !== sums['direct'] && sums['direct'] !== undefined) throw new FlatloadError('INTERNAL', `--route ${route} left ${counts.join(' ')} (COUNT/CHECKSUM per backend), direct left ${sums['direct']}`);
         ms[route]!.push(elapsed);
-        process.stdout.write(`round ${round + 1}: ${route === 'LOAD DATA' ? "front's own LOAD DATA" : `flatload --route ${route}`}: ${(elapsed / 1000).toFixed(2)} s, per backend COUNT/CHECKSUM ${counts.join(' ')}\n`);
+        loads.push(load1);
+        process.stdout.write(`round ${round + 1}: ${route === 'LOAD DATA' ? "front's own LOAD DATA" : `flatload --route ${route}`}: ${(elapsed / 1000).toFixed(2)} s, per backend COUNT/CHECKSUM ${counts.join(' ')} [load ${load1.toFixed(2)} at start]\n`);
       }
     }
     for (const b of backends) await b.end();
     const d = median(ms['direct']!);
     for (const route of routes) {
       const m = median(ms[route]!);
-      const runs = ms[route]!.map((x) => (x / 1000).toFixed(2)).join(', ');
+      const runs = `[${(Math.min(...ms[route]!) / 1000).toFixed(2)}–${(Math.max(...ms[route]!) / 1000).toFixed(2)}] (${ms[route]!.map((x) => (x / 1000).toFixed(2)).join(', ')})`;
       process.stdout.write(`median ${route}: ${(m / 1000).toFixed(2)} s (runs ${runs}), ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} rows/s, ${(m / d).toFixed(1)}x direct's time\n`);
-      lines.push(`| ${route === 'LOAD DATA' ? "the front's own LOAD DATA LOCAL (one statement)" : `flatload --route ${route}`} | ${(m / 1000).toFixed(2)} (${runs}) | ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} | ${(m / d).toFixed(1)}× |`);
+      lines.push(`| ${route === 'LOAD DATA' ? "the front's own LOAD DATA LOCAL (one statement)" : `flatload --route ${route}`} | ${(m / 1000).toFixed(2)} ${runs} | ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} | ${(m / d).toFixed(1)}× |`);
     }
     const text = `## Spider: direct routing against the front
 
@@ -89,7 +93,9 @@ HASH(user_id) over 2 partitions, one per backend; ${rows.toLocaleString('en-US')
 the backend tables emptied; ${rounds} rounds in rotating order, medians; after every run each backend's COUNT(*) and CHECKSUM TABLE
 must equal what direct routing left. The front's own LOAD DATA is what the \`mariadb\` client does given the front table.
 
-| route | median s (runs) | rows/s | × direct's time |
+Load average at each run's start: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.
+
+| route | median s [min–max] (${rounds} rounds, in order) | rows/s | × direct's time |
 |---|---:|---:|---:|
 ${lines.join('\n')}
 

@@ -96,7 +96,7 @@ export function judge(results: Measurement[], naive: Measurement[], rows: number
     const mark = r === planned ? ` **(planner${label})**` : r.naive ? ' (naive)' : '';
     const notCompared = r.ok && !r.naive && weaker(r.guarantee, planned.guarantee) ? ' (weaker: not compared)' : '';
     out.push(
-      `| ${r.label}${mark} | ${r.strategy} | ${r.guarantee}${notCompared} | ${r.ok ? `${r.seconds.toFixed(2)}${r.runs.length > 1 ? ` (${r.runs.map((x) => x.toFixed(1)).join(', ')})` : ''}` : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${r.ok ? `${(r.seconds / best).toFixed(2)}×` : r.note} |`,
+      `| ${r.label}${mark} | ${r.strategy} | ${r.guarantee}${notCompared} | ${r.ok ? `${r.seconds.toFixed(2)}${r.runs.length > 1 ? ` [${Math.min(...r.runs).toFixed(1)}–${Math.max(...r.runs).toFixed(1)}] (${r.runs.map((x) => x.toFixed(1)).join(', ')})` : ''}` : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${r.ok ? `${(r.seconds / best).toFixed(2)}×` : r.note} |`,
     );
   }
   const within = planned.ok && planned.seconds <= best * 1.1;
@@ -199,6 +199,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
       process.stderr.write(`${sc.name} (${rows.toLocaleString('en-US')} rows):\n`);
       const once = async (c: Contender): Promise<RunResult> => {
         const r = await settledRun({
+          label: `${sc.name}: ${labelOf(c)}`,
           admin,
           serverPid: server?.pid,
           prepare: async () => {
@@ -225,7 +226,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
       // The naive loads rotate with the planner's own alternatives, so they share its rounds' conditions.
       const main = toMeasurements(await inRounds([...flagSets, ...naive], repeat, once));
       const consented = toMeasurements(await inRounds((sc.consent ?? []).map((flags) => ({ flags })), repeat, once));
-      lines.push(`### ${sc.name}`, '', '| flags | plan | resume guarantee | median seconds (runs) | rows/s | vs fastest |', '|---|---|---|---:|---:|---:|');
+      lines.push(`### ${sc.name}`, '', `| flags | plan | resume guarantee | median seconds [min–max] (${repeat} rounds) | rows/s | vs fastest |`, '|---|---|---|---:|---:|---:|');
       const naiveResults = main.filter((m) => m.naive);
       lines.push(...judge(main.filter((m) => !m.naive), naiveResults, rows, ''));
       if (consented.length) lines.push(...judge(consented, naiveResults, rows, ' with --allow-ddl'));

@@ -1,0 +1,349 @@
+/**
+ * `npm run bench -- --scale`: the seed's experiment at its own size. A
+ * 200M-row `user_summary` file in random key order (generated once and
+ * cached), loaded into a throwaway server whose 128 MiB buffer pool the table
+ * outgrows many times, by `flatload load FILE --table T --jobs 2` with default
+ * flags; beside it the `mariadb` client on a copy sorted beforehand with GNU
+ * sort (the sort's time shown apart) and the naive client on the random-order
+ * file for its first minutes (rows reached). Writes its section of
+ * docs/benchmarks.md with the published TokuDB figures for the reader to
+ * compare.
+ */
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import mysql, { type Connection } from 'mysql2/promise';
+import { ddl, generateToFile } from '../fixtures/generate.js';
+import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
+import { FlatloadError } from '../src/errors/index.js';
+import { clientLoad, flatloadLoad, type Target } from './competitors.js';
+import { writeDocSection } from './doc.js';
+import { measure, type Measured } from './measure.js';
+import { formatEstimate } from './quiet.js';
+import { machineDescription } from './report.js';
+import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
+
+const DB = 'flatload_scale';
+const TABLE = 'user_summary';
+const SEED = 1;
+
+/** The published experiment this project answers: one LOAD DATA into TokuDB. */
+export const TOKUDB = { rows: 200_000_000, fileGB: 8.5, seconds: 348, rowsPerSecond: 574_000, onDiskGB: 3.5, machine: '8 cores, 8 GB RAM' };
+
+export interface ScaleOptions {
+  rows: number;
+  repeat: number;
+  /** How long the naive client (LOAD DATA LOCAL of the random-order file) runs before it is stopped. */
+  naiveSeconds: number;
+  /** Where the generated file and its sorted copy are kept between runs. */
+  cacheDir: string;
+  write: boolean;
+  root: string;
+  cli: string;
+  jobs?: number;
+}
+
+/** Rough per-row costs on a 2-core machine (from the issue's 50M-row runs): for planning a quiet window, not results. */
+const RATE = { generate: 1.5e6, sort: 0.7e6, flatload: 0.3e6, sortedClient: 0.4e6, count: 3e6 };
+
+/** Seconds the whole --scale run should take, roughly (generation and sort only when not cached). */
+export function scaleEstimate(rows: number, repeat: number, naiveSeconds: number, cached: { file: boolean; sorted: boolean }): number {
+  const once = (cached.file ? 0 : rows / RATE.generate) + (cached.sorted ? 0 : rows / RATE.sort) + 15;
+  // Per round: the three loads, a COUNT(*) after each checked load, the drop and the settle.
+  const round = rows / RATE.flatload + rows / RATE.sortedClient + naiveSeconds + (2 * rows) / RATE.count + 30;
+  return once + repeat * round;
+}
+
+interface Meta {
+  bytes: number;
+  /** The sorted copy: how long GNU sort took when it was made, and its CPU. */
+  sortSeconds?: number;
+  sortCpuSeconds?: number | null;
+  made: string;
+}
+
+function readMeta(file: string): Meta | undefined {
+  const meta = `${file}.json`;
+  if (!existsSync(file) || !existsSync(meta)) return undefined;
+  try {
+    const m = JSON.parse(readFileSync(meta, 'utf8')) as Meta;
+    return statSync(file).size === m.bytes ? m : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function cachePaths(cacheDir: string, rows: number, seed = SEED): { unsorted: string; sorted: string } {
+  const base = join(cacheDir, `user_summary-${rows}-seed${seed}`);
+  return { unsorted: `${base}.tsv`, sorted: `${base}-sorted.tsv` };
+}
+
+/** The random-order file, generated (streaming, in ~1 MiB buffers) unless the cache holds it at the right size. */
+export async function cachedInput(cacheDir: string, rows: number): Promise<{ file: string; meta: Meta; reused: boolean }> {
+  mkdirSync(cacheDir, { recursive: true });
+  const { unsorted: file } = cachePaths(cacheDir, rows);
+  const have = readMeta(file);
+  if (have) return { file, meta: have, reused: true };
+  process.stderr.write(`generating ${rows.toLocaleString('en-US')} user_summary rows in random user_id order into ${file}…\n`);
+  const partial = `${file}.partial`;
+  const g = await generateToFile(partial, { table: 'user_summary', rows, seed: SEED });
+  renameSync(partial, file);
+  const meta: Meta = { bytes: g.bytes, made: new Date().toISOString() };
+  writeFileSync(`${file}.json`, JSON.stringify(meta));
+  return { file, meta, reused: false };
+}
+
+/** The copy sorted by user_id with GNU sort (as a DBA would), timed once and cached with its time. */
+export async function cachedSorted(cacheDir: string, rows: number, unsorted: string): Promise<{ file: string; meta: Meta; reused: boolean }> {
+  const { sorted: file } = cachePaths(cacheDir, rows);
+  const have = readMeta(file);
+  if (have) return { file, meta: have, reused: true };
+  process.stderr.write(`sorting a copy by user_id with GNU sort into ${file}…\n`);
+  const partial = `${file}.partial`;
+  const m = await measure('sort', ['-t', '\t', '-k1,1n', '-S', '25%', `--parallel=${Math.min(2, availableParallelism())}`, '-T', cacheDir, '-o', partial, unsorted], {
+    env: { ...process.env, LC_ALL: 'C' },
+  });
+  if (m.code !== 0) throw new FlatloadError('INTERNAL', `sort failed: ${m.stderr.trim()}`);
+  renameSync(partial, file);
+  const meta: Meta = { bytes: statSync(file).size, sortSeconds: m.wallSeconds, sortCpuSeconds: m.clientCpuSeconds, made: new Date().toISOString() };
+  writeFileSync(`${file}.json`, JSON.stringify(meta));
+  return { file, meta, reused: false };
+}
+
+/** Bytes a directory takes on disk (as du counts them); files vanishing while it walks are skipped. */
+export function diskBytes(dir: string): number {
+  let total = 0;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const n of names) {
+    try {
+      const st = lstatSync(join(dir, n));
+      total += st.isDirectory() ? diskBytes(join(dir, n)) + st.blocks * 512 : st.blocks * 512;
+    } catch {
+      // Removed between readdir and lstat: a run file the merge finished with.
+    }
+  }
+  return total;
+}
+
+/** Polls a directory's size every second while `work` runs; returns the work's result and the peak. */
+export async function withPeakDisk<T>(dir: string, work: () => Promise<T>, everyMs = 1000): Promise<{ result: T; peakBytes: number }> {
+  let peak = diskBytes(dir);
+  const timer = setInterval(() => (peak = Math.max(peak, diskBytes(dir))), everyMs);
+  try {
+    const result = await work();
+    peak = Math.max(peak, diskBytes(dir));
+    return { result, peakBytes: peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function count(admin: Connection): Promise<number> {
+  const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${TABLE}`);
+  return Number((c as Array<{ n: unknown }>)[0]!.n);
+}
+
+/** The table's .ibd file on disk, and what information_schema says the data and index take. */
+async function onDisk(admin: Connection): Promise<{ fileBytes: number | null; schemaBytes: number }> {
+  const [d] = await admin.query('SELECT @@datadir AS d');
+  const ibd = join(String((d as Array<{ d: string }>)[0]!.d), DB, `${TABLE}.ibd`);
+  const [s] = await admin.query('SELECT DATA_LENGTH + INDEX_LENGTH AS b FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [DB, TABLE]);
+  return { fileBytes: existsSync(ibd) ? statSync(ibd).blocks * 512 : null, schemaBytes: Number((s as Array<{ b: unknown }>)[0]?.b ?? 0) };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The naive client's LOAD DATA LOCAL for `seconds`, then KILL QUERY: how
+ * many rows its transaction had inserted by then (INNODB_TRX, polled every
+ * second). A load that ends sooner reports its whole count.
+ */
+async function naiveFor(admin: Connection, t: Target, file: string, seconds: number): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
+  const t0 = Date.now();
+  let done = false;
+  const run = clientLoad(t, file).finally(() => (done = true));
+  let rowsReached = 0;
+  let thread: number | undefined;
+  while (!done && Date.now() - t0 < seconds * 1000) {
+    await sleep(Math.min(1000, Math.max(10, seconds * 1000 - (Date.now() - t0))));
+    const [r] = await admin.query("SELECT trx_mysql_thread_id AS id, trx_rows_modified AS n FROM information_schema.INNODB_TRX WHERE trx_query LIKE 'LOAD DATA%'");
+    const row = (r as Array<{ id: number; n: number }>)[0];
+    if (row) {
+      thread = Number(row.id);
+      rowsReached = Math.max(rowsReached, Number(row.n));
+    }
+  }
+  const wall = (Date.now() - t0) / 1000;
+  if (!done && thread !== undefined) await admin.query(`KILL QUERY ${thread}`);
+  const m = await run;
+  const finished = m.code === 0;
+  if (finished) rowsReached = await count(admin);
+  // Stopped on purpose: the rows reached are the result, not the exit status.
+  return { measured: { ...m, code: 0, wallSeconds: finished ? m.wallSeconds : wall }, rowsReached, finished };
+}
+
+interface Contender {
+  name: string;
+  kind: 'flatload' | 'sorted' | 'naive';
+}
+
+interface Extra {
+  peakTmpBytes: number | null;
+  onDisk: { fileBytes: number | null; schemaBytes: number } | null;
+  rowsReached: number | null;
+  finished: boolean;
+}
+
+export async function runScaleBench(o: ScaleOptions): Promise<void> {
+  const t0 = Date.now();
+  const jobs = o.jobs ?? 2;
+  const cachedFile = readMeta(cachePaths(o.cacheDir, o.rows).unsorted) !== undefined;
+  const cachedSortedCopy = readMeta(cachePaths(o.cacheDir, o.rows).sorted) !== undefined;
+  process.stderr.write(
+    `--scale: ${o.rows.toLocaleString('en-US')} rows, ${o.repeat} round${o.repeat === 1 ? '' : 's'}, naive client for ${o.naiveSeconds} s; estimated ${formatEstimate(scaleEstimate(o.rows, o.repeat, o.naiveSeconds, { file: cachedFile, sorted: cachedSortedCopy }))} (rough, from per-row rates; the input ${cachedFile ? 'is cached' : 'is generated first'}, the sorted copy ${cachedSortedCopy ? 'is cached' : 'is made first'})\n`,
+  );
+  const input = await cachedInput(o.cacheDir, o.rows);
+  const sorted = await cachedSorted(o.cacheDir, o.rows, input.file);
+  const work = mkdtempSync(join(tmpdir(), 'flatload-scale-'));
+  const tmp = join(work, 'tmpdir');
+  let server: ThrowawayServer | undefined;
+  let admin: Connection | undefined;
+  try {
+    process.stderr.write('starting a throwaway MariaDB (128M buffer pool, 1 GiB redo log)…\n');
+    server = await startThrowawayServer({ innodbBufferPoolSize: '128M', innodbLogFileSize: '1G' });
+    admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
+    const [v] = await admin.query('SELECT VERSION() AS v');
+    const version = String((v as Array<{ v: string }>)[0]!.v);
+    const target: Target = { url: new URL(server.url), db: DB, table: TABLE, serverPid: server.pid };
+    const contenders: Contender[] = [
+      { name: `flatload load FILE --table T --jobs ${jobs}`, kind: 'flatload' },
+      { name: 'mariadb client on a copy sorted by user_id beforehand (sorting not counted)', kind: 'sorted' },
+      { name: `mariadb client, one LOAD DATA LOCAL of the random-order file, stopped after ${o.naiveSeconds} s`, kind: 'naive' },
+    ];
+    const extras = new Map<RunResult, Extra>();
+    const once = async (c: Contender): Promise<RunResult> => {
+      process.stderr.write(`  ${c.name} … `);
+      let extra: Extra = { peakTmpBytes: null, onDisk: null, rowsReached: null, finished: true };
+      const r = await settledRun({
+        label: `scale: ${c.name}`,
+        admin: admin!,
+        serverPid: server!.pid,
+        prepare: async () => {
+          await admin!.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl('user_summary')} ENGINE=InnoDB`);
+          rmSync(tmp, { recursive: true, force: true });
+          mkdirSync(tmp);
+        },
+        run: async () => {
+          if (c.kind === 'naive') {
+            const n = await naiveFor(admin!, target, input.file, o.naiveSeconds);
+            extra = { ...extra, rowsReached: n.rowsReached, finished: n.finished };
+            return n.measured;
+          }
+          if (c.kind === 'sorted') return clientLoad(target, sorted.file);
+          const p = await withPeakDisk(tmp, () => flatloadLoad(o.cli, target, input.file, ['--jobs', String(jobs), '--tmpdir', tmp]));
+          extra = { ...extra, peakTmpBytes: p.peakBytes };
+          return p.result;
+        },
+        check: async () => {
+          if (c.kind === 'naive') return '';
+          const n = await count(admin!);
+          if (n !== o.rows) return `${n} rows in the table`;
+          extra = { ...extra, onDisk: await onDisk(admin!) };
+          return '';
+        },
+      });
+      extras.set(r, extra);
+      const m = r.measured;
+      process.stderr.write(
+        `${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`}${extra.rowsReached !== null ? `, ${extra.rowsReached.toLocaleString('en-US')} rows reached${extra.finished ? ' (finished)' : ''}` : ''}${m.clientPeakRssBytes !== null ? `, peak RSS ${mb(m.clientPeakRssBytes)}` : ''}${extra.peakTmpBytes !== null ? `, peak --tmpdir ${mb(extra.peakTmpBytes)}` : ''} [load ${r.load1.toFixed(2)} at start]\n`,
+      );
+      return r;
+    };
+    const series = await inRounds(contenders, o.repeat, once);
+    await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+    const text = renderScale({ o, jobs, series, extras, inputBytes: input.meta.bytes, sorted: sorted.meta, version, minutes: (Date.now() - t0) / 60000 });
+    process.stdout.write(`\n${text}\n`);
+    if (o.write) {
+      const doc = join(o.root, 'docs/benchmarks.md');
+      if (writeDocSection(doc, o.rows === TOKUDB.rows ? 'scale' : `scale-${o.rows}`, text)) process.stderr.write(`wrote ${doc}\n`);
+    }
+  } finally {
+    await admin?.end().catch(() => undefined);
+    await server?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
+const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+
+function med(xs: Array<number | null>): number | null {
+  const ok = xs.filter((x): x is number => x !== null);
+  return ok.length ? median(ok) : null;
+}
+
+interface RenderInput {
+  o: ScaleOptions;
+  jobs: number;
+  series: Series<Contender>[];
+  extras: Map<RunResult, Extra>;
+  inputBytes: number;
+  sorted: Meta;
+  version: string;
+  minutes: number;
+}
+
+function renderScale(r: RenderInput): string {
+  const { o, series, extras, inputBytes } = r;
+  const perGB = inputBytes / 1e9;
+  const loads = series.flatMap((s) => s.runs.map((x) => x.load1));
+  const lines = [
+    `## Seed scale: ${o.rows.toLocaleString('en-US')} rows into a 128 MiB buffer pool`,
+    '',
+    `Produced by \`npm run bench -- --scale --rows ${o.rows} --repeat ${o.repeat} --naive-seconds ${o.naiveSeconds}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${r.minutes.toFixed(0)} minutes, the file and its sorted copy cached beforehand or made first). Machine: ${machineDescription(r.version)}. Load average at the runs' start: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.`,
+    '',
+    `Input: ${o.rows.toLocaleString('en-US')} generated \`user_summary\` rows in random \`user_id\` order, ${gb(inputBytes)} TSV. A throwaway MariaDB with a 128 MiB buffer pool (the table outgrows it many times, as on a production server loading a multi-GB export) and a 1 GiB redo log. flatload runs as a new user would: \`flatload load FILE --table T --jobs ${r.jobs}\` with default flags and a dedicated \`--tmpdir\`, whose size is polled every second. Peak RSS and client CPU (user + system) are GNU time's; server CPU is mariadbd's from /proc before and after; on disk is the table's .ibd file (blocks allocated). ${o.repeat} round${o.repeat === 1 ? '' : 's'} in rotating order, each run on an empty table after the server came to rest; every finished load's COUNT(*) checked.`,
+    '',
+    `| competitor | ${runsHeading(o.repeat)} | rows/s | peak RSS | peak --tmpdir | client CPU s (per GB) | server CPU s | on disk | input/on-disk | load avg at start |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const s of series) {
+    const ex = s.runs.map((x) => extras.get(x));
+    const cpu = med(s.runs.map((x) => x.measured.clientCpuSeconds));
+    const rss = med(s.runs.map((x) => x.measured.clientPeakRssBytes));
+    const srv = med(s.runs.map((x) => x.measured.serverCpuSeconds));
+    const tmpPeak = med(ex.map((e) => e?.peakTmpBytes ?? null));
+    const disk = med(ex.map((e) => e?.onDisk?.fileBytes ?? null));
+    const loadAt = s.runs.map((x) => x.load1.toFixed(2)).join(', ');
+    if (s.item.kind === 'naive') {
+      const reached = ex.map((e) => e?.rowsReached ?? 0);
+      const finished = ex.every((e) => e?.finished);
+      lines.push(
+        `| ${s.item.name} | ${finished ? formatRuns(s) : `stopped at ${o.naiveSeconds} s`} | ${finished ? Math.round(o.rows / s.median).toLocaleString('en-US') : `${Math.round(median(reached)).toLocaleString('en-US')} rows reached (median; ${reached.map((n) => n.toLocaleString('en-US')).join(', ')})`} | ${rss !== null ? mb(rss) : '–'} | – | ${cpu !== null ? cpu.toFixed(1) : '–'} | ${srv !== null ? srv.toFixed(1) : '–'} | – | – | ${loadAt} |`,
+      );
+      continue;
+    }
+    lines.push(
+      `| ${s.item.name} | ${formatRuns(s)} | ${s.ok ? Math.round(o.rows / s.median).toLocaleString('en-US') : ''} | ${rss !== null ? mb(rss) : '–'} | ${tmpPeak !== null ? `${mb(tmpPeak)} (${(tmpPeak / inputBytes).toFixed(2)}× input)` : '–'} | ${cpu !== null ? `${cpu.toFixed(1)} (${(cpu / perGB).toFixed(1)})` : '–'} | ${srv !== null ? srv.toFixed(1) : '–'} | ${disk !== null ? mb(disk) : '–'} | ${disk !== null ? (inputBytes / disk).toFixed(2) : '–'} | ${loadAt} |`,
+    );
+  }
+  lines.push(
+    `| the published experiment this project answers: one LOAD DATA into TokuDB, ${TOKUDB.machine} | ${TOKUDB.seconds} (5 min 48 s) | ${TOKUDB.rowsPerSecond.toLocaleString('en-US')} | | | | | ${TOKUDB.onDiskGB * 1000} MB | ${(TOKUDB.fileGB / TOKUDB.onDiskGB).toFixed(2)} | |`,
+    '',
+  );
+  const fl = series.find((s) => s.item.kind === 'flatload');
+  const so = series.find((s) => s.item.kind === 'sorted');
+  if (fl?.ok && so?.ok) lines.push(`- flatload against the client on the sorted copy: ${(fl.median / so.median).toFixed(2)}× its time (sorting not counted).`);
+  if (r.sorted.sortSeconds !== undefined) {
+    lines.push(`- Sorting the copy beforehand (GNU \`sort -t TAB -k1,1n -S 25% --parallel=2\`, LC_ALL=C, when it was cached on ${r.sorted.made.slice(0, 10)}): ${r.sorted.sortSeconds.toFixed(0)} s${r.sorted.sortCpuSeconds ? `, ${r.sorted.sortCpuSeconds.toFixed(0)} s of CPU` : ''}${so?.ok ? `; sort and load together ${(r.sorted.sortSeconds + so.median).toFixed(0)} s` : ''}.`);
+  }
+  lines.push(
+    `- The published TokuDB run: ${TOKUDB.rows.toLocaleString('en-US')} rows, an ${TOKUDB.fileGB} GB file, one LOAD DATA, ${TOKUDB.seconds} s (${TOKUDB.rowsPerSecond.toLocaleString('en-US')} rows/s) on ${TOKUDB.machine}, ${TOKUDB.onDiskGB} GB on disk. This machine: ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM${o.rows === TOKUDB.rows ? '' : `; this run's ${o.rows.toLocaleString('en-US')} rows are not the published size, so compare rates, not times`}.`,
+  );
+  return lines.join('\n');
+}
