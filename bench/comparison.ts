@@ -39,7 +39,7 @@ export interface ComparisonOptions {
 /** 'old': the --baseline checkout's flatload. */
 type Role = 'baseline' | 'naive' | 'ceiling' | 'flatload' | 'old';
 
-interface Competitor {
+export interface Competitor {
   name: string;
   role: Role;
   /** For an 'old' competitor: the name of this checkout's flatload it is the before of. */
@@ -47,7 +47,7 @@ interface Competitor {
   run(t: Target): Promise<Measured>;
 }
 
-interface Goal {
+export interface Goal {
   /** flatload competitor's name, the competitor it is compared with, and the least speed-up flatload aims for. */
   flatload: string;
   vs: string;
@@ -55,7 +55,7 @@ interface Goal {
   label: string;
 }
 
-interface Scenario {
+export interface Scenario {
   id: ScenarioId;
   title: string;
   server: 'big' | 'small';
@@ -65,7 +65,7 @@ interface Scenario {
   goals: Goal[];
 }
 
-interface Files {
+export interface Files {
   unsorted: string;
   sorted: string;
   /** `split -n l/N` parts of the unsorted file, per table name. */
@@ -75,7 +75,7 @@ interface Files {
 const DB = 'flatload_bench';
 const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
 
-function scenarios(f: Files, n: number, cli: string, baseline?: Baseline): Scenario[] {
+export function scenarios(f: Files, n: number, cli: string, baseline?: Baseline): Scenario[] {
   const flat = (name: string, flags: string[]): Competitor => ({ name, role: 'flatload', run: (t) => flatloadLoad(cli, t, f.unsorted, flags) });
   const old = (c: Competitor, flags: string[]): Competitor[] =>
     baseline ? [{ name: c.name.replace(/^flatload/, baseline.name), role: 'old', newName: c.name, run: (t) => flatloadLoad(baseline.cli, t, f.unsorted, flags) }] : [];
@@ -246,7 +246,8 @@ async function startServer(pool: string): Promise<ThrowawayServer> {
   return startThrowawayServer({ innodbBufferPoolSize: pool, innodbLogFileSize: '1G' });
 }
 
-export async function runComparison(o: ComparisonOptions): Promise<void> {
+/** Runs every scenario and returns the section's text (also printed, and written unless o.write is false). */
+export async function runComparison(o: ComparisonOptions): Promise<string> {
   const t0 = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'flatload-bench-'));
   const servers: ThrowawayServer[] = [];
@@ -314,6 +315,7 @@ export async function runComparison(o: ComparisonOptions): Promise<void> {
       writeDocSection(doc, 'comparison', text);
       process.stderr.write(`wrote ${doc}\n`);
     }
+    return text;
   } finally {
     for (const a of admins) await a.end().catch(() => undefined);
     for (const s of servers) await s.stop();

@@ -97,7 +97,8 @@ async function connectionsOpen(admin: Connection): Promise<number | null> {
   return statusValue(admin, 'Threads_connected');
 }
 
-export async function runExportBench(o: ExportBenchOptions): Promise<void> {
+/** Runs the rounds and returns the section's text (also printed, and written unless o.write is false). */
+export async function runExportBench(o: ExportBenchOptions): Promise<string> {
   // The default pool holds every table; a smaller one is the nightly multi-GB case, written to a section of its own.
   const defaultPool = o.bufferPool === '2G';
   const cpus = availableParallelism();
@@ -208,7 +209,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       `Produced by \`npm run bench -- --export --rows ${o.rows} --repeat ${o.repeat} --jobs ${n}${defaultPool ? '' : ` --buffer-pool ${o.bufferPool}`}${o.pin ? ' --pin' : ''}${o.baseline ? ' --baseline DIR' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${((Date.now() - t0) / 60000).toFixed(0)} minutes).`,
       `Machine: ${machineDescription(version)}.`,
       '',
-      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${defaultPool ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log${pinned}. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} loading streams between the tables, chunk by chunk. The ceiling is mariadb-import on a copy of the export whose files are already in \`user_id\` order: what no sort at all would cost. Each run starts on empty tables after the server came to rest; ${o.repeat} rounds in rotating order, medians; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
+      `Input: a directory of ${TABLES.length} TSV files, one per table (${TABLES.map(([t, s]) => `${t} ${Math.round(o.rows * s).toLocaleString('en-US')} rows`).join(', ')}; ${(bytes / 1e6).toFixed(1)} MB in all), generated \`user_summary\` rows in random \`user_id\` order, into InnoDB tables of \`user_summary\`'s definition; a throwaway MariaDB with a ${defaultPool ? '2 GiB buffer pool (every table fits)' : `${o.bufferPool} buffer pool (the tables outgrow it)`} and a 1 GiB redo log${pinned}. Both tools get ${n} connections: \`mariadb-import --use-threads=${n}\` loads ${n} files at a time, one LOAD DATA LOCAL each; flatload shares ${n} loading streams between the tables, chunk by chunk. The ceiling is mariadb-import on a copy of the export whose files are already in \`user_id\` order: what no sort at all would cost. Each run starts on empty tables after the server came to rest; ${o.repeat} round${o.repeat === 1 ? '' : 's'} in rotating order, medians with their min–max spread; every table's COUNT(*) and CHECKSUM TABLE checked against the first run's.`,
       '',
       `| competitor | ${runsHeading(o.repeat)} | rows/s | load avg | server CPU s | connections at most |`,
       '|---|---:|---:|---:|---:|---:|',
@@ -238,6 +239,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<void> {
       writeDocSection(doc, `${defaultPool ? 'export' : `export-${o.bufferPool}`}${o.pin ? '-pinned' : ''}`, text);
       process.stderr.write(`wrote ${doc}\n`);
     }
+    return text;
   } finally {
     await admin?.end().catch(() => undefined);
     await server?.stop();

@@ -155,6 +155,10 @@ async function main(): Promise<void> {
 
 try {
   await main();
+  if (session.refused.length) {
+    process.stderr.write(`not written (the machine was not quiet): ${session.refused.join(', ')}\n`);
+    process.exitCode = 1;
+  }
 } catch (err) {
   process.stderr.write(`${formatError(err)}\n`);
   process.exitCode = 1;

@@ -22,6 +22,8 @@ export interface RunStart {
 
 export class QuietSession {
   readonly starts: RunStart[] = [];
+  /** Docs sections not written because a run started busy. */
+  readonly refused: string[] = [];
   force = false;
   constructor(public read: LoadReader = systemLoad) {}
 

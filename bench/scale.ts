@@ -19,7 +19,7 @@ import { FlatloadError } from '../src/errors/index.js';
 import { clientLoad, flatloadLoad, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
-import { formatEstimate } from './quiet.js';
+import { formatEstimate, QUIET_LOAD, session } from './quiet.js';
 import { machineDescription } from './report.js';
 import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
 
@@ -59,6 +59,8 @@ interface Meta {
   /** The sorted copy: how long GNU sort took when it was made, and its CPU. */
   sortSeconds?: number;
   sortCpuSeconds?: number | null;
+  /** The 1-minute load average as the sort started. */
+  sortLoad1?: number;
   made: string;
 }
 
@@ -100,12 +102,13 @@ export async function cachedSorted(cacheDir: string, rows: number, unsorted: str
   if (have) return { file, meta: have, reused: true };
   process.stderr.write(`sorting a copy by user_id with GNU sort into ${file}…\n`);
   const partial = `${file}.partial`;
+  const sortLoad1 = session.start('scale: GNU sort of the copy');
   const m = await measure('sort', ['-t', '\t', '-k1,1n', '-S', '25%', `--parallel=${Math.min(2, availableParallelism())}`, '-T', cacheDir, '-o', partial, unsorted], {
     env: { ...process.env, LC_ALL: 'C' },
   });
   if (m.code !== 0) throw new FlatloadError('INTERNAL', `sort failed: ${m.stderr.trim()}`);
   renameSync(partial, file);
-  const meta: Meta = { bytes: statSync(file).size, sortSeconds: m.wallSeconds, sortCpuSeconds: m.clientCpuSeconds, made: new Date().toISOString() };
+  const meta: Meta = { bytes: statSync(file).size, sortSeconds: m.wallSeconds, sortCpuSeconds: m.clientCpuSeconds, sortLoad1, made: new Date().toISOString() };
   writeFileSync(`${file}.json`, JSON.stringify(meta));
   return { file, meta, reused: false };
 }
@@ -169,16 +172,24 @@ async function naiveFor(admin: Connection, t: Target, file: string, seconds: num
   const run = clientLoad(t, file).finally(() => (done = true));
   let rowsReached = 0;
   let thread: number | undefined;
-  while (!done && Date.now() - t0 < seconds * 1000) {
-    await sleep(Math.min(1000, Math.max(10, seconds * 1000 - (Date.now() - t0))));
+  const poll = async (): Promise<void> => {
     const [r] = await admin.query("SELECT trx_mysql_thread_id AS id, trx_rows_modified AS n FROM information_schema.INNODB_TRX WHERE trx_query LIKE 'LOAD DATA%'");
     const row = (r as Array<{ id: number; n: number }>)[0];
     if (row) {
       thread = Number(row.id);
       rowsReached = Math.max(rowsReached, Number(row.n));
     }
+  };
+  while (!done && Date.now() - t0 < seconds * 1000) {
+    await sleep(Math.min(1000, Math.max(10, seconds * 1000 - (Date.now() - t0))));
+    await poll();
   }
   const wall = (Date.now() - t0) / 1000;
+  // A statement not yet seen (a very short limit): find it to stop it, for at most half a minute.
+  while (!done && thread === undefined && Date.now() - t0 < seconds * 1000 + 30_000) {
+    await sleep(100);
+    await poll();
+  }
   if (!done && thread !== undefined) await admin.query(`KILL QUERY ${thread}`);
   const m = await run;
   const finished = m.code === 0;
@@ -199,7 +210,8 @@ interface Extra {
   finished: boolean;
 }
 
-export async function runScaleBench(o: ScaleOptions): Promise<void> {
+/** Runs the rounds and returns the section's text (also printed, and written unless o.write is false). */
+export async function runScaleBench(o: ScaleOptions): Promise<string> {
   const t0 = Date.now();
   const jobs = o.jobs ?? 2;
   const cachedFile = readMeta(cachePaths(o.cacheDir, o.rows).unsorted) !== undefined;
@@ -266,12 +278,13 @@ export async function runScaleBench(o: ScaleOptions): Promise<void> {
     };
     const series = await inRounds(contenders, o.repeat, once);
     await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
-    const text = renderScale({ o, jobs, series, extras, inputBytes: input.meta.bytes, sorted: sorted.meta, version, minutes: (Date.now() - t0) / 60000 });
+    const text = renderScale({ o, jobs, series, extras, inputBytes: input.meta.bytes, sorted: sorted.meta, version, minutes: (Date.now() - t0) / 60000, madeNow: !input.reused || !sorted.reused });
     process.stdout.write(`\n${text}\n`);
     if (o.write) {
       const doc = join(o.root, 'docs/benchmarks.md');
       if (writeDocSection(doc, o.rows === TOKUDB.rows ? 'scale' : `scale-${o.rows}`, text)) process.stderr.write(`wrote ${doc}\n`);
     }
+    return text;
   } finally {
     await admin?.end().catch(() => undefined);
     await server?.stop();
@@ -280,7 +293,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<void> {
 }
 
 const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
-const gb = (b: number): string => `${(b / 1e9).toFixed(2)} GB`;
+const gb = (b: number): string => (b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : mb(b));
 
 function med(xs: Array<number | null>): number | null {
   const ok = xs.filter((x): x is number => x !== null);
@@ -296,18 +309,24 @@ interface RenderInput {
   sorted: Meta;
   version: string;
   minutes: number;
+  /** The input or its sorted copy was made by this run (not from the cache). */
+  madeNow: boolean;
 }
 
 function renderScale(r: RenderInput): string {
   const { o, series, extras, inputBytes } = r;
   const perGB = inputBytes / 1e9;
   const loads = series.flatMap((s) => s.runs.map((x) => x.load1));
+  const flDisk = med((series.find((s) => s.item.kind === 'flatload')?.runs ?? []).map((x) => extras.get(x)?.onDisk?.fileBytes ?? null));
+  const pool = 128 * 2 ** 20;
+  const poolNote =
+    flDisk === null ? 'as on a production server loading a multi-GB export' : flDisk > pool ? `the table ends ${(flDisk / pool).toFixed(1)}× its size, as on a production server loading a multi-GB export` : 'at this size the table still fits it';
   const lines = [
     `## Seed scale: ${o.rows.toLocaleString('en-US')} rows into a 128 MiB buffer pool`,
     '',
-    `Produced by \`npm run bench -- --scale --rows ${o.rows} --repeat ${o.repeat} --naive-seconds ${o.naiveSeconds}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${r.minutes.toFixed(0)} minutes, the file and its sorted copy cached beforehand or made first). Machine: ${machineDescription(r.version)}. Load average at the runs' start: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.`,
+    `Produced by \`npm run bench -- --scale --rows ${o.rows} --repeat ${o.repeat} --naive-seconds ${o.naiveSeconds}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${r.minutes.toFixed(0)} min${r.madeNow ? ', making the file and its sorted copy included' : ', the file and its sorted copy from the cache'}). Machine: ${machineDescription(r.version)}. Load average at the runs' start: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.`,
     '',
-    `Input: ${o.rows.toLocaleString('en-US')} generated \`user_summary\` rows in random \`user_id\` order, ${gb(inputBytes)} TSV. A throwaway MariaDB with a 128 MiB buffer pool (the table outgrows it many times, as on a production server loading a multi-GB export) and a 1 GiB redo log. flatload runs as a new user would: \`flatload load FILE --table T --jobs ${r.jobs}\` with default flags and a dedicated \`--tmpdir\`, whose size is polled every second. Peak RSS and client CPU (user + system) are GNU time's; server CPU is mariadbd's from /proc before and after; on disk is the table's .ibd file (blocks allocated). ${o.repeat} round${o.repeat === 1 ? '' : 's'} in rotating order, each run on an empty table after the server came to rest; every finished load's COUNT(*) checked.`,
+    `Input: ${o.rows.toLocaleString('en-US')} generated \`user_summary\` rows in random \`user_id\` order, ${gb(inputBytes)} TSV. A throwaway MariaDB with a 128 MiB buffer pool (${poolNote}) and a 1 GiB redo log. flatload runs as a new user would: \`flatload load FILE --table T --jobs ${r.jobs}\` with default flags and a dedicated \`--tmpdir\`, whose size is polled every second. Peak RSS and client CPU (user + system) are GNU time's; server CPU is mariadbd's from /proc before and after; on disk is the table's .ibd file (blocks allocated). ${o.repeat} round${o.repeat === 1 ? '' : 's'} in rotating order, each run on an empty table after the server came to rest; every finished load's COUNT(*) checked.`,
     '',
     `| competitor | ${runsHeading(o.repeat)} | rows/s | peak RSS | peak --tmpdir | client CPU s (per GB) | server CPU s | on disk | input/on-disk | load avg at start |`,
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -340,7 +359,7 @@ function renderScale(r: RenderInput): string {
   const so = series.find((s) => s.item.kind === 'sorted');
   if (fl?.ok && so?.ok) lines.push(`- flatload against the client on the sorted copy: ${(fl.median / so.median).toFixed(2)}× its time (sorting not counted).`);
   if (r.sorted.sortSeconds !== undefined) {
-    lines.push(`- Sorting the copy beforehand (GNU \`sort -t TAB -k1,1n -S 25% --parallel=2\`, LC_ALL=C, when it was cached on ${r.sorted.made.slice(0, 10)}): ${r.sorted.sortSeconds.toFixed(0)} s${r.sorted.sortCpuSeconds ? `, ${r.sorted.sortCpuSeconds.toFixed(0)} s of CPU` : ''}${so?.ok ? `; sort and load together ${(r.sorted.sortSeconds + so.median).toFixed(0)} s` : ''}.`);
+    lines.push(`- Sorting the copy beforehand (GNU \`sort -t TAB -k1,1n -S 25% --parallel=2\`, LC_ALL=C, made ${r.sorted.made.slice(0, 10)}${r.sorted.sortLoad1 !== undefined ? ` with the load average at ${r.sorted.sortLoad1.toFixed(2)}${r.sorted.sortLoad1 >= QUIET_LOAD ? ': not a quiet-machine figure' : ''}` : ''}): ${r.sorted.sortSeconds.toFixed(1)} s${r.sorted.sortCpuSeconds ? `, ${r.sorted.sortCpuSeconds.toFixed(1)} s of CPU` : ''}${so?.ok ? `; sort and load together ${(r.sorted.sortSeconds + so.median).toFixed(1)} s` : ''}.`);
   }
   lines.push(
     `- The published TokuDB run: ${TOKUDB.rows.toLocaleString('en-US')} rows, an ${TOKUDB.fileGB} GB file, one LOAD DATA, ${TOKUDB.seconds} s (${TOKUDB.rowsPerSecond.toLocaleString('en-US')} rows/s) on ${TOKUDB.machine}, ${TOKUDB.onDiskGB} GB on disk. This machine: ${availableParallelism()} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM${o.rows === TOKUDB.rows ? '' : `; this run's ${o.rows.toLocaleString('en-US')} rows are not the published size, so compare rates, not times`}.`,

@@ -2,10 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import mysql from 'mysql2/promise';
 import { ddl, generateToFile } from '../../fixtures/generate.js';
-import { clientLoad, parallelClients, splitByHand } from '../../bench/competitors.js';
+import { clientLoad, parallelClients, resolveBaseline, splitByHand } from '../../bench/competitors.js';
+import { runExportBench } from '../../bench/exportBench.js';
+import { runScaleBench } from '../../bench/scale.js';
 import { settle } from '../../bench/settle.js';
 import { startThrowawayServer } from '../../src/devserver/server.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
@@ -78,4 +81,58 @@ test('settle: the previous load\'s dirty pages are written back and the server\'
     await conn.end().catch(() => undefined);
     await server.stop();
   }
+});
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = join(root, 'dist/src/cli/main.js');
+
+/** The bench's own throwaway server rather than the tests' shared one: settling waits for the whole server to be at rest. */
+async function withoutSharedServer<T>(f: () => Promise<T>): Promise<T> {
+  const saved = process.env['DATABASE_URL'];
+  delete process.env['DATABASE_URL'];
+  try {
+    return await f();
+  } finally {
+    if (saved !== undefined) process.env['DATABASE_URL'] = saved;
+  }
+}
+
+test('--baseline: another checkout\'s flatload runs as one more competitor in the same rounds, with the new/old ratio', { timeout: 300_000 }, async () => {
+  assert.ok(readFileSync(cli).length > 0, 'the build (npm run build) is there');
+  // This checkout against itself: the wiring is what is checked, not a difference.
+  const baseline = resolveBaseline(root);
+  const text = await withoutSharedServer(() => runExportBench({ rows: 4000, repeat: 1, jobs: 2, write: false, root, cli, bufferPool: '128M', baseline }));
+  const row = text.split('\n').find((l) => l.startsWith(`| ${baseline.name} load DIR --jobs 2 |`));
+  assert.ok(row, `a row for ${baseline.name}:\n${text}`);
+  assert.match(row, /^\| \S+ load DIR --jobs 2 \| \d+\.\d\d \(\d+\.\d\) \| [\d,]+ \|/, 'it loaded every table (a time and a rate, not "failed")');
+  assert.match(text, new RegExp(`flatload against ${baseline.name.replace('+', '\\+')} \\(another checkout.*new/old time \\d\\.\\d\\d`));
+  assert.match(text, /median s \[min–max\] \(1 round, in order\)/);
+});
+
+test('--scale, tiny: flatload with its peak RSS, --tmpdir, CPU and size, the sorted copy, the naive client stopped with the rows it reached', { timeout: 300_000 }, async () => {
+  assert.ok(readFileSync(cli).length > 0, 'the build (npm run build) is there');
+  const rows = 1_000_000;
+  // One second is far less than a plain LOAD DATA of a million rows takes, so the naive client is stopped part-way.
+  const text = await runScaleBench({ rows, repeat: 1, naiveSeconds: 1, cacheDir: join(dir, 'scale-cache'), write: false, root, cli });
+  const line = (start: string): string => {
+    const l = text.split('\n').find((x) => x.startsWith(`| ${start}`));
+    assert.ok(l, `a row starting "${start}":\n${text}`);
+    return l;
+  };
+  const cells = (l: string): string[] => l.split('|').slice(1, -1).map((c) => c.trim());
+  const fl = cells(line('flatload load FILE --table T --jobs 2'));
+  assert.match(fl[1]!, /^\d+\.\d\d \(\d+\.\d\)$/, 'a time');
+  assert.match(fl[3]!, /^\d+ MB$/, 'peak RSS');
+  assert.match(fl[4]!, /^\d+ MB \(\d+\.\d\d× input\)$/, 'peak --tmpdir');
+  assert.match(fl[5]!, /^\d+\.\d \(\d+\.\d\)$/, 'client CPU and per GB');
+  assert.match(fl[6]!, /^\d+\.\d$/, 'server CPU');
+  assert.match(fl[7]!, /^\d+ MB$/, 'on disk');
+  assert.match(fl[8]!, /^\d+\.\d\d$/, 'input/on-disk');
+  assert.match(cells(line('mariadb client on a copy sorted'))[1]!, /^\d+\.\d\d \(\d+\.\d\)$/);
+  const naive = cells(line('mariadb client, one LOAD DATA LOCAL of the random-order file, stopped after 1 s'));
+  assert.equal(naive[1], 'stopped at 1 s');
+  const reached = Number(/^([\d,]+) rows reached/.exec(naive[2]!)?.[1]?.replace(/,/g, ''));
+  assert.ok(reached > 0 && reached < rows, `part of the file reached: ${naive[2]}`);
+  assert.match(text, /the published experiment this project answers: one LOAD DATA into TokuDB.*\| 348 \(5 min 48 s\) \| 574,000 \|/);
+  assert.match(text, /Sorting the copy beforehand \(GNU `sort.*\): \d+\.\d s/);
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Measured } from '../../bench/measure.js';
-import { inRounds, median, type RunResult } from '../../bench/rounds.js';
+import { formatRuns, inRounds, median, runsHeading, type RunResult } from '../../bench/rounds.js';
 import { judge, type Measurement } from '../../bench/strategies.js';
 
 const measured: Measured = { wallSeconds: 0, clientCpuSeconds: null, clientPeakRssBytes: null, serverCpuSeconds: null, stdout: '', stderr: '', code: 0 };
@@ -41,6 +41,14 @@ test('inRounds: the order rotates, so no item always runs first or after the sam
       ['c', 9, true],
     ],
   );
+});
+
+test('formatRuns: the median, the min–max spread and every run in order; the heading states the rounds', () => {
+  assert.equal(formatRuns({ item: 'a', runs: [run(13), run(11.9), run(12.3)], median: 12.3, ok: true }), '12.30 [11.9–13.0] (13.0, 11.9, 12.3)');
+  assert.equal(formatRuns({ item: 'a', runs: [run(2)], median: 2, ok: true }), '2.00 (2.0)');
+  assert.equal(formatRuns({ item: 'a', runs: [run(2), run(3, false)], median: 2.5, ok: false }), 'failed: failed');
+  assert.equal(runsHeading(5), 'median s [min–max] (5 rounds, in order)');
+  assert.equal(runsHeading(1), 'median s [min–max] (1 round, in order)');
 });
 
 test('inRounds: one failed run fails the series', async () => {
