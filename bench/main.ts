@@ -92,7 +92,8 @@ function modeOf(): Mode {
   return chosen[0] ?? 'comparison';
 }
 
-const DEFAULT_ROWS: Record<Mode, string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '0', scale: '200000000' };
+/** --memory is sized by --memory-gb, not rows. */
+const DEFAULT_ROWS: Record<Mode, string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '1', scale: '200000000' };
 
 async function main(): Promise<void> {
   if (args.help) {
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   const naiveSeconds = positive('naive-seconds', args['naive-seconds']);
   const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
   // --scale prints its own, knowing what its cache already holds.
-  if (mode !== 'scale') process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${rows.toLocaleString('en-US')} rows, ${repeat} round${repeat === 1 ? '' : 's'}; rough, from per-row rates on a 2-core machine)\n`);
+  if (mode !== 'scale') process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);
   session.force = args.force;
   const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
   process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);

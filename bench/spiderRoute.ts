@@ -81,7 +81,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
     for (const route of routes) {
       const m = median(ms[route]!);
       const runs = `[${(Math.min(...ms[route]!) / 1000).toFixed(2)}–${(Math.max(...ms[route]!) / 1000).toFixed(2)}] (${ms[route]!.map((x) => (x / 1000).toFixed(2)).join(', ')})`;
-      process.stdout.write(`median ${route}: ${(m / 1000).toFixed(2)} s (runs ${runs}), ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} rows/s, ${(m / d).toFixed(1)}x direct's time\n`);
+      process.stdout.write(`median ${route}: ${(m / 1000).toFixed(2)} s ${runs}, ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} rows/s, ${(m / d).toFixed(1)}x direct's time\n`);
       lines.push(`| ${route === 'LOAD DATA' ? "the front's own LOAD DATA LOCAL (one statement)" : `flatload --route ${route}`} | ${(m / 1000).toFixed(2)} ${runs} | ${Math.round(rows / (m / 1000)).toLocaleString('en-US')} | ${(m / d).toFixed(1)}× |`);
     }
     const text = `## Spider: direct routing against the front
