@@ -20,7 +20,7 @@ import { runExportBench } from './exportBench.js';
 import { resolveBaseline, type Baseline } from './competitors.js';
 import { estimateSeconds, type Mode } from './estimate.js';
 import { formatEstimate, session, waitQuiet } from './quiet.js';
-import { runScaleBench } from './scale.js';
+import { runScaleBench, scalePreamble } from './scale.js';
 
 const USAGE = `usage: npm run bench -- [MODE] [OPTIONS]
 
@@ -113,13 +113,15 @@ async function main(): Promise<void> {
   for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new FlatloadError('USAGE', `--only: "${s}" is not one of ${SCENARIOS.join(', ')}`);
   const naiveSeconds = positive('naive-seconds', args['naive-seconds']);
   const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
-  // --scale prints its own, knowing what its cache already holds.
-  if (mode !== 'scale') process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);
+  const cacheDir = args.cache ?? join(tmpdir(), 'flatload-bench-cache');
+  // --scale's knows what its cache already holds, and what disk it needs.
+  if (mode === 'scale') process.stderr.write(`${scalePreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
+  else process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);
   session.force = args.force;
   const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
   process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
   if (mode === 'scale') {
-    await runScaleBench({ rows, repeat, naiveSeconds, cacheDir: args.cache ?? join(tmpdir(), 'flatload-bench-cache'), write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
+    await runScaleBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
     return;
   }
   if (args.strategies) {

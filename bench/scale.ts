@@ -9,7 +9,7 @@
  * docs/benchmarks.md with the published TokuDB figures for the reader to
  * compare.
  */
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import mysql, { type Connection } from 'mysql2/promise';
@@ -44,14 +44,41 @@ export interface ScaleOptions {
 }
 
 /** Rough per-row costs on a 2-core machine (from the issue's 50M-row runs): for planning a quiet window, not results. */
-const RATE = { generate: 1.5e6, sort: 0.7e6, flatload: 0.3e6, sortedClient: 0.4e6, count: 3e6 };
+const RATE = { generate: 1.5e6, sort: 0.7e6, flatload: 0.3e6, sortedClient: 0.4e6, naive: 35e3, count: 3e6 };
 
 /** Seconds the whole --scale run should take, roughly (generation and sort only when not cached). */
 export function scaleEstimate(rows: number, repeat: number, naiveSeconds: number, cached: { file: boolean; sorted: boolean }): number {
   const once = (cached.file ? 0 : rows / RATE.generate) + (cached.sorted ? 0 : rows / RATE.sort) + 15;
   // Per round: the three loads, a COUNT(*) after each checked load, the drop and the settle.
-  const round = rows / RATE.flatload + rows / RATE.sortedClient + naiveSeconds + (2 * rows) / RATE.count + 30;
+  const round = rows / RATE.flatload + rows / RATE.sortedClient + Math.min(naiveSeconds, rows / RATE.naive) + (2 * rows) / RATE.count + 30;
   return once + repeat * round;
+}
+
+/** About what one generated user_summary row takes in the TSV. */
+const BYTES_PER_ROW = 38;
+
+/**
+ * Disk the run needs, roughly: in the cache the file, its sorted copy and
+ * GNU sort's temporary files (as much again while it sorts); under the OS
+ * tmp dir flatload's --tmpdir (~1.2× the input today) and the server's data
+ * (~1.6×). Printed with what is free, so a 200M-row run does not die an hour in.
+ */
+function diskNote(cacheDir: string, rows: number, cached: { file: boolean; sorted: boolean }): string {
+  const input = rows * BYTES_PER_ROW;
+  const cacheNeed = (cached.file ? 0 : input) + (cached.sorted ? 0 : 2 * input);
+  const tmpNeed = 2.8 * input;
+  const free = (dir: string): number | null => {
+    try {
+      const st = statfsSync(dir);
+      return st.bavail * st.bsize;
+    } catch {
+      return null;
+    }
+  };
+  const fc = free(existsSync(cacheDir) ? cacheDir : tmpdir());
+  const ft = free(tmpdir());
+  const short = (fc !== null && fc < cacheNeed) || (ft !== null && ft < tmpNeed);
+  return `disk: ~${gb(cacheNeed)} more in ${cacheDir} (${fc === null ? '?' : gb(fc)} free), ~${gb(tmpNeed)} at most in ${tmpdir()} (${ft === null ? '?' : gb(ft)} free)${short ? ' — NOT ENOUGH: free some or pass --cache DIR elsewhere' : ''}`;
 }
 
 interface Meta {
@@ -211,14 +238,18 @@ interface Extra {
 }
 
 /** Runs the rounds and returns the section's text (also printed, and written unless o.write is false). */
+/** What --scale prints before it waits for a quiet machine: its estimated duration and the disk it needs. */
+export function scalePreamble(o: Pick<ScaleOptions, 'rows' | 'repeat' | 'naiveSeconds' | 'cacheDir'>): string {
+  const cached = { file: readMeta(cachePaths(o.cacheDir, o.rows).unsorted) !== undefined, sorted: readMeta(cachePaths(o.cacheDir, o.rows).sorted) !== undefined };
+  return [
+    `estimated duration: ${formatEstimate(scaleEstimate(o.rows, o.repeat, o.naiveSeconds, cached))} (--scale, ${o.rows.toLocaleString('en-US')} rows, ${o.repeat} round${o.repeat === 1 ? '' : 's'}, naive client for ${o.naiveSeconds} s; the input ${cached.file ? 'is cached' : 'is generated first'}, the sorted copy ${cached.sorted ? 'is cached' : 'is made first'}; rough, from per-row rates on a 2-core machine)`,
+    diskNote(o.cacheDir, o.rows, cached),
+  ].join('\n');
+}
+
 export async function runScaleBench(o: ScaleOptions): Promise<string> {
   const t0 = Date.now();
   const jobs = o.jobs ?? 2;
-  const cachedFile = readMeta(cachePaths(o.cacheDir, o.rows).unsorted) !== undefined;
-  const cachedSortedCopy = readMeta(cachePaths(o.cacheDir, o.rows).sorted) !== undefined;
-  process.stderr.write(
-    `--scale: ${o.rows.toLocaleString('en-US')} rows, ${o.repeat} round${o.repeat === 1 ? '' : 's'}, naive client for ${o.naiveSeconds} s; estimated ${formatEstimate(scaleEstimate(o.rows, o.repeat, o.naiveSeconds, { file: cachedFile, sorted: cachedSortedCopy }))} (rough, from per-row rates; the input ${cachedFile ? 'is cached' : 'is generated first'}, the sorted copy ${cachedSortedCopy ? 'is cached' : 'is made first'})\n`,
-  );
   const input = await cachedInput(o.cacheDir, o.rows);
   const sorted = await cachedSorted(o.cacheDir, o.rows, input.file);
   const work = mkdtempSync(join(tmpdir(), 'flatload-scale-'));
