@@ -42,9 +42,8 @@ export const MAX_LISTED_WARNINGS = 65535;
 
 /**
  * Connections to use when neither --jobs nor an engine rule decides: the
- * server's cores (thread_pool_size on MariaDB), else the client's, at most 8.
- * Measured on the 2-core box: 2 streams ≈ 1.7x one stream, 4 no better than 2
- * (docs/strategies.md, us-1s/2s/4s-chunk).
+ * server's cores (thread_pool_size on MariaDB), else the client's, at most 8:
+ * streams beyond the cores did not pay (docs/rules.md#measured-parallel-streams).
  */
 export function defaultConcurrency(server: ServerFacts, clientCpus: number): number {
   const cpus = server.serverCpus ?? clientCpus;
@@ -243,7 +242,7 @@ function ruleContext(
 
 /**
  * --allow-ddl on InnoDB: take the surrogate key out of the load and re-create
- * it afterwards (measured faster than every plan that keeps it). Returns the
+ * it afterwards (docs/rules.md#measured-allow-ddl). Returns the
  * steps around the load; updates the context and the surrogate plan.
  */
 function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: Step[]; clusterBy?: IndexFacts } {
