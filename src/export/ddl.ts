@@ -56,90 +56,111 @@ function unquote(raw: string): string {
  * one number (10.11.6 → 101106): it decides which executable comments run.
  */
 export function splitSql(text: string, serverVersion: number): SqlStatement[] {
-  const out: SqlStatement[] = [];
-  let delimiter = ';';
-  let raw = '';
-  let run = '';
-  let tokens: SqlToken[] = [];
-  let startLine = 0;
-  let line = 1;
+  const s = new SqlSplitter(text, serverVersion);
+  while (s.i < text.length) s.step();
+  s.push();
+  return s.out;
+}
+
+/** splitSql's position in the text and the statement it is building. */
+class SqlSplitter {
+  readonly out: SqlStatement[] = [];
+  delimiter = ';';
+  raw = '';
+  run = '';
+  tokens: SqlToken[] = [];
+  startLine = 0;
+  line = 1;
   /** The line an open executable comment started on, or 0. */
-  let execOpen = 0;
-  let i = 0;
-  const push = (): void => {
-    if (execOpen) throw malformed(execOpen, `the statement on line ${startLine} ends inside the /*! … */ comment opened on line ${execOpen}`);
-    if (tokens.length > 0) out.push({ line: startLine, text: raw.trim(), runText: run.trim(), tokens });
-    raw = '';
-    run = '';
-    tokens = [];
-    startLine = 0;
-  };
+  execOpen = 0;
+  i = 0;
+
+  constructor(
+    readonly text: string,
+    readonly serverVersion: number,
+  ) {}
+
+  push(): void {
+    if (this.execOpen) throw malformed(this.execOpen, `the statement on line ${this.startLine} ends inside the /*! … */ comment opened on line ${this.execOpen}`);
+    if (this.tokens.length > 0) this.out.push({ line: this.startLine, text: this.raw.trim(), runText: this.run.trim(), tokens: this.tokens });
+    this.raw = '';
+    this.run = '';
+    this.tokens = [];
+    this.startLine = 0;
+  }
+
   /** Moves past text[i, end): kept in the statement (`kept`), or a comment/delimiter it does not hold. */
-  const take = (end: number, kept: boolean, token?: SqlToken, starts = token !== undefined): void => {
-    const piece = text.slice(i, end);
-    if (startLine === 0 && starts) startLine = line;
-    if (startLine !== 0) {
-      raw += piece;
-      run += kept ? piece : ' ';
+  take(end: number, kept: boolean, token?: SqlToken, starts = token !== undefined): void {
+    const piece = this.text.slice(this.i, end);
+    if (this.startLine === 0 && starts) this.startLine = this.line;
+    if (this.startLine !== 0) {
+      this.raw += piece;
+      this.run += kept ? piece : ' ';
     }
-    if (token) tokens.push(token);
-    for (let k = i; k < end; k++) if (text.charCodeAt(k) === 10) line++;
-    i = end;
-  };
-  while (i < text.length) {
-    const atLineStart = i === 0 || text[i - 1] === '\n';
-    if (atLineStart && startLine === 0) {
-      const lineEnd = text.indexOf('\n', i) === -1 ? text.length : text.indexOf('\n', i);
-      const m = /^\s*DELIMITER\s+(\S+)\s*$/i.exec(text.slice(i, lineEnd));
-      if (m) {
-        delimiter = m[1]!;
-        take(lineEnd, false);
-        continue;
-      }
-    }
+    if (token) this.tokens.push(token);
+    for (let k = this.i; k < end; k++) if (this.text.charCodeAt(k) === 10) this.line++;
+    this.i = end;
+  }
+
+  /** One token, comment, delimiter or DELIMITER line. */
+  step(): void {
+    const { text, i } = this;
+    if ((i === 0 || text[i - 1] === '\n') && this.startLine === 0 && this.delimiterLine()) return;
     const c = text[i]!;
     const next = text[i + 1];
-    if (text.startsWith(delimiter, i)) {
-      const at = startLine;
-      startLine = 0;
-      take(i + delimiter.length, false);
-      startLine = at;
-      push();
-      continue;
-    }
-    if (/\s/.test(c)) take(i + 1, true);
+    if (text.startsWith(this.delimiter, i)) {
+      const at = this.startLine;
+      this.startLine = 0;
+      this.take(i + this.delimiter.length, false);
+      this.startLine = at;
+      this.push();
+    } else if (/\s/.test(c)) this.take(i + 1, true);
     else if (c === '#' || (c === '-' && next === '-' && (i + 2 >= text.length || text.charCodeAt(i + 2) <= 32))) {
       const end = text.indexOf('\n', i);
-      take(end === -1 ? text.length : end, false);
-    } else if (c === '/' && next === '*') {
-      const exec = /^\/\*M?!(\d{5,6})?/.exec(text.slice(i, i + 11));
-      const live = exec !== null && (exec[1] === undefined || Number(exec[1]) <= serverVersion);
-      if (live) {
-        if (execOpen) throw malformed(line, `a /*! … */ comment inside another one (line ${execOpen})`);
-        execOpen = line;
-        take(i + exec[0].length, true, undefined, true);
-      } else {
-        const end = text.indexOf('*/', i + 2);
-        if (end === -1) throw malformed(line, `a comment that starts on line ${line} is not closed`);
-        take(end + 2, false);
-      }
-    } else if (c === '*' && next === '/' && execOpen) {
-      execOpen = 0;
-      take(i + 2, true);
+      this.take(end === -1 ? text.length : end, false);
+    } else if (c === '/' && next === '*') this.blockComment();
+    else if (c === '*' && next === '/' && this.execOpen) {
+      this.execOpen = 0;
+      this.take(i + 2, true);
     } else if (c === "'" || c === '"' || c === '`') {
-      const end = quoteEnd(text, i, line);
-      take(end, true, { kind: c === '`' ? 'ident' : 'string', value: unquote(text.slice(i, end)) });
+      const end = quoteEnd(text, i, this.line);
+      this.take(end, true, { kind: c === '`' ? 'ident' : 'string', value: unquote(text.slice(i, end)) });
     } else if (c === '@') {
       const m = /^@@(?:(?:global|session|local)\.)?[A-Za-z0-9_$.]+|^@(?:[A-Za-z0-9_$.]+|'(?:[^'\\]|\\.)*'|`[^`]*`)?/i.exec(text.slice(i, i + 200))!;
-      take(i + m[0].length, true, { kind: 'var', value: m[0] });
+      this.take(i + m[0].length, true, { kind: 'var', value: m[0] });
     } else if (WORD.test(c)) {
       let end = i + 1;
       while (end < text.length && WORD.test(text[end]!)) end++;
-      take(end, true, { kind: 'word', value: text.slice(i, end) });
-    } else take(i + 1, true, { kind: 'punct', value: c });
+      this.take(end, true, { kind: 'word', value: text.slice(i, end) });
+    } else this.take(i + 1, true, { kind: 'punct', value: c });
   }
-  push();
-  return out;
+
+  /** A `DELIMITER x` line (the mysql client's command) between statements: taken, and true. */
+  private delimiterLine(): boolean {
+    const nl = this.text.indexOf('\n', this.i);
+    const lineEnd = nl === -1 ? this.text.length : nl;
+    const m = /^\s*DELIMITER\s+(\S+)\s*$/i.exec(this.text.slice(this.i, lineEnd));
+    if (!m) return false;
+    this.delimiter = m[1]!;
+    this.take(lineEnd, false);
+    return true;
+  }
+
+  /** A comment this server skips, or the opening of an executable one it runs (`/*!`, `/*M!`, versioned). */
+  private blockComment(): void {
+    const { text, i, line } = this;
+    const exec = /^\/\*M?!(\d{5,6})?/.exec(text.slice(i, i + 11));
+    const live = exec !== null && (exec[1] === undefined || Number(exec[1]) <= this.serverVersion);
+    if (live) {
+      if (this.execOpen) throw malformed(line, `a /*! … */ comment inside another one (line ${this.execOpen})`);
+      this.execOpen = line;
+      this.take(i + exec[0].length, true, undefined, true);
+      return;
+    }
+    const end = text.indexOf('*/', i + 2);
+    if (end === -1) throw malformed(line, `a comment that starts on line ${line} is not closed`);
+    this.take(end + 2, false);
+  }
 }
 
 /** Session variables mysqldump sets around a table's CREATE TABLE (and sets back): the only ones a `.sql` file may set. */

@@ -88,132 +88,157 @@ function normPrivilege(words: string[]): string {
 
 const isWord = (t: Token | undefined, w: string): boolean => t?.kind === 'word' && t.text.toUpperCase() === w;
 
+const isPunct = (t: Token | undefined, p: string): boolean => t?.kind === 'punct' && t.text === p;
+
+/** A read position in one line's tokens. */
+class Cursor {
+  i = 0;
+  constructor(readonly toks: Token[]) {}
+  peek(): Token | undefined {
+    return this.toks[this.i];
+  }
+  next(): Token | undefined {
+    return this.toks[this.i++];
+  }
+  done(): boolean {
+    return this.i >= this.toks.length;
+  }
+}
+
+type Terminator = 'ON' | 'TO' | 'FROM';
+interface GrantItem {
+  words: string[];
+  name: Token | undefined;
+  host: string | undefined;
+  columns: string[] | undefined;
+}
+const newItem = (): GrantItem => ({ words: [], name: undefined, host: undefined, columns: undefined });
+
 /** Parses one SHOW GRANTS line; undefined for lines that grant nothing flatload uses (or cannot be read). */
 export function parseGrant(line: string): ParsedGrant | undefined {
   const toks = tokenize(line.trim().replace(/;\s*$/, ''));
   if (!toks || toks.length === 0) return undefined;
-  let i = 0;
-  const peek = (): Token | undefined => toks[i];
-  const first = toks[i++];
+  const c = new Cursor(toks);
+  const first = c.next();
   const grant = isWord(first, 'GRANT');
   if (!grant && !isWord(first, 'REVOKE')) return undefined;
-
-  // The list before ON (privileges) or TO (roles).
-  const items: Array<{ words: string[]; name: Token | undefined; host: string | undefined; columns: string[] | undefined }> = [];
-  let cur: { words: string[]; name: Token | undefined; host: string | undefined; columns: string[] | undefined } = {
-    words: [],
-    name: undefined,
-    host: undefined,
-    columns: undefined,
-  };
-  let terminator: 'ON' | 'TO' | 'FROM' | undefined;
-  while (i < toks.length) {
-    const t = toks[i]!;
-    if (t.kind === 'word' && ['ON', 'TO', 'FROM'].includes(t.text.toUpperCase()) && (cur.words.length > 0 || cur.name)) {
-      terminator = t.text.toUpperCase() as 'ON' | 'TO' | 'FROM';
-      i++;
-      break;
-    }
-    if (t.kind === 'punct' && t.text === ',') {
-      items.push(cur);
-      cur = { words: [], name: undefined, host: undefined, columns: undefined };
-      i++;
-      continue;
-    }
-    if (t.kind === 'punct' && t.text === '(') {
-      const cols: string[] = [];
-      i++;
-      while (i < toks.length && !(toks[i]!.kind === 'punct' && toks[i]!.text === ')')) {
-        const c = toks[i]!;
-        if (!(c.kind === 'punct' && c.text === ',')) cols.push(c.text);
-        i++;
-      }
-      if (i >= toks.length) return undefined;
-      i++;
-      cur.columns = cols;
-      continue;
-    }
-    if (t.kind === 'punct' && t.text === '@') {
-      const h = toks[i + 1];
-      if (!h) return undefined;
-      cur.host = h.text;
-      i += 2;
-      continue;
-    }
-    if (t.kind === 'word') cur.words.push(t.text);
-    else if (t.kind === 'quoted' || t.kind === 'string') cur.name = t;
-    else return undefined;
-    i++;
-  }
-  items.push(cur);
-  if (!terminator) return undefined;
-
-  const readGrantees = (): Grantee[] => {
-    const gs: Grantee[] = [];
-    while (i < toks.length) {
-      const t = toks[i]!;
-      if (t.kind === 'word' && ['IDENTIFIED', 'REQUIRE', 'WITH', 'AS', 'USING', 'PASSWORD', 'ACCOUNT'].includes(t.text.toUpperCase())) break;
-      if (t.kind === 'punct' && t.text === ',') {
-        i++;
-        continue;
-      }
-      if (t.kind === 'punct') break;
-      const user = t.text;
-      i++;
-      let host: string | undefined;
-      if (peek()?.kind === 'punct' && peek()!.text === '@') {
-        const h = toks[i + 1];
-        if (!h || h.kind === 'punct') break;
-        host = h.text;
-        i += 2;
-      }
-      gs.push({ user, host });
-    }
-    return gs;
-  };
+  const list = readItems(c);
+  if (!list) return undefined;
+  const { items, terminator } = list;
 
   if (terminator === 'TO' || (terminator === 'FROM' && items.every((it) => it.words.length === 0))) {
     // GRANT role[, role] TO grantee — roles are names, not privilege words.
     const roles: Grantee[] = items.map((it) => ({ user: it.name?.text ?? it.words.join(' '), host: it.host }));
     if (!grant) return undefined;
-    return { kind: 'roles', roles, grantees: readGrantees() };
+    return { kind: 'roles', roles, grantees: readGrantees(c) };
   }
   if (terminator !== 'ON') return undefined;
   const privileges = items.map((it) => ({ name: normPrivilege(it.words), columns: it.columns }));
   if (privileges.some((p) => p.name === 'PROXY')) return undefined;
+  const level = readLevel(c);
+  if (!level) return undefined;
+  if (!(isWord(c.peek(), 'TO') || isWord(c.peek(), 'FROM'))) return undefined;
+  c.i++;
+  return { kind: 'privileges', grant, privileges, level, grantees: readGrantees(c) };
+}
 
-  // Object type, then the level.
-  let level: GrantLevel;
-  if (isWord(peek(), 'TABLE')) i++;
-  if (['FUNCTION', 'PROCEDURE', 'PACKAGE'].some((w) => isWord(peek(), w))) {
-    i++;
-    if (isWord(peek(), 'BODY')) i++;
-    level = { kind: 'other' };
-    // Skip the routine name.
-    while (i < toks.length && !isWord(toks[i], 'TO') && !isWord(toks[i], 'FROM')) i++;
-  } else {
-    const a = toks[i++];
-    if (!a) return undefined;
-    const dot = peek()?.kind === 'punct' && peek()!.text === '.';
-    if (dot) {
-      i++;
-      const b = toks[i++];
-      if (!b) return undefined;
-      const aStar = a.kind === 'punct' && a.text === '*';
-      const bStar = b.kind === 'punct' && b.text === '*';
-      if (aStar && bStar) level = { kind: 'global' };
-      else if (aStar) return undefined;
-      else if (bStar) level = { kind: 'db', db: a.text };
-      else level = { kind: 'table', db: a.text, table: b.text };
-    } else if (a.kind === 'punct' && a.text === '*') {
-      level = { kind: 'other' }; // `ON *`: the default database at grant time; SHOW GRANTS never prints it
-    } else {
-      level = { kind: 'table', db: undefined, table: a.text };
+/** The list before ON (privileges) or TO (roles), and the word that ends it. */
+function readItems(c: Cursor): { items: GrantItem[]; terminator: Terminator } | undefined {
+  const items: GrantItem[] = [];
+  let cur = newItem();
+  while (!c.done()) {
+    const t = c.peek()!;
+    if (t.kind === 'word' && ['ON', 'TO', 'FROM'].includes(t.text.toUpperCase()) && (cur.words.length > 0 || cur.name)) {
+      c.i++;
+      items.push(cur);
+      return { items, terminator: t.text.toUpperCase() as Terminator };
     }
+    if (isPunct(t, ',')) {
+      items.push(cur);
+      cur = newItem();
+      c.i++;
+      continue;
+    }
+    if (isPunct(t, '(')) {
+      const columns = readColumnList(c);
+      if (!columns) return undefined;
+      cur.columns = columns;
+      continue;
+    }
+    if (isPunct(t, '@')) {
+      const h = c.toks[c.i + 1];
+      if (!h) return undefined;
+      cur.host = h.text;
+      c.i += 2;
+      continue;
+    }
+    if (t.kind === 'word') cur.words.push(t.text);
+    else if (t.kind === 'quoted' || t.kind === 'string') cur.name = t;
+    else return undefined;
+    c.i++;
   }
-  if (!(isWord(peek(), 'TO') || isWord(peek(), 'FROM'))) return undefined;
-  i++;
-  return { kind: 'privileges', grant, privileges, level, grantees: readGrantees() };
+  return undefined;
+}
+
+/** `(a, b)` after a column privilege; the cursor is on the `(`. */
+function readColumnList(c: Cursor): string[] | undefined {
+  const columns: string[] = [];
+  c.i++;
+  while (!c.done() && !isPunct(c.peek(), ')')) {
+    const t = c.next()!;
+    if (!isPunct(t, ',')) columns.push(t.text);
+  }
+  if (c.done()) return undefined;
+  c.i++;
+  return columns;
+}
+
+/** After ON: the object type, then the level. */
+function readLevel(c: Cursor): GrantLevel | undefined {
+  if (isWord(c.peek(), 'TABLE')) c.i++;
+  if (['FUNCTION', 'PROCEDURE', 'PACKAGE'].some((w) => isWord(c.peek(), w))) {
+    c.i++;
+    if (isWord(c.peek(), 'BODY')) c.i++;
+    // Skip the routine name.
+    while (!c.done() && !isWord(c.peek(), 'TO') && !isWord(c.peek(), 'FROM')) c.i++;
+    return { kind: 'other' };
+  }
+  const a = c.next();
+  if (!a) return undefined;
+  if (isPunct(c.peek(), '.')) {
+    c.i++;
+    const b = c.next();
+    if (!b) return undefined;
+    const aStar = isPunct(a, '*');
+    const bStar = isPunct(b, '*');
+    if (aStar && bStar) return { kind: 'global' };
+    if (aStar) return undefined;
+    if (bStar) return { kind: 'db', db: a.text };
+    return { kind: 'table', db: a.text, table: b.text };
+  }
+  // `ON *`: the default database at grant time; SHOW GRANTS never prints it
+  if (isPunct(a, '*')) return { kind: 'other' };
+  return { kind: 'table', db: undefined, table: a.text };
+}
+
+/** The accounts after TO / FROM, up to the first clause that is not one. */
+function readGrantees(c: Cursor): Grantee[] {
+  const gs: Grantee[] = [];
+  while (!c.done()) {
+    const t = c.peek()!;
+    if (t.kind === 'word' && ['IDENTIFIED', 'REQUIRE', 'WITH', 'AS', 'USING', 'PASSWORD', 'ACCOUNT'].includes(t.text.toUpperCase())) break;
+    if (isPunct(t, ',')) {
+      c.i++;
+      continue;
+    }
+    if (t.kind === 'punct') break;
+    c.i++;
+    const host = isPunct(c.peek(), '@') ? c.toks[c.i + 1] : undefined;
+    if (isPunct(c.peek(), '@') && (!host || host.kind === 'punct')) break;
+    if (host) c.i += 2;
+    gs.push({ user: t.text, host: host?.text });
+  }
+  return gs;
 }
 
 /** `user@host` as CURRENT_USER() returns it (the user part may itself contain `@`). */

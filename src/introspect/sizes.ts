@@ -465,115 +465,21 @@ async function measureTokudb(
 export async function measureTableSizes(conn: SizeConnection, db: string, table: string, opts: MeasureOptions = {}): Promise<TableSizes> {
   const fresh = opts.flush ?? true;
   const first = await readTablesRow(conn, db, table);
-  const q = quoteQualified(first.schema, first.name);
   const engine = first.engine.toLowerCase();
-  const notes: string[] = [];
   const flushStart = Date.now();
-
-  let rocksEnc: { db: string | undefined; table: string | undefined } = { db: undefined, table: undefined };
-  if (engine === 'rocksdb') rocksEnc = { db: await encodeFilename(conn, first.schema), table: await encodeFilename(conn, first.name) };
-
-  let flushNote: string | undefined;
-  let analyzeNote: string | undefined;
-  if (fresh) {
-    if (engine === 'innodb') {
-      if (holesPunched(first.createOptions)) {
-        try {
-          await conn.query(`FLUSH TABLES ${q} FOR EXPORT`);
-        } catch (err) {
-          flushNote = `FLUSH TABLES … FOR EXPORT failed (${unavailable(err, 'FLUSH TABLES FOR EXPORT')}); dirty pages may not be on disk yet`;
-        } finally {
-          await conn.query('UNLOCK TABLES').catch((err: unknown) => unavailable(err, 'UNLOCK TABLES'));
-        }
-      }
-      analyzeNote = await analyze(conn, q, opts.analyze);
-    } else if (engine === 'rocksdb') {
-      try {
-        await conn.query('SET GLOBAL rocksdb_force_flush_memtable_now = 1');
-      } catch (err) {
-        flushNote = `SET GLOBAL rocksdb_force_flush_memtable_now failed (${unavailable(err, 'flushing the MyRocks memtable')}); rows still in the memtable are not counted`;
-      }
-      if (opts.compactRocksdb && rocksEnc.db !== undefined && rocksEnc.table !== undefined) {
-        try {
-          const cfs = new Set((await rocksdbIndexes(conn, rocksEnc.db, rocksEnc.table)).map((i) => i.cf));
-          for (const cf of cfs) await conn.query('SET GLOBAL rocksdb_compact_cf = ?', [cf]);
-        } catch (err) {
-          notes.push(`rocksdb_compact_cf failed (${unavailable(err, 'compacting MyRocks')})`);
-        }
-      }
-      analyzeNote = await analyze(conn, q, opts.analyze);
-    } else {
-      // Aria/MyISAM: writes cached key/data blocks, so the file lengths are final. Also harmless elsewhere.
-      try {
-        await conn.query(`FLUSH TABLES ${q}`);
-      } catch (err) {
-        flushNote = `FLUSH TABLES failed (${unavailable(err, 'FLUSH TABLES')}); cached blocks may not be written yet`;
-      }
-    }
-  }
+  const rocksEnc: RocksNames =
+    engine === 'rocksdb' ? { db: await encodeFilename(conn, first.schema), table: await encodeFilename(conn, first.name) } : { db: undefined, table: undefined };
+  const notes = fresh ? await makeFresh(conn, first, engine, rocksEnc, opts) : {};
   const flushMs = Date.now() - flushStart;
-  const compactNote = joinNotes(...notes);
 
   const t = fresh ? await readTablesRow(conn, first.schema, first.name) : first;
   // InnoDB's DATA_LENGTH is page counts (ANALYZE is enough); MyRocks' comes from the flushed SSTs; Aria/MyISAM's from the state.
-  const tablesNote = fresh ? joinNotes(analyzeNote, engine === 'rocksdb' ? flushNote : undefined) : NOT_FRESH;
-
-  let dataNote: string | undefined;
-  let indexNote: string | undefined;
-  let file: SizeFigure;
-  let allocated: SizeFigure;
-  switch (engine) {
-    case 'innodb': {
-      dataNote = 'clustered index pages × page size (KEY_BLOCK_SIZE pages for ROW_FORMAT=COMPRESSED); punched holes not subtracted';
-      indexNote = 'secondary index pages × page size';
-      ({ file, allocated } = await measureInnodb(conn, t, fresh, flushNote));
-      break;
-    }
-    case 'rocksdb': {
-      dataNote = 'engine statistics: compressed SST bytes of the primary key (memtable not included)';
-      indexNote = 'engine statistics: compressed SST bytes of the secondary indexes (memtable not included)';
-      ({ file, allocated } = await measureRocksdb(conn, rocksEnc.db, rocksEnc.table, fresh, joinNotes(flushNote, compactNote)));
-      break;
-    }
-    case 'tokudb': {
-      ({ file, allocated } = await measureTokudb(conn, t, fresh, flushNote));
-      break;
-    }
-    case 'aria':
-    case 'myisam':
-    case 'mrg_myisam': {
-      const files = engine === 'aria' ? '.MAD+.MAI' : '.MYD+.MYI';
-      const src = `information_schema.TABLES.DATA_LENGTH+INDEX_LENGTH (${files} file lengths)`;
-      const bytes = t.dataLength === null ? null : t.dataLength + (t.indexLength ?? 0);
-      const stale = fresh ? flushNote : NOT_FRESH;
-      file = figure(bytes, src, joinNotes(bytes === null ? 'the server reported no DATA_LENGTH' : undefined, stale));
-      allocated = figure(bytes, src, joinNotes('apparent file lengths: the server does not report allocated blocks', stale));
-      break;
-    }
-    default: {
-      const note = `no file-level size query for engine ${t.engine}`;
-      file = figure(null, 'none', note);
-      allocated = figure(null, 'none', note);
-      break;
-    }
-  }
+  const tablesNote = fresh ? joinNotes(notes.analyze, engine === 'rocksdb' ? notes.flush : undefined) : NOT_FRESH;
+  const { file, allocated, dataNote, indexNote } = await measureFiles(conn, engine, t, rocksEnc, fresh, notes);
 
   const dataBytes = figure(t.dataLength, 'information_schema.TABLES.DATA_LENGTH', joinNotes(t.dataLength === null ? 'not reported by the engine' : dataNote, tablesNote));
   const indexBytes = figure(t.indexLength, 'information_schema.TABLES.INDEX_LENGTH', joinNotes(t.indexLength === null ? 'not reported by the engine' : indexNote, tablesNote));
-
-  let onDiskBytes: number | null = null;
-  let onDiskSource = 'unavailable';
-  if (allocated.bytes !== null) {
-    onDiskBytes = allocated.bytes;
-    onDiskSource = allocated.source;
-  } else if (file.bytes !== null) {
-    onDiskBytes = file.bytes;
-    onDiskSource = file.source;
-  } else if (t.dataLength !== null) {
-    onDiskBytes = t.dataLength + (t.indexLength ?? 0);
-    onDiskSource = 'information_schema.TABLES.DATA_LENGTH+INDEX_LENGTH';
-  }
-
+  const onDisk = onDiskFigure(t, file, allocated);
   const out: TableSizes = {
     engine: t.engine,
     rowFormat: t.rowFormat,
@@ -582,11 +488,128 @@ export async function measureTableSizes(conn: SizeConnection, db: string, table:
     indexBytes,
     fileBytes: file,
     allocatedBytes: allocated,
-    onDiskBytes,
-    onDiskSource,
+    onDiskBytes: onDisk.bytes,
+    onDiskSource: onDisk.source,
   };
   if (fresh) out.flushMs = flushMs;
   return out;
+}
+
+/** A MyRocks table's schema and name as its DDL view spells them (filename-encoded). */
+interface RocksNames {
+  db: string | undefined;
+  table: string | undefined;
+}
+
+/** Why a figure may not be fresh after all: a flush, ANALYZE or compaction that failed or was skipped. */
+interface FreshNotes {
+  flush?: string | undefined;
+  analyze?: string | undefined;
+  compact?: string | undefined;
+}
+
+/** Makes the engine's figures fresh (see MeasureOptions.flush); a step that fails becomes a note, not an error. */
+async function makeFresh(conn: SizeConnection, first: TableRow, engine: string, rocksEnc: RocksNames, opts: MeasureOptions): Promise<FreshNotes> {
+  const q = quoteQualified(first.schema, first.name);
+  if (engine === 'innodb') {
+    const flush = holesPunched(first.createOptions) ? await flushForExport(conn, q) : undefined;
+    return { flush, analyze: await analyze(conn, q, opts.analyze) };
+  }
+  if (engine === 'rocksdb') {
+    const flush = await flushRocksdbMemtable(conn);
+    const compact = opts.compactRocksdb ? await compactRocksdb(conn, rocksEnc) : undefined;
+    return { flush, compact, analyze: await analyze(conn, q, opts.analyze) };
+  }
+  // Aria/MyISAM: writes cached key/data blocks, so the file lengths are final. Also harmless elsewhere.
+  try {
+    await conn.query(`FLUSH TABLES ${q}`);
+    return {};
+  } catch (err) {
+    return { flush: `FLUSH TABLES failed (${unavailable(err, 'FLUSH TABLES')}); cached blocks may not be written yet` };
+  }
+}
+
+async function flushForExport(conn: SizeConnection, q: string): Promise<string | undefined> {
+  try {
+    await conn.query(`FLUSH TABLES ${q} FOR EXPORT`);
+    return undefined;
+  } catch (err) {
+    return `FLUSH TABLES … FOR EXPORT failed (${unavailable(err, 'FLUSH TABLES FOR EXPORT')}); dirty pages may not be on disk yet`;
+  } finally {
+    await conn.query('UNLOCK TABLES').catch((err: unknown) => unavailable(err, 'UNLOCK TABLES'));
+  }
+}
+
+async function flushRocksdbMemtable(conn: SizeConnection): Promise<string | undefined> {
+  try {
+    await conn.query('SET GLOBAL rocksdb_force_flush_memtable_now = 1');
+    return undefined;
+  } catch (err) {
+    return `SET GLOBAL rocksdb_force_flush_memtable_now failed (${unavailable(err, 'flushing the MyRocks memtable')}); rows still in the memtable are not counted`;
+  }
+}
+
+async function compactRocksdb(conn: SizeConnection, rocksEnc: RocksNames): Promise<string | undefined> {
+  if (rocksEnc.db === undefined || rocksEnc.table === undefined) return undefined;
+  try {
+    const cfs = new Set((await rocksdbIndexes(conn, rocksEnc.db, rocksEnc.table)).map((i) => i.cf));
+    for (const cf of cfs) await conn.query('SET GLOBAL rocksdb_compact_cf = ?', [cf]);
+    return undefined;
+  } catch (err) {
+    return `rocksdb_compact_cf failed (${unavailable(err, 'compacting MyRocks')})`;
+  }
+}
+
+interface FileFigures {
+  file: SizeFigure;
+  allocated: SizeFigure;
+  /** What DATA_LENGTH / INDEX_LENGTH count for this engine, where known. */
+  dataNote?: string;
+  indexNote?: string;
+}
+
+/** The engine's own file-level figures. */
+async function measureFiles(conn: SizeConnection, engine: string, t: TableRow, rocksEnc: RocksNames, fresh: boolean, notes: FreshNotes): Promise<FileFigures> {
+  switch (engine) {
+    case 'innodb':
+      return {
+        dataNote: 'clustered index pages × page size (KEY_BLOCK_SIZE pages for ROW_FORMAT=COMPRESSED); punched holes not subtracted',
+        indexNote: 'secondary index pages × page size',
+        ...(await measureInnodb(conn, t, fresh, notes.flush)),
+      };
+    case 'rocksdb':
+      return {
+        dataNote: 'engine statistics: compressed SST bytes of the primary key (memtable not included)',
+        indexNote: 'engine statistics: compressed SST bytes of the secondary indexes (memtable not included)',
+        ...(await measureRocksdb(conn, rocksEnc.db, rocksEnc.table, fresh, joinNotes(notes.flush, notes.compact))),
+      };
+    case 'tokudb':
+      return measureTokudb(conn, t, fresh, notes.flush);
+    case 'aria':
+    case 'myisam':
+    case 'mrg_myisam': {
+      const files = engine === 'aria' ? '.MAD+.MAI' : '.MYD+.MYI';
+      const src = `information_schema.TABLES.DATA_LENGTH+INDEX_LENGTH (${files} file lengths)`;
+      const bytes = t.dataLength === null ? null : t.dataLength + (t.indexLength ?? 0);
+      const stale = fresh ? notes.flush : NOT_FRESH;
+      return {
+        file: figure(bytes, src, joinNotes(bytes === null ? 'the server reported no DATA_LENGTH' : undefined, stale)),
+        allocated: figure(bytes, src, joinNotes('apparent file lengths: the server does not report allocated blocks', stale)),
+      };
+    }
+    default: {
+      const note = `no file-level size query for engine ${t.engine}`;
+      return { file: figure(null, 'none', note), allocated: figure(null, 'none', note) };
+    }
+  }
+}
+
+/** The best on-disk figure there is: allocated blocks, else file lengths, else the TABLES lengths. */
+function onDiskFigure(t: TableRow, file: SizeFigure, allocated: SizeFigure): { bytes: number | null; source: string } {
+  if (allocated.bytes !== null) return { bytes: allocated.bytes, source: allocated.source };
+  if (file.bytes !== null) return { bytes: file.bytes, source: file.source };
+  if (t.dataLength !== null) return { bytes: t.dataLength + (t.indexLength ?? 0), source: 'information_schema.TABLES.DATA_LENGTH+INDEX_LENGTH' };
+  return { bytes: null, source: 'unavailable' };
 }
 
 /** input bytes / on-disk bytes (> 1: the table is smaller than the input); null when either is unknown or zero. */

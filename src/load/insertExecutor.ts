@@ -86,106 +86,25 @@ function rowProblem(code: number, message: string): RowProblem[] {
  * until each bad row stands alone and is rejected.
  */
 export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
-  const head = o.head;
-
   return async (chunk, ctx) => {
     const { conn } = ctx;
     const { bytes, records: recs } = await o.input.records(chunk);
-    const rejects: RejectedRow[] = [];
-    const rows: Row[] = [];
-    const recBytes = (r: SentRecord): Buffer => bytes.subarray(r.pos, r.pos + r.length);
-    for (let i = 0; i < recs.length; i++) {
-      const rec = recs[i]!;
-      const parsed = parseRecord(bytes, rec.pos, rec.pos + rec.length, o.scan.format, o.scan.charset, o.scan.targets);
-      // The rows LOAD DATA would warn about for their shape are rejected here (1261, 1262).
-      if (parsed.values.some((v) => v === undefined)) {
-        rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(ER.WARN_TOO_FEW_RECORDS, `Row ${i + 1} doesn't contain data for all columns`) });
-        continue;
-      }
-      if (parsed.extraData) {
-        rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(ER.WARN_TOO_MANY_RECORDS, `Row ${i + 1} was truncated; it contained more data than there were input columns`) });
-        continue;
-      }
-      const values = parsed.values.flatMap((v, k) => (o.fields[k]!.isVariable ? [] : [literal(v, o.binaryField[k] === true, o.characterSet)]));
-      if (o.key) values.push((o.key.first + BigInt(chunk.firstRecord + i)).toString());
-      const sql = `(${values.join(',')})`;
-      // Sent, it would cost the connection (the server drops it) on every retry; only LOAD DATA LOCAL streams such a row.
-      if (head.length + sql.length + PACKET_MARGIN > o.maxPacketBytes) {
-        const message = `the row is ${head.length + sql.length} bytes as an INSERT statement, over max_allowed_packet (${o.maxPacketBytes}); load it with LOAD DATA LOCAL (local_infile=ON) or raise max_allowed_packet`;
-        rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: recBytes(rec), errors: rowProblem(ER.NET_PACKET_TOO_LARGE, message) });
-        continue;
-      }
-      rows.push({ rec, index: i, sql });
-    }
-
-    let sp = 0;
-    let warnings = 0;
-    /** Runs rows[a, b) as one statement under a savepoint, rolled back on trouble. */
-    const attempt = async (a: number, b: number): Promise<RangeAttempt> => {
-      const name = `flatload_i${sp++}`;
-      if (rollbackable) await conn.query(`SAVEPOINT ${name}`);
-      let problems: RowProblem[];
-      try {
-        const [res] = await conn.query<ResultSetHeader>(head + rows.slice(a, b).map((r) => r.sql).join(','));
-        const ws = res.warningStatus > 0 ? await showWarnings(conn, o.maxWarnings) : [];
-        const bad = ws.filter(o.isProblem);
-        problems = bad.map((w) => ({ code: w.code, message: w.message }));
-        // Warnings the server did not list may be problems: the range is split until every warning is listed.
-        if (bad.length === 0 && res.warningStatus <= ws.length) {
-          warnings += ws.length;
-          // INSERT IGNORE skips duplicates: "Records: n  Duplicates: d" says how many.
-          const dup = o.duplicates === 'ignore' ? Number(/Duplicates:\s*(\d+)/.exec(res.info ?? '')?.[1] ?? 0) : 0;
-          if (rollbackable) await conn.query(`RELEASE SAVEPOINT ${name}`);
-          return { ok: true, landed: b - a - dup, problems: [] };
-        }
-      } catch (err) {
-        if (isConnectionLost(err) || isRetryableLock(err)) throw err;
-        const e = asServerError(err);
-        if (e?.errno === undefined) throw err;
-        problems = rowProblem(e.errno, e.sqlMessage ?? e.message ?? String(err));
-      }
-      if (!rollbackable) {
-        throw new FlatloadError(
-          'ROWS_REJECTED',
-          `rows at lines ${rows[a]!.rec.line}…${rows[b - 1]!.rec.line} of chunk ${chunk.index} failed and this engine cannot roll them back, so the rows before them are in the table: [${problems[0]?.code ?? '?'}] ${problems[0]?.message ?? ''}`,
-          { file: o.file, chunk: chunk.index, line: rows[a]!.rec.line, byteOffset: rows[a]!.rec.offset, ...(problems[0] ? { serverErrno: problems[0].code } : {}), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
-        );
-      }
-      await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      return { ok: false, landed: 0, problems };
-    };
-
+    const { rows, rejects } = toRows(o, chunk, bytes, recs);
     const txn = new ChunkTxn(conn, o.scope);
-    const rollbackable = txn.canRollBack;
+    const tally = { savepoints: 0, warnings: 0 };
+    const attempt = rangeAttempt(o, chunk, conn, rows, txn.canRollBack, tally);
     let done = false;
     try {
       await txn.begin();
       for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
-      // Batches by bytes, so no statement comes near max_allowed_packet.
-      const batches: Array<[number, number]> = [];
-      let start = 0;
-      let size = head.length;
-      for (let i = 0; i < rows.length; i++) {
-        const add = rows[i]!.sql.length + 1;
-        if (i > start && size + add > o.batchBytes) {
-          batches.push([start, i]);
-          start = i;
-          size = head.length;
-        }
-        size += add;
-      }
-      batches.push([start, rows.length]);
       let loaded = 0;
-      for (const [a, b] of batches) {
-        loaded += await bisect(a, b, attempt, (i, errors) => {
-          const r = rows[i]!;
-          rejects.push({ line: r.rec.line, byteOffset: r.rec.offset, bytes: recBytes(r.rec), errors });
-        });
+      for (const [a, b] of batchRanges(rows, o.head.length, o.batchBytes)) {
+        loaded += await bisect(a, b, attempt, (i, errors) => rejects.push(rejectOf(bytes, rows[i]!.rec, errors)));
         if (b > a) o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes: rows[b - 1]!.rec.pos + rows[b - 1]!.rec.length - rows[a]!.rec.pos });
       }
       for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
       rejects.sort((x, y) => x.byteOffset - y.byteOffset);
-      const outcome: ChunkOutcome = { records: recs.length, rowsLoaded: loaded, rejected: rejects.length, warnings, bytes: chunk.endByte - chunk.startByte };
+      const outcome: ChunkOutcome = { records: recs.length, rowsLoaded: loaded, rejected: rejects.length, warnings: tally.warnings, bytes: chunk.endByte - chunk.startByte };
       await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, commit: () => txn.commit(), beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
       done = true;
       return outcome;
@@ -193,4 +112,102 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
       if (!done) await txn.abort();
     }
   };
+}
+
+function rejectOf(bytes: Buffer, rec: SentRecord, errors: RowProblem[]): RejectedRow {
+  return { line: rec.line, byteOffset: rec.offset, bytes: bytes.subarray(rec.pos, rec.pos + rec.length), errors };
+}
+
+/** Each record parsed into its VALUES tuple, or rejected for its shape or size before anything is sent. */
+function toRows(o: InsertExecutorOptions, chunk: CutChunk, bytes: Buffer, recs: readonly SentRecord[]): { rows: Row[]; rejects: RejectedRow[] } {
+  const rejects: RejectedRow[] = [];
+  const rows: Row[] = [];
+  for (let i = 0; i < recs.length; i++) {
+    const rec = recs[i]!;
+    const parsed = parseRecord(bytes, rec.pos, rec.pos + rec.length, o.scan.format, o.scan.charset, o.scan.targets);
+    // The rows LOAD DATA would warn about for their shape are rejected here (1261, 1262).
+    if (parsed.values.some((v) => v === undefined)) {
+      rejects.push(rejectOf(bytes, rec, rowProblem(ER.WARN_TOO_FEW_RECORDS, `Row ${i + 1} doesn't contain data for all columns`)));
+      continue;
+    }
+    if (parsed.extraData) {
+      rejects.push(rejectOf(bytes, rec, rowProblem(ER.WARN_TOO_MANY_RECORDS, `Row ${i + 1} was truncated; it contained more data than there were input columns`)));
+      continue;
+    }
+    const values = parsed.values.flatMap((v, k) => (o.fields[k]!.isVariable ? [] : [literal(v, o.binaryField[k] === true, o.characterSet)]));
+    if (o.key) values.push((o.key.first + BigInt(chunk.firstRecord + i)).toString());
+    const sql = `(${values.join(',')})`;
+    // Sent, it would cost the connection (the server drops it) on every retry; only LOAD DATA LOCAL streams such a row.
+    if (o.head.length + sql.length + PACKET_MARGIN > o.maxPacketBytes) {
+      const message = `the row is ${o.head.length + sql.length} bytes as an INSERT statement, over max_allowed_packet (${o.maxPacketBytes}); load it with LOAD DATA LOCAL (local_infile=ON) or raise max_allowed_packet`;
+      rejects.push(rejectOf(bytes, rec, rowProblem(ER.NET_PACKET_TOO_LARGE, message)));
+      continue;
+    }
+    rows.push({ rec, index: i, sql });
+  }
+  return { rows, rejects };
+}
+
+/** Rows cut into [start, end) ranges by bytes, so no statement comes near max_allowed_packet. Pure. */
+function batchRanges(rows: readonly Pick<Row, 'sql'>[], headBytes: number, batchBytes: number): Array<[number, number]> {
+  const batches: Array<[number, number]> = [];
+  let start = 0;
+  let size = headBytes;
+  for (let i = 0; i < rows.length; i++) {
+    const add = rows[i]!.sql.length + 1;
+    if (i > start && size + add > batchBytes) {
+      batches.push([start, i]);
+      start = i;
+      size = headBytes;
+    }
+    size += add;
+  }
+  batches.push([start, rows.length]);
+  return batches;
+}
+
+/** Runs rows[a, b) as one statement under a savepoint, rolled back on trouble. */
+function rangeAttempt(
+  o: InsertExecutorOptions,
+  chunk: CutChunk,
+  conn: ChunkContext['conn'],
+  rows: readonly Row[],
+  rollbackable: boolean,
+  tally: { savepoints: number; warnings: number },
+): (a: number, b: number) => Promise<RangeAttempt> {
+  return async (a, b) => {
+    const name = `flatload_i${tally.savepoints++}`;
+    if (rollbackable) await conn.query(`SAVEPOINT ${name}`);
+    let problems: RowProblem[];
+    try {
+      const [res] = await conn.query<ResultSetHeader>(o.head + rows.slice(a, b).map((r) => r.sql).join(','));
+      const ws = res.warningStatus > 0 ? await showWarnings(conn, o.maxWarnings) : [];
+      const bad = ws.filter(o.isProblem);
+      problems = bad.map((w) => ({ code: w.code, message: w.message }));
+      // Warnings the server did not list may be problems: the range is split until every warning is listed.
+      if (bad.length === 0 && res.warningStatus <= ws.length) {
+        tally.warnings += ws.length;
+        // INSERT IGNORE skips duplicates: "Records: n  Duplicates: d" says how many.
+        const dup = o.duplicates === 'ignore' ? Number(/Duplicates:\s*(\d+)/.exec(res.info ?? '')?.[1] ?? 0) : 0;
+        if (rollbackable) await conn.query(`RELEASE SAVEPOINT ${name}`);
+        return { ok: true, landed: b - a - dup, problems: [] };
+      }
+    } catch (err) {
+      if (isConnectionLost(err) || isRetryableLock(err)) throw err;
+      const e = asServerError(err);
+      if (e?.errno === undefined) throw err;
+      problems = rowProblem(e.errno, e.sqlMessage ?? e.message ?? String(err));
+    }
+    if (!rollbackable) throw cannotRollBack(o, chunk, rows[a]!.rec, rows[b - 1]!.rec, problems);
+    await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
+    return { ok: false, landed: 0, problems };
+  };
+}
+
+function cannotRollBack(o: InsertExecutorOptions, chunk: CutChunk, first: SentRecord, last: SentRecord, problems: RowProblem[]): FlatloadError {
+  return new FlatloadError(
+    'ROWS_REJECTED',
+    `rows at lines ${first.line}…${last.line} of chunk ${chunk.index} failed and this engine cannot roll them back, so the rows before them are in the table: [${problems[0]?.code ?? '?'}] ${problems[0]?.message ?? ''}`,
+    { file: o.file, chunk: chunk.index, line: first.line, byteOffset: first.offset, ...(problems[0] ? { serverErrno: problems[0].code } : {}), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
+  );
 }

@@ -109,6 +109,41 @@ function midLoadError(fe: FlatloadError): FlatloadError {
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** One run's state, shared by its dispatch loop and its slots. */
+class Run {
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly maxAttempts: number;
+  readonly t0 = Date.now();
+  readonly freeSlots: number[];
+  /** The connection each slot holds between chunks; dropped after any error. */
+  readonly held = new Map<number, PoolConnection>();
+  readonly inflight = new Set<Promise<void>>();
+  /** Connections loading a chunk, each with the way to give up waiting for it. */
+  readonly active = new Map<PoolConnection, (err: Error) => void>();
+  readonly totals: ChunkOutcome = { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 };
+  readonly perChunk: RunResult['perChunk'] = [];
+  chunks = 0;
+  skipped = 0;
+  /** Whether this load holds a shared stream for the next chunk it pulls. */
+  holding = false;
+  stoppedBy: FlatloadError | undefined;
+
+  constructor(readonly o: RunOptions) {
+    this.sleep = o.sleep ?? defaultSleep;
+    this.maxAttempts = o.maxAttempts ?? 5;
+    this.freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
+  }
+
+  /** The first error wins; later ones are consequences of it. */
+  stop(err: FlatloadError): void {
+    if (!this.stoppedBy) this.stoppedBy = err;
+  }
+
+  stopped(): boolean {
+    return this.stoppedBy !== undefined;
+  }
+}
+
 /**
  * Pulls chunks one at a time and runs them over `jobs` pooled connections,
  * one slot per connection. It pulls the next chunk only when a slot is free
@@ -119,32 +154,34 @@ const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 export async function runChunks(o: RunOptions): Promise<RunResult> {
   if (o.shared && o.sessionEnd?.length) throw new FlatloadError('INTERNAL', 'a load whose session ends with statements cannot share its connections');
   if (!o.shared && !o.pool) throw new FlatloadError('INTERNAL', 'a load needs a pool or shared connections');
-  const sleep = o.sleep ?? defaultSleep;
-  const maxAttempts = o.maxAttempts ?? 5;
-  const freeSlots = Array.from({ length: o.jobs }, (_, i) => o.jobs - i);
-  /** The connection each slot holds between chunks; dropped after any error. */
-  const held = new Map<number, PoolConnection>();
-  const inflight = new Set<Promise<void>>();
-  const totals: ChunkOutcome = { records: 0, rowsLoaded: 0, rejected: 0, warnings: 0, bytes: 0 };
-  const perChunk: RunResult['perChunk'] = [];
-  let stoppedBy: FlatloadError | undefined;
-  let chunks = 0;
-  let skipped = 0;
-  const t0 = Date.now();
+  const run = new Run(o);
+  const disarm = armAbort(run);
+  try {
+    await dispatch(run);
+  } catch (err) {
+    run.stop(isFlatloadError(err) ? err : toFlatloadError(err, 'reading the input'));
+  } finally {
+    if (run.holding) o.gate?.give();
+    run.holding = false;
+    await Promise.allSettled([...run.inflight]);
+    disarm();
+    await endSessions(run);
+  }
+  run.perChunk.sort((a, b) => a.chunk - b.chunk);
+  return { chunks: run.chunks, skippedChunks: run.skipped, totals: run.totals, perChunk: run.perChunk, stoppedBy: run.stoppedBy };
+}
 
-  const stop = (err: FlatloadError): void => {
-    if (!stoppedBy) stoppedBy = err;
-  };
-  /** Connections loading a chunk, each with the way to give up waiting for it. */
-  const active = new Map<PoolConnection, (err: Error) => void>();
+/** On an abort: stop dispatching, and cut off chunks still loading after the grace period. Returns the undo. */
+function armAbort(run: Run): () => void {
+  const { o } = run;
   let graceTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
-    stop(new FlatloadError('INTERRUPTED', 'interrupted: chunks in flight were committed or rolled back; nothing is half-loaded'));
+    run.stop(new FlatloadError('INTERRUPTED', 'interrupted: chunks in flight were committed or rolled back; nothing is half-loaded'));
     graceTimer = setTimeout(() => {
       // A chunk that cannot finish in time is cut off; the server rolls its transaction back. A statement
       // whose connection is destroyed under it (a LOAD DATA LOCAL sending its file) may never settle, so
       // the chunk stops being waited for as well.
-      for (const [c, cutOff] of active) {
+      for (const [c, cutOff] of run.active) {
         c.destroy();
         cutOff(new FlatloadError('INTERRUPTED', 'the chunk did not finish within the grace period after the interrupt; its connection was closed'));
       }
@@ -153,131 +190,154 @@ export async function runChunks(o: RunOptions): Promise<RunResult> {
   };
   o.signal?.addEventListener('abort', onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
-
-  const runOne = async (chunk: CutChunk, gated: boolean): Promise<void> => {
-    const slot = freeSlots.pop() ?? 0;
-    const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
-    try {
-      for (let attempt = 1; ; attempt++) {
-        let conn: PoolConnection | undefined = held.get(slot);
-        held.delete(slot);
-        const started = Date.now();
-        try {
-          if (!conn && o.shared) conn = await o.shared.connections.borrow(o.shared.as, o.sessionSql);
-          else if (!conn) {
-            conn = await o.pool!.getConnection();
-            for (const sql of o.sessionSql) await conn.query(sql);
-          }
-          o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
-          setState('loading');
-          const loading = conn;
-          const executing = o.execute(chunk, { conn: loading, slot, attempt, setState });
-          const cutOff = new Promise<never>((_, reject) => active.set(loading, reject));
-          executing.catch(() => undefined); // settles (if ever) after a cut-off nobody waits for
-          const out = await Promise.race([executing, cutOff]).finally(() => active.delete(loading));
-          // A shared connection goes back before the stream does, so whoever takes the stream finds it free.
-          if (o.shared) conn.release();
-          else held.set(slot, conn);
-          conn = undefined;
-          totals.records += out.records;
-          totals.rowsLoaded += out.rowsLoaded;
-          totals.rejected += out.rejected;
-          totals.warnings += out.warnings;
-          totals.bytes += out.bytes;
-          const elapsedMs = Date.now() - started;
-          perChunk.push({ chunk: chunk.index, records: out.records, elapsedMs, bytes: out.bytes });
-          o.events.emit({
-            type: 'chunk-committed',
-            chunk: chunk.index,
-            slot,
-            records: out.records,
-            rowsLoaded: out.rowsLoaded,
-            rejected: out.rejected,
-            bytes: out.bytes,
-            elapsedMs,
-            atMs: Date.now() - t0,
-          });
-          return;
-        } catch (err) {
-          if (conn) {
-            o.onFault?.(conn, err);
-            // A connection that failed mid-statement may hold a half-done transaction: never reuse it.
-            conn.destroy();
-            conn = undefined;
-          }
-          if (!isFlatloadError(err) && isRetryable(err) && attempt < maxAttempts && !stoppedBy) {
-            const delayMs = backoffMs(attempt);
-            const reason = toFlatloadError(err, `chunk ${chunk.index}`).message;
-            o.events.emit({ type: 'chunk-retry', chunk: chunk.index, attempt, delayMs, reason });
-            setState('retrying');
-            await sleep(delayMs);
-            continue;
-          }
-          const fe = midLoadError(toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, ...chunkPlace(chunk) }));
-          o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: fe.message });
-          stop(fe);
-          return;
-        }
-      }
-    } finally {
-      setState('idle');
-      o.throttle?.done();
-      freeSlots.push(slot);
-      if (gated) o.gate?.give();
-      o.onFinished?.(chunk);
-    }
-  };
-
-  /** Whether this load holds a shared stream for the next chunk it pulls. */
-  let holding = false;
-  const holdStream = async (): Promise<void> => {
-    if (!o.gate || holding) return;
-    await o.gate.take();
-    holding = true;
-  };
-  try {
-    // The stream is taken before the chunk is pulled: pulling reads (or merges) its bytes, which would otherwise wait in memory.
-    await holdStream();
-    for await (const chunk of o.chunks) {
-      if (stoppedBy) break;
-      chunks++;
-      if (o.isDone?.(chunk)) {
-        skipped++;
-        o.onFinished?.(chunk);
-        continue;
-      }
-      if (o.throttle) {
-        await o.throttle.admit(chunk, o.signal);
-        if (stoppedBy) break;
-      }
-      const p: Promise<void> = runOne(chunk, holding).finally(() => inflight.delete(p));
-      holding = false;
-      inflight.add(p);
-      // Backpressure on the input: pull the next chunk only when a connection is free.
-      while (inflight.size >= o.jobs && !stoppedBy) await Promise.race(inflight);
-      if (stoppedBy) break;
-      await holdStream();
-      if (stoppedBy) break;
-    }
-  } catch (err) {
-    stop(isFlatloadError(err) ? err : toFlatloadError(err, 'reading the input'));
-  } finally {
-    if (holding) o.gate?.give();
-    holding = false;
-    await Promise.allSettled([...inflight]);
+  return () => {
     if (graceTimer) clearTimeout(graceTimer);
     o.signal?.removeEventListener('abort', onAbort);
-    for (const [slot, conn] of held) {
-      try {
-        for (const sql of o.sessionEnd ?? []) await conn.query(sql);
-        conn.release();
-      } catch (err) {
-        conn.destroy();
-        stop(toFlatloadError(err, `finishing connection ${slot}`));
-      }
+  };
+}
+
+/** The input loop: pull a chunk, skip it or hand it to a free slot, wait for a slot to free up. */
+async function dispatch(run: Run): Promise<void> {
+  const { o } = run;
+  // The stream is taken before the chunk is pulled: pulling reads (or merges) its bytes, which would otherwise wait in memory.
+  await holdStream(run);
+  for await (const chunk of o.chunks) {
+    if (run.stopped()) break;
+    run.chunks++;
+    if (o.isDone?.(chunk)) {
+      run.skipped++;
+      o.onFinished?.(chunk);
+      continue;
     }
-    held.clear();
+    if (o.throttle) {
+      await o.throttle.admit(chunk, o.signal);
+      if (run.stopped()) break;
+    }
+    const p: Promise<void> = runOne(run, chunk, run.holding).finally(() => run.inflight.delete(p));
+    run.holding = false;
+    run.inflight.add(p);
+    // Backpressure on the input: pull the next chunk only when a connection is free.
+    while (run.inflight.size >= o.jobs && !run.stopped()) await Promise.race(run.inflight);
+    if (run.stopped()) break;
+    await holdStream(run);
+    if (run.stopped()) break;
   }
-  perChunk.sort((a, b) => a.chunk - b.chunk);
-  return { chunks, skippedChunks: skipped, totals, perChunk, stoppedBy };
+}
+
+async function holdStream(run: Run): Promise<void> {
+  if (!run.o.gate || run.holding) return;
+  await run.o.gate.take();
+  run.holding = true;
+}
+
+/** One chunk on one slot, retried on a retryable error; whatever happens, the slot and stream are given back. */
+async function runOne(run: Run, chunk: CutChunk, gated: boolean): Promise<void> {
+  const { o } = run;
+  const slot = run.freeSlots.pop() ?? 0;
+  const setState = (state: ConnectionState): void => o.events.emit({ type: 'connection-state', slot, state, chunk: chunk.index });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if ((await attemptChunk(run, chunk, { slot, attempt, setState })) !== 'retry') return;
+    }
+  } finally {
+    setState('idle');
+    o.throttle?.done();
+    run.freeSlots.push(slot);
+    if (gated) o.gate?.give();
+    o.onFinished?.(chunk);
+  }
+}
+
+type Attempt = Omit<ChunkContext, 'conn'>;
+
+async function attemptChunk(run: Run, chunk: CutChunk, at: Attempt): Promise<'committed' | 'retry' | 'stopped'> {
+  const { o } = run;
+  let conn = run.held.get(at.slot);
+  run.held.delete(at.slot);
+  const started = Date.now();
+  try {
+    if (!conn && o.shared) conn = await o.shared.connections.borrow(o.shared.as, o.sessionSql);
+    else if (!conn) {
+      // Assigned before its settings run, so a setting that fails drops this connection like any failed attempt.
+      conn = await o.pool!.getConnection();
+      for (const sql of o.sessionSql) await conn.query(sql);
+    }
+    const out = await executeChunk(run, chunk, { ...at, conn });
+    // A shared connection goes back before the stream does, so whoever takes the stream finds it free.
+    if (o.shared) conn.release();
+    else run.held.set(at.slot, conn);
+    conn = undefined;
+    recordCommitted(run, chunk, at.slot, out, Date.now() - started);
+    return 'committed';
+  } catch (err) {
+    if (conn) {
+      o.onFault?.(conn, err);
+      // A connection that failed mid-statement may hold a half-done transaction: never reuse it.
+      conn.destroy();
+    }
+    return afterFailure(run, chunk, at, err);
+  }
+}
+
+/** Runs the executor, unless the abort's grace period cuts the connection off first. */
+async function executeChunk(run: Run, chunk: CutChunk, ctx: ChunkContext): Promise<ChunkOutcome> {
+  run.o.events.emit({ type: 'chunk-start', chunk: chunk.index, slot: ctx.slot, startByte: chunk.startByte, endByte: chunk.endByte, records: chunk.records });
+  ctx.setState('loading');
+  const loading = ctx.conn;
+  const executing = run.o.execute(chunk, ctx);
+  const cutOff = new Promise<never>((_, reject) => run.active.set(loading, reject));
+  executing.catch(() => undefined); // settles (if ever) after a cut-off nobody waits for
+  return Promise.race([executing, cutOff]).finally(() => run.active.delete(loading));
+}
+
+function recordCommitted(run: Run, chunk: CutChunk, slot: number, out: ChunkOutcome, elapsedMs: number): void {
+  const { totals } = run;
+  totals.records += out.records;
+  totals.rowsLoaded += out.rowsLoaded;
+  totals.rejected += out.rejected;
+  totals.warnings += out.warnings;
+  totals.bytes += out.bytes;
+  run.perChunk.push({ chunk: chunk.index, records: out.records, elapsedMs, bytes: out.bytes });
+  run.o.events.emit({
+    type: 'chunk-committed',
+    chunk: chunk.index,
+    slot,
+    records: out.records,
+    rowsLoaded: out.rowsLoaded,
+    rejected: out.rejected,
+    bytes: out.bytes,
+    elapsedMs,
+    atMs: Date.now() - run.t0,
+  });
+}
+
+/** A retryable error is retried after a back-off (unless the run is stopping); any other stops the run. */
+async function afterFailure(run: Run, chunk: CutChunk, at: Attempt, err: unknown): Promise<'retry' | 'stopped'> {
+  const { o } = run;
+  if (!isFlatloadError(err) && isRetryable(err) && at.attempt < run.maxAttempts && !run.stopped()) {
+    const delayMs = backoffMs(at.attempt);
+    const reason = toFlatloadError(err, `chunk ${chunk.index}`).message;
+    o.events.emit({ type: 'chunk-retry', chunk: chunk.index, attempt: at.attempt, delayMs, reason });
+    at.setState('retrying');
+    await run.sleep(delayMs);
+    return 'retry';
+  }
+  const fe = midLoadError(toFlatloadError(err, `loading chunk ${chunk.index}`, { chunk: chunk.index, ...chunkPlace(chunk) }));
+  o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: fe.message });
+  run.stop(fe);
+  return 'stopped';
+}
+
+/** Each slot's held connection runs the session's closing statements and goes back; an error there stops the run. */
+async function endSessions(run: Run): Promise<void> {
+  for (const [slot, conn] of run.held) {
+    try {
+      for (const sql of run.o.sessionEnd ?? []) await conn.query(sql);
+      conn.release();
+    } catch (err) {
+      conn.destroy();
+      run.stop(toFlatloadError(err, `finishing connection ${slot}`));
+    }
+  }
+  run.held.clear();
 }

@@ -42,9 +42,8 @@ export const MAX_LISTED_WARNINGS = 65535;
 
 /**
  * Connections to use when neither --jobs nor an engine rule decides: the
- * server's cores (thread_pool_size on MariaDB), else the client's, at most 8.
- * Measured on the 2-core box: 2 streams ≈ 1.7x one stream, 4 no better than 2
- * (docs/strategies.md, us-1s/2s/4s-chunk).
+ * server's cores (thread_pool_size on MariaDB), else the client's, at most 8:
+ * streams beyond the cores did not pay (docs/rules.md#measured-parallel-streams).
  */
 export function defaultConcurrency(server: ServerFacts, clientCpus: number): number {
   const cpus = server.serverCpus ?? clientCpus;
@@ -243,7 +242,7 @@ function ruleContext(
 
 /**
  * --allow-ddl on InnoDB: take the surrogate key out of the load and re-create
- * it afterwards (measured faster than every plan that keeps it). Returns the
+ * it afterwards (docs/rules.md#measured-allow-ddl). Returns the
  * steps around the load; updates the context and the surrogate plan.
  */
 function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: Step[]; clusterBy?: IndexFacts } {
@@ -390,39 +389,12 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   if (galera) refuseOnGalera(ctx, galera);
   const defer = planDeferSurrogate(ctx, sk);
   planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
-  const oneStream = oneStreamForDuplicates(ctx);
-  const before = reasons.length;
-  const d = engineRule(ctx);
-  if (oneStream) {
-    // The engine rule argued for its streams before they were cut to one: its concurrency line no longer holds.
-    for (let i = reasons.length - 1; i >= before; i--) if (reasons[i]!.startsWith('concurrency ')) reasons.splice(i, 1);
-    (ctx.jobsForced ? warnings : reasons).push(oneStream);
-  }
+  const d = engineRuleWithStreams(ctx);
   sharedFacts(ctx, d);
   capIgnoredDuplicates(ctx, d);
-
-  const after = [...d.after, ...defer.after];
-  if (sk.key?.kind === 'pre-assign') {
-    after.push(
-      step(
-        { kind: 'auto-increment-after-input', table: mode.loadTarget, firstValue: sk.key.firstValue },
-        `set AUTO_INCREMENT past the last pre-assigned key (${sk.key.firstValue} + records in the input, filled in once the input is read)`,
-      ),
-    );
-  }
-  after.push(...mode.finish);
+  const after = afterSteps(d, defer.after, sk, mode);
   if (galera) planGalera(ctx, d, galera, [...mode.before, ...defer.before, ...d.before, ...after], sk.key);
-
-  let batch: number | undefined;
-  if (ctx.transport === 'insert') {
-    batch = insertBatchBytes(server);
-    reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [docs/rules.md#packet-size-and-insert-batches]`);
-    if (options.onDuplicate !== 'replace') {
-      reasons.push(
-        `INSERT IGNORE, as LOAD DATA LOCAL runs (an implicit IGNORE): every value sent in the file's character set and converted as LOAD DATA converts it (an adjusted value is a warning and its row rejected, not a strict-mode error; spaces around a number a note), a row too big for one statement under max_allowed_packet rejected unsent [docs/rules.md#insert-fallback-conversions]`,
-      );
-    }
-  }
+  const batch = ctx.transport === 'insert' ? planInsertBatches(ctx) : undefined;
   if (engine !== 'other') reasons.unshift(`${versionText(server)}, ENGINE=${table.engine}${table.partitioned ? ' (partitioned)' : ''}`);
   const binlog = planBinlog(server, options.binlog, galera !== undefined);
   reasons.push(binlog.reason);
@@ -456,6 +428,48 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
     reasons,
     warnings,
   };
+}
+
+/** The engine's rule, its streams cut to one when ignored or replaced duplicates need it. */
+function engineRuleWithStreams(ctx: Ctx): EngineDecision {
+  const { reasons, warnings } = ctx;
+  const oneStream = oneStreamForDuplicates(ctx);
+  const before = reasons.length;
+  const d = engineRule(ctx);
+  if (oneStream) {
+    // The engine rule argued for its streams before they were cut to one: its concurrency line no longer holds.
+    for (let i = reasons.length - 1; i >= before; i--) if (reasons[i]!.startsWith('concurrency ')) reasons.splice(i, 1);
+    (ctx.jobsForced ? warnings : reasons).push(oneStream);
+  }
+  return d;
+}
+
+/** What runs after the last chunk: the engine's steps, the deferred key's, the AUTO_INCREMENT bump, the mode's finish. */
+function afterSteps(d: EngineDecision, deferAfter: Step[], sk: Surrogate, mode: ModePlan): Step[] {
+  const after = [...d.after, ...deferAfter];
+  if (sk.key?.kind === 'pre-assign') {
+    after.push(
+      step(
+        { kind: 'auto-increment-after-input', table: mode.loadTarget, firstValue: sk.key.firstValue },
+        `set AUTO_INCREMENT past the last pre-assigned key (${sk.key.firstValue} + records in the input, filled in once the input is read)`,
+      ),
+    );
+  }
+  after.push(...mode.finish);
+  return after;
+}
+
+/** Bytes per multi-row INSERT, with the reasons for the INSERT transport. */
+function planInsertBatches(ctx: Ctx): number {
+  const { server, options, reasons } = ctx;
+  const batch = insertBatchBytes(server);
+  reasons.push(`INSERT batches of at most ${batch} bytes of SQL: half of max_allowed_packet=${server.maxAllowedPacketBytes}, capped at 1 MiB (a statement over the limit fails with 1153 and drops the connection) [docs/rules.md#packet-size-and-insert-batches]`);
+  if (options.onDuplicate !== 'replace') {
+    reasons.push(
+      `INSERT IGNORE, as LOAD DATA LOCAL runs (an implicit IGNORE): every value sent in the file's character set and converted as LOAD DATA converts it (an adjusted value is a warning and its row rejected, not a strict-mode error; spaces around a number a note), a row too big for one statement under max_allowed_packet rejected unsent [docs/rules.md#insert-fallback-conversions]`,
+    );
+  }
+  return batch;
 }
 
 function firstKey(emptyHow: EmptyHow, next: string | null): { value: string; why: string } | undefined {

@@ -151,78 +151,16 @@ export interface PrivilegeCheck {
   unparsed: string[];
 }
 
+type PrivilegeLine = Extract<ParsedGrant, { kind: 'privileges' }>;
+type RoleLine = Extract<ParsedGrant, { kind: 'roles' }>;
+
 export function checkPrivileges(grants: readonly string[], needs: readonly PrivilegeNeed[], opts: CheckOptions = {}): PrivilegeCheck {
   const ci = (opts.lowerCaseTableNames ?? 0) > 0;
-  const parsed: ParsedGrant[] = [];
-  const unparsed: string[] = [];
-  for (const line of grants) {
-    const g = parseGrant(line);
-    if (g) parsed.push(g);
-    else if (/^\s*(GRANT|REVOKE)\b/i.test(line) && !/^\s*GRANT\s+PROXY\b/i.test(line) && !/\bON\s+(FUNCTION|PROCEDURE|PACKAGE)\b/i.test(line)) {
-      unparsed.push(redactGrant(line));
-    }
-  }
-
-  // Which grantees' lines apply: the user, PUBLIC, and the roles reachable from them.
-  const privilegeLines = parsed.filter((g): g is Extract<ParsedGrant, { kind: 'privileges' }> => g.kind === 'privileges');
-  const roleLines = parsed.filter((g): g is Extract<ParsedGrant, { kind: 'roles' }> => g.kind === 'roles');
-  const withPrivileges = new Set(privilegeLines.flatMap((g) => g.grantees.map(granteeKey)));
-  let applies: (key: string) => boolean;
-  const inactiveRoles: string[] = [];
-  if (opts.currentUser !== undefined) {
-    const active = new Set<string>([granteeKey(parseAccount(opts.currentUser)), 'PUBLIC']);
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (const r of roleLines) {
-        if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
-        for (const role of r.roles) {
-          const k = granteeKey(role);
-          if (!active.has(k)) {
-            active.add(k);
-            changed = true;
-          }
-        }
-      }
-    }
-    for (const r of roleLines) {
-      if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
-      for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
-    }
-    applies = (k) => active.has(k);
-  } else {
-    for (const r of roleLines) for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
-    applies = () => true;
-  }
-
-  const byGrantee = new Map<string, GranteeGrants>();
-  for (const g of privilegeLines) {
-    for (const who of g.grantees) {
-      const key = granteeKey(who);
-      if (!applies(key)) continue;
-      let gg = byGrantee.get(key);
-      if (!gg) byGrantee.set(key, (gg = emptyGrants()));
-      const whole = g.privileges.filter((p) => p.columns === undefined).map((p) => p.name);
-      const lvl = g.level;
-      if (!g.grant) {
-        if (lvl.kind === 'db') gg.revokes.push({ db: unescapePattern(lvl.db), names: new Set(whole) });
-        continue;
-      }
-      if (lvl.kind === 'global') addPrivs(gg.global, whole);
-      else if (lvl.kind === 'db') {
-        let entry = gg.dbs.find((d) => d.pattern === lvl.db);
-        if (!entry) gg.dbs.push((entry = { pattern: lvl.db, privs: { all: false, names: new Set() } }));
-        addPrivs(entry.privs, whole);
-      } else if (lvl.kind === 'table' && lvl.db !== undefined) {
-        const db = lvl.db;
-        let entry = gg.tables.find((t) => t.db === db && t.table === lvl.table);
-        if (!entry) gg.tables.push((entry = { db, table: lvl.table, privs: { all: false, names: new Set() } }));
-        addPrivs(entry.privs, whole);
-        for (const p of g.privileges) {
-          if (p.columns !== undefined) gg.columns.push({ db, table: lvl.table, privilege: p.name, columns: p.columns });
-        }
-      }
-    }
-  }
+  const { parsed, unparsed } = parseGrantLines(grants);
+  const privilegeLines = parsed.filter((g): g is PrivilegeLine => g.kind === 'privileges');
+  const roleLines = parsed.filter((g): g is RoleLine => g.kind === 'roles');
+  const { applies, inactiveRoles } = applyingGrantees(privilegeLines, roleLines, opts.currentUser);
+  const byGrantee = grantsByGrantee(privilegeLines, applies);
 
   const known = parsed.length > 0;
   const missing: PrivilegeNeed[] = [];
@@ -234,6 +172,96 @@ export function checkPrivileges(grants: readonly string[], needs: readonly Privi
     }
   }
   return { known, missing, missingOptional, inactiveRoles: [...new Set(inactiveRoles)], unparsed };
+}
+
+/** The lines read; the grant lines that could not be (redacted), leaving out the kinds flatload never needs. */
+function parseGrantLines(grants: readonly string[]): { parsed: ParsedGrant[]; unparsed: string[] } {
+  const parsed: ParsedGrant[] = [];
+  const unparsed: string[] = [];
+  for (const line of grants) {
+    const g = parseGrant(line);
+    if (g) parsed.push(g);
+    else if (/^\s*(GRANT|REVOKE)\b/i.test(line) && !/^\s*GRANT\s+PROXY\b/i.test(line) && !/\bON\s+(FUNCTION|PROCEDURE|PACKAGE)\b/i.test(line)) {
+      unparsed.push(redactGrant(line));
+    }
+  }
+  return { parsed, unparsed };
+}
+
+/**
+ * Which grantees' lines apply: the user, PUBLIC, and the roles reachable from them (every
+ * grantee without a current user); and the granted roles SHOW GRANTS lists no privileges for.
+ */
+function applyingGrantees(privilegeLines: PrivilegeLine[], roleLines: RoleLine[], currentUser: string | undefined): { applies: (key: string) => boolean; inactiveRoles: string[] } {
+  const withPrivileges = new Set(privilegeLines.flatMap((g) => g.grantees.map(granteeKey)));
+  const inactiveRoles: string[] = [];
+  if (currentUser === undefined) {
+    for (const r of roleLines) for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
+    return { applies: () => true, inactiveRoles };
+  }
+  const active = reachableGrantees(currentUser, roleLines);
+  for (const r of roleLines) {
+    if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
+    for (const role of r.roles) if (!withPrivileges.has(granteeKey(role))) inactiveRoles.push(granteeKey(role));
+  }
+  return { applies: (k) => active.has(k), inactiveRoles };
+}
+
+/** The user, PUBLIC, and every role granted to one of them, transitively. */
+function reachableGrantees(currentUser: string, roleLines: RoleLine[]): Set<string> {
+  const active = new Set<string>([granteeKey(parseAccount(currentUser)), 'PUBLIC']);
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const r of roleLines) {
+      if (!r.grantees.some((g) => active.has(granteeKey(g)))) continue;
+      for (const role of r.roles) {
+        const k = granteeKey(role);
+        if (!active.has(k)) {
+          active.add(k);
+          changed = true;
+        }
+      }
+    }
+  }
+  return active;
+}
+
+function grantsByGrantee(privilegeLines: PrivilegeLine[], applies: (key: string) => boolean): Map<string, GranteeGrants> {
+  const byGrantee = new Map<string, GranteeGrants>();
+  for (const g of privilegeLines) {
+    for (const who of g.grantees) {
+      const key = granteeKey(who);
+      if (!applies(key)) continue;
+      const gg = byGrantee.get(key) ?? emptyGrants();
+      byGrantee.set(key, gg);
+      addGrantLine(gg, g);
+    }
+  }
+  return byGrantee;
+}
+
+/** One GRANT (or partial REVOKE) line into a grantee's privileges at its level. */
+function addGrantLine(gg: GranteeGrants, g: PrivilegeLine): void {
+  const whole = g.privileges.filter((p) => p.columns === undefined).map((p) => p.name);
+  const lvl = g.level;
+  if (!g.grant) {
+    if (lvl.kind === 'db') gg.revokes.push({ db: unescapePattern(lvl.db), names: new Set(whole) });
+    return;
+  }
+  if (lvl.kind === 'global') addPrivs(gg.global, whole);
+  else if (lvl.kind === 'db') {
+    let entry = gg.dbs.find((d) => d.pattern === lvl.db);
+    if (!entry) gg.dbs.push((entry = { pattern: lvl.db, privs: { all: false, names: new Set() } }));
+    addPrivs(entry.privs, whole);
+  } else if (lvl.kind === 'table' && lvl.db !== undefined) {
+    const db = lvl.db;
+    let entry = gg.tables.find((t) => t.db === db && t.table === lvl.table);
+    if (!entry) gg.tables.push((entry = { db, table: lvl.table, privs: { all: false, names: new Set() } }));
+    addPrivs(entry.privs, whole);
+    for (const p of g.privileges) {
+      if (p.columns !== undefined) gg.columns.push({ db, table: lvl.table, privilege: p.name, columns: p.columns });
+    }
+  }
 }
 
 function holds(set: PrivSet, privilege: string, levelAllows: (p: string) => boolean): boolean {

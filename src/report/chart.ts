@@ -109,33 +109,11 @@ export function renderChart(series: Series[], opts: ChartOptions = {}): string {
   const width = opts.width !== undefined && opts.width >= 200 ? opts.width : 800;
   const height = opts.height !== undefined && opts.height >= 150 ? opts.height : 450;
   const title = opts.title ?? 'Load rate';
-  const xLabel = opts.xLabel ?? 'elapsed time (s)';
-  const yLabel = opts.yLabel ?? 'rows/s';
-
   const clean = series.map((s) => ({
     name: s.name,
     points: s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y)).sort((a, b) => a[0] - b[0]),
   }));
-  // Loops rather than Math.min(...xs): a long run can have more points than a call has arguments.
-  let [x0, x1, y0, y1] = [0, 1, 0, 1];
-  let first = true;
-  for (const s of clean) {
-    for (const [x, y] of s.points) {
-      if (first) [x0, x1, y0, y1, first] = [x, x, y, y, false];
-      else [x0, x1, y0, y1] = [Math.min(x0, x), Math.max(x1, x), Math.min(y0, y), Math.max(y1, y)];
-    }
-  }
-  const xAxis = niceAxis(x0, x1, 8, TIME_STEPS);
-  const yAxis = niceAxis(y0, y1, 6);
-
-  const left = 80;
-  const right = 24;
-  const top = title ? 48 : 20;
-  const bottom = 56;
-  const plotW = width - left - right;
-  const plotH = height - top - bottom;
-  const sx = (x: number): number => left + ((x - xAxis.min) / (xAxis.max - xAxis.min)) * plotW;
-  const sy = (y: number): number => top + plotH - ((y - yAxis.min) / (yAxis.max - yAxis.min)) * plotH;
+  const plot = plotArea(clean, width, height, title);
 
   const out: string[] = [];
   out.push(
@@ -144,8 +122,56 @@ export function renderChart(series: Series[], opts: ChartOptions = {}): string {
   out.push(`<title>${escapeXml(title)}</title>`);
   out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
   if (title) out.push(`<text x="${px(width / 2)}" y="28" text-anchor="middle" font-size="16" ${FONT}>${escapeXml(title)}</text>`);
+  drawAxes(out, plot, opts.xLabel ?? 'elapsed time (s)', opts.yLabel ?? 'rows/s');
+  drawSeries(out, plot, clean);
+  if (clean.length > 0) drawLegend(out, plot, clean);
+  out.push('</svg>');
+  return `${out.join('\n')}\n`;
+}
 
-  // Grid and ticks.
+/** Where the plot sits in the picture, its axes, and the scales from data to picture coordinates. */
+interface PlotArea {
+  height: number;
+  left: number;
+  top: number;
+  plotW: number;
+  plotH: number;
+  xAxis: Axis;
+  yAxis: Axis;
+  sx: (x: number) => number;
+  sy: (y: number) => number;
+}
+
+function plotArea(clean: Series[], width: number, height: number, title: string): PlotArea {
+  const [x0, x1, y0, y1] = dataBounds(clean);
+  const xAxis = niceAxis(x0, x1, 8, TIME_STEPS);
+  const yAxis = niceAxis(y0, y1, 6);
+  const left = 80;
+  const right = 24;
+  const top = title ? 48 : 20;
+  const bottom = 56;
+  const plotW = width - left - right;
+  const plotH = height - top - bottom;
+  const sx = (x: number): number => left + ((x - xAxis.min) / (xAxis.max - xAxis.min)) * plotW;
+  const sy = (y: number): number => top + plotH - ((y - yAxis.min) / (yAxis.max - yAxis.min)) * plotH;
+  return { height, left, top, plotW, plotH, xAxis, yAxis, sx, sy };
+}
+
+/** [x0, x1, y0, y1] over every point; [0, 1, 0, 1] when there is none. */
+function dataBounds(clean: Series[]): [number, number, number, number] {
+  // Loops rather than Math.min(...xs): a long run can have more points than a call has arguments.
+  let bounds: [number, number, number, number] | undefined;
+  for (const s of clean) {
+    for (const [x, y] of s.points) {
+      bounds = bounds ? [Math.min(bounds[0], x), Math.max(bounds[1], x), Math.min(bounds[2], y), Math.max(bounds[3], y)] : [x, x, y, y];
+    }
+  }
+  return bounds ?? [0, 1, 0, 1];
+}
+
+/** Grid, tick labels, the frame and the axis labels. */
+function drawAxes(out: string[], p: PlotArea, xLabel: string, yLabel: string): void {
+  const { left, top, plotW, plotH, xAxis, yAxis, sx, sy } = p;
   out.push('<g class="grid" stroke="#d0d0d0" stroke-width="1" stroke-dasharray="2 3">');
   for (const t of xAxis.ticks) out.push(`<line x1="${px(sx(t))}" y1="${px(top)}" x2="${px(sx(t))}" y2="${px(top + plotH)}"/>`);
   for (const t of yAxis.ticks) out.push(`<line x1="${px(left)}" y1="${px(sy(t))}" x2="${px(left + plotW)}" y2="${px(sy(t))}"/>`);
@@ -160,52 +186,52 @@ export function renderChart(series: Series[], opts: ChartOptions = {}): string {
   yAxis.ticks.forEach((t, i) => out.push(`<text x="${px(left - 8)}" y="${px(sy(t) + 4)}">${escapeXml(yLabels[i]!)}</text>`));
   out.push('</g>');
 
-  // Frame (the axes).
   out.push(`<rect class="frame" x="${px(left)}" y="${px(top)}" width="${px(plotW)}" height="${px(plotH)}" fill="none" stroke="#000000" stroke-width="1"/>`);
-  out.push(`<text x="${px(left + plotW / 2)}" y="${px(height - 14)}" text-anchor="middle" font-size="13" ${FONT}>${escapeXml(xLabel)}</text>`);
+  out.push(`<text x="${px(left + plotW / 2)}" y="${px(p.height - 14)}" text-anchor="middle" font-size="13" ${FONT}>${escapeXml(xLabel)}</text>`);
   out.push(
     `<text x="18" y="${px(top + plotH / 2)}" text-anchor="middle" font-size="13" ${FONT} transform="rotate(-90 18 ${px(top + plotH / 2)})">${escapeXml(yLabel)}</text>`,
   );
+}
 
-  // Series.
+/** Series i's colour, and its dash pattern once the colours run out. */
+function seriesStyle(i: number): { colour: string; dashAttr: string } {
+  const colour = COLOURS[i % COLOURS.length]!;
+  const dash = DASHES[Math.floor(i / COLOURS.length) % DASHES.length]!;
+  return { colour, dashAttr: dash ? ` stroke-dasharray="${dash}"` : '' };
+}
+
+function drawSeries(out: string[], p: PlotArea, clean: Series[]): void {
   out.push(`<g class="plot" fill="none" stroke-width="2" stroke-linejoin="round" stroke-linecap="round">`);
   clean.forEach((s, i) => {
-    const colour = COLOURS[i % COLOURS.length]!;
-    const dash = DASHES[Math.floor(i / COLOURS.length) % DASHES.length]!;
-    const pts = s.points.map(([x, y]) => `${px(sx(x))},${px(sy(y))}`).join(' ');
-    const dashAttr = dash ? ` stroke-dasharray="${dash}"` : '';
+    const { colour, dashAttr } = seriesStyle(i);
+    const pts = s.points.map(([x, y]) => `${px(p.sx(x))},${px(p.sy(y))}`).join(' ');
     out.push(`<polyline class="series" data-name="${escapeXml(s.name)}" stroke="${colour}"${dashAttr} points="${pts}"/>`);
     // A lone point draws nothing as a line: mark it.
     if (s.points.length === 1) {
       const [x, y] = s.points[0]!;
-      out.push(`<circle class="marker" cx="${px(sx(x))}" cy="${px(sy(y))}" r="3" fill="${colour}" stroke="none"/>`);
+      out.push(`<circle class="marker" cx="${px(p.sx(x))}" cy="${px(p.sy(y))}" r="3" fill="${colour}" stroke="none"/>`);
     }
   });
   out.push('</g>');
+}
 
-  // Legend, top right inside the plot like gnuplot's default key.
-  if (clean.length > 0) {
-    const lineH = 18;
-    const longest = Math.max(...clean.map((s) => [...s.name].length), 1);
-    const boxW = Math.min(plotW - 16, 44 + longest * 7.2);
-    const boxH = clean.length * lineH + 10;
-    const bx = left + plotW - boxW - 8;
-    const by = top + 8;
-    out.push(`<g class="legend" font-size="12" ${FONT}>`);
-    out.push(`<rect x="${px(bx)}" y="${px(by)}" width="${px(boxW)}" height="${px(boxH)}" fill="#ffffff" fill-opacity="0.85" stroke="#808080"/>`);
-    clean.forEach((s, i) => {
-      const colour = COLOURS[i % COLOURS.length]!;
-      const dash = DASHES[Math.floor(i / COLOURS.length) % DASHES.length]!;
-      const y = by + 5 + lineH * i + lineH / 2;
-      const dashAttr = dash ? ` stroke-dasharray="${dash}"` : '';
-      out.push(`<line x1="${px(bx + 8)}" y1="${px(y)}" x2="${px(bx + 34)}" y2="${px(y)}" stroke="${colour}" stroke-width="2"${dashAttr}/>`);
-      out.push(`<text x="${px(bx + 40)}" y="${px(y + 4)}">${escapeXml(s.name)}</text>`);
-    });
-    out.push('</g>');
-  }
-
-  out.push('</svg>');
-  return `${out.join('\n')}\n`;
+/** Top right inside the plot, like gnuplot's default key. */
+function drawLegend(out: string[], p: PlotArea, clean: Series[]): void {
+  const lineH = 18;
+  const longest = Math.max(...clean.map((s) => [...s.name].length), 1);
+  const boxW = Math.min(p.plotW - 16, 44 + longest * 7.2);
+  const boxH = clean.length * lineH + 10;
+  const bx = p.left + p.plotW - boxW - 8;
+  const by = p.top + 8;
+  out.push(`<g class="legend" font-size="12" ${FONT}>`);
+  out.push(`<rect x="${px(bx)}" y="${px(by)}" width="${px(boxW)}" height="${px(boxH)}" fill="#ffffff" fill-opacity="0.85" stroke="#808080"/>`);
+  clean.forEach((s, i) => {
+    const { colour, dashAttr } = seriesStyle(i);
+    const y = by + 5 + lineH * i + lineH / 2;
+    out.push(`<line x1="${px(bx + 8)}" y1="${px(y)}" x2="${px(bx + 34)}" y2="${px(y)}" stroke="${colour}" stroke-width="2"${dashAttr}/>`);
+    out.push(`<text x="${px(bx + 40)}" y="${px(y + 4)}">${escapeXml(s.name)}</text>`);
+  });
+  out.push('</g>');
 }
 
 /** One measure per engine variant, drawn as one panel of horizontal bars on its own scale. */

@@ -114,8 +114,7 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
  * A clustered AUTO_INCREMENT key that flatload numbers (pre-assigned, absent
  * from the file) is ascending whatever the order; a UNIQUE key of the file
  * is then what arrives at random. Sorting by that key and numbering the rows
- * in its order gives both B-trees ascending keys (measured 1.4–1.7x the naive
- * load into such a table).
+ * in its order gives both B-trees ascending keys (docs/ordering.md#1-why).
  */
 function surrogateOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): FileKey | undefined {
   const ai = ctx.autoInc;
