@@ -147,7 +147,7 @@ function planSurrogate(facts: PlanFacts, options: PlanOptions, strategy: Strateg
     out.key = { kind: 'server', column: ai.column };
     reasons.push(
       options.strategy === undefined && serverNumbersInOrder(engine, options)
-        ? `${ai.column}: numbered by the server: one stream under the table lock takes the AUTO_INCREMENT values in file order, as pre-assigned keys would, and skips a per-row expression; an interrupted load resumes by row count, so the numbering is the same [measured: npm run bench -- --strategies, MyISAM purchases_index 1.16x and Aria 1.02x faster than pre-assigned keys]`
+        ? `${ai.column}: numbered by the server: one stream under the table lock takes the AUTO_INCREMENT values in file order, as pre-assigned keys would, and skips a per-row expression; an interrupted load resumes by row count, so the numbering is the same [docs/strategies.md: npm run bench -- --strategies]`
         : `${ai.column}: numbered by the server (--strategy load-data); with innodb_autoinc_lock_mode<2 parallel LOAD DATA statements serialize on the AUTO-INC lock [docs/rules.md#auto-increment-lock-modes]`,
     );
     return out;
@@ -256,7 +256,7 @@ function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: S
     return none;
   }
   if (!options.allowDdl) {
-    reasons.push(`${ai.column} stays in the load: taking it out (DROP COLUMN, then ADD … AUTO_INCREMENT PRIMARY KEY after the load, clustering by ${possible.natural.name} meanwhile) measured faster but needs --allow-ddl [measured: u3-defer-2s-chunk]`);
+    reasons.push(`${ai.column} stays in the load: taking it out (DROP COLUMN, then ADD … AUTO_INCREMENT PRIMARY KEY after the load, clustering by ${possible.natural.name} meanwhile) measured faster but needs --allow-ddl [docs/rules.md#measured-allow-ddl]`);
     return none;
   }
   sk.key = { kind: 'defer', column: ai.column };
@@ -265,13 +265,13 @@ function planDeferSurrogate(ctx: Ctx, sk: Surrogate): { before: Step[]; after: S
   ctx.surrogateDefer = true;
   ctx.keyOrdered = false;
   ctx.keyOrderWhy = `key order: the rows cluster by ${possible.natural.name} while ${ai.column} is out of the table`;
-  reasons.push(`${ai.column}: taken out of the load and re-added after it (--allow-ddl); ${possible.natural.name} clusters the rows meanwhile [measured: u3-defer-2s-chunk]`);
+  reasons.push(`${ai.column}: taken out of the load and re-added after it (--allow-ddl); ${possible.natural.name} clusters the rows meanwhile [docs/rules.md#measured-allow-ddl]`);
   warnings.push(`${ai.column} is re-created after the load: its values number the rows in ${possible.natural.name} order, not in file order`);
   return {
     before: [
       step(
         { kind: 'drop-column', table: ctx.loadTarget, column: ai.column },
-        `take the AUTO_INCREMENT key out of the load (--allow-ddl): rows cluster by ${possible.natural.name} and chunks load in parallel without the AUTO-INC lock [measured: u3-defer-2s-chunk]`,
+        `take the AUTO_INCREMENT key out of the load (--allow-ddl): rows cluster by ${possible.natural.name} and chunks load in parallel without the AUTO-INC lock [docs/rules.md#measured-allow-ddl]`,
       ),
     ],
     after: [step(possible.restore, `re-create ${ai.column} as the AUTO_INCREMENT PRIMARY KEY (numbers the rows 1..N; one table rebuild)`)],
@@ -336,7 +336,7 @@ function sharedFacts(ctx: Ctx, d: EngineDecision): void {
   const { table, options, engine, transport, input, reasons, warnings } = ctx;
   if (ctx.insertTriggers > 0) {
     warnings.push(
-      `${plural(ctx.insertTriggers, 'INSERT trigger')} on the table: they fire for every row, and they turn off the MyISAM/Aria/TokuDB bulk paths (the InnoDB bulk insert still applies) [docs/rules.md#triggers-turn-off-bulk-paths; measured: probe trigger]`,
+      `${plural(ctx.insertTriggers, 'INSERT trigger')} on the table: they fire for every row, and they turn off the MyISAM/Aria/TokuDB bulk paths (the InnoDB bulk insert still applies) [docs/rules.md#triggers-turn-off-bulk-paths; not measured here]`,
     );
   }
   if (table.foreignKeys.length > 0) reasons.push(`${plural(table.foreignKeys.length, 'foreign key')}: foreign_key_checks stays on, every loaded row is checked`);
