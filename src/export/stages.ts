@@ -225,7 +225,7 @@ export function checkTargets(targets: readonly Target[], mode: string, a: Export
   }
 }
 
-type Sidecar = { run: string[]; sessionVariables: readonly string[] };
+export type Sidecar = { run: string[]; sessionVariables: readonly string[] };
 
 /** Every .sql file that will run (the missing tables'), read and checked. */
 export async function readSidecars(control: ControlConnection, targets: readonly Target[], runWhole: boolean, s3: S3Settings): Promise<Map<string, Sidecar>> {

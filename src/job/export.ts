@@ -42,6 +42,7 @@ import {
   tableReport,
   type ExportArgs,
   type ExportRun,
+  type Sidecar,
   type Target,
 } from '../export/stages.js';
 import { readAccountConnections } from '../introspect/server.js';
@@ -302,7 +303,7 @@ function exportRun(x: ExportJob, t0: number, exportId: string | null, source: st
 }
 
 /** The rungs once the export is held, up to its report; a failure is written to its bookkeeping row. */
-async function heldExport(x: ExportJob, t0: number, source: string, sidecars: Parameters<typeof createMissing>[2], throttleEvents: EventHub): Promise<ExportRun> {
+async function heldExport(x: ExportJob, t0: number, source: string, sidecars: ReadonlyMap<string, Sidecar>, throttleEvents: EventHub): Promise<ExportRun> {
   const { store, exportId, members } = await holdExport(x);
   try {
     const found = await findExport(x, store, exportId, members, source);

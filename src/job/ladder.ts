@@ -71,8 +71,8 @@ async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOption
 }
 
 /** An unfinished run of this load into this table, if the bookkeeping holds one (this listing's, in an export). */
-async function findStored(store: CheckpointStore, identity: JobIdentity, prep: Prepared): Promise<StoredJob | undefined> {
-  const stored = await store.findUnfinished(identity.target, identity.input.path, prep.server.lowerCaseTableNames !== 0);
+export async function findStored(store: CheckpointStore, identity: JobIdentity, foldTableNames: boolean): Promise<StoredJob | undefined> {
+  const stored = await store.findUnfinished(identity.target, identity.input.path, foldTableNames);
   // Another listing of the same file in the same export is another part, with a job of its own.
   return stored && (stored.identity.repeat ?? 0) === (identity.repeat ?? 0) ? stored : undefined;
 }
@@ -83,19 +83,23 @@ async function findStored(store: CheckpointStore, identity: JobIdentity, prep: P
  * anything (an input error found by the first scan, say).
  */
 async function otherRun(stored: StoredJob, o: LoadOptions, prep: Prepared, store: CheckpointStore, control: Queryable, notes: string[]): Promise<StoredJob | undefined> {
-  const holder = await jobLockHolder(control, stored.jobId);
-  if (holder) {
-    throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
-      table: prep.display,
-      hint: 'wait for it to finish (flatload status shows it)',
-    });
-  }
+  await refuseIfRunning(control, stored, prep.display, 'other options');
   if (o.restart) return stored;
   const done = await store.doneChunks(stored.jobId);
   if (done.size > 0 || stored.phase !== 'created') return stored;
   if (!o.dryRun) await store.abandon(stored.jobId);
   notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
   return undefined;
+}
+
+/** Another run of this load (other options, another shard map) is never discarded or competed with while a process runs it. */
+export async function refuseIfRunning(control: Queryable, stored: StoredJob, table: string, differing: string): Promise<void> {
+  const holder = await jobLockHolder(control, stored.jobId);
+  if (!holder) return;
+  throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with ${differing} is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
+    table,
+    hint: 'wait for it to finish (flatload status shows it)',
+  });
 }
 
 /** --restart: the unfinished run is discarded (its committed rows stay in the table). */
@@ -193,7 +197,7 @@ export async function findOrPlanJob(
   if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
   const notes: string[] = [];
   const jobId = jobIdOf(identity);
-  let stored = hasBookkeeping ? await findStored(store, identity, prep) : undefined;
+  let stored = hasBookkeeping ? await findStored(store, identity, prep.server.lowerCaseTableNames !== 0) : undefined;
   if (stored && stored.jobId !== jobId) stored = await otherRun(stored, o, prep, store, control, notes);
   if (stored && o.restart) stored = await discardForRestart(stored, o, store, notes);
   if (!stored) return freshOrDone(o, prep, planLoad(facts, planOptions), hasBookkeeping ? await store.get(jobId) : undefined, control, notes);

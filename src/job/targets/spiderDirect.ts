@@ -12,7 +12,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { identityDifferences, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../../checkpoint/identity.js';
-import { jobLockHolder, ownerText } from '../../checkpoint/lock.js';
+import { ownerText } from '../../checkpoint/lock.js';
 import { CheckpointStore } from '../../checkpoint/store.js';
 import type { LoadOptions } from '../../config/loadOptions.js';
 import { toFlatloadError } from '../../db/errors.js';
@@ -25,7 +25,7 @@ import { backendConnection, backendName, directReport, shareEvents, shareRejectP
 import type { RoutePlan } from '../../plan/route.js';
 import { defaultRejectPath } from '../../report/rejectFile.js';
 import type { ShardMap } from '../../shard/map.js';
-import { holdJob, markStopped, withResumeCommand } from '../ladder.js';
+import { findStored, holdJob, markStopped, refuseIfRunning, withResumeCommand } from '../ladder.js';
 import type { JobRequest, JobResult, LoadTarget, Opened } from '../types.js';
 
 type Route = { plan: RoutePlan; map: ShardMap };
@@ -45,17 +45,9 @@ async function findRoutedJob(store: CheckpointStore, identity: JobIdentity, o: L
   const jobId = jobIdOf(identity);
   if (!(await CheckpointStore.exists(store.conn, store.schema))) return false;
   await store.ensureTables('InnoDB');
-  const found = await store.findUnfinished(identity.target, identity.input.path, foldTableNames);
-  // Another listing of the same file in the same export is another part, with a job of its own.
-  const stored = found && (found.identity.repeat ?? 0) === (identity.repeat ?? 0) ? found : undefined;
+  const stored = await findStored(store, identity, foldTableNames);
   if (!stored || stored.jobId === jobId) return stored !== undefined;
-  const holder = await jobLockHolder(store.conn, stored.jobId);
-  if (holder) {
-    throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with another shard map or other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
-      table: stored.target,
-      hint: 'wait for it to finish (flatload status shows it)',
-    });
-  }
+  await refuseIfRunning(store.conn, stored, stored.target, 'another shard map or other options');
   // Every run splits anew, so the shares a killed run of that job left behind are of no use to anyone.
   removeDir(routeDir(tmp, stored.jobId));
   if (!o.restart) {
