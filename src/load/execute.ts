@@ -1,38 +1,33 @@
+/**
+ * The stages of one table's load that the job ladder (src/job/) runs in
+ * order: read the input's facts, start the job once every record boundary
+ * is known, and describe what loaded. Nothing here knows the target's kind.
+ */
 import { availableParallelism, tmpdir } from 'node:os';
-import type { ConnectionOptions } from '../config/connection.js';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
-import { openConnection, openSession, type Session } from '../db/connect.js';
-import { contentDifference, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
-import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
+import { contentDifference, jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
 import { ownerText } from '../checkpoint/lock.js';
-import type { JobLease } from '../checkpoint/lease.js';
-import { CheckpointStore, type StoredJob } from '../checkpoint/store.js';
-import { ControlConnection } from '../db/control.js';
-import { toFlatloadError } from '../db/errors.js';
+import type { CheckpointStore, StoredJob } from '../checkpoint/store.js';
+import type { ControlConnection } from '../db/control.js';
 import { FlatloadError } from '../errors/index.js';
-import { openAnyInput } from '../input/open.js';
 import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
 import { freeBytes, materializeInput, streamedInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
-import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
-import { prepareLoad, scanTargets, type Prepared } from '../introspect/target.js';
+import { scanTargets, type Prepared } from '../introspect/target.js';
 import type { ChunkSqlContext } from '../plan/sql.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
-import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
-import type { ShardMap } from '../shard/map.js';
-import type { StreamGate } from './runner.js';
-import type { SharedConnections } from './sharedConnections.js';
-import { applyPlan, openChunkInput, type Applied, type LoadRun } from './apply.js';
-import { clusterReport, digestsAgree, nodeDigests, readCausally } from './cluster.js';
+import { openChunkInput, type Applied } from './apply.js';
 import { checkExpectation } from './expect.js';
-import { analyzeTable, analyzeWanted } from './analyze.js';
-import { sqlOf, type TableRef } from '../plan/ops.js';
-import { throttles } from '../config/throttle.js';
-import { ServerThrottle, type Throttle } from './throttle.js';
+import type { TableRef } from '../plan/ops.js';
+
+/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
+export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
+  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
+}
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -75,7 +70,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
   };
 }
 
-function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadReport {
+export function emptyReport(plan: LoadPlan, facts: PlanFacts, display: string): LoadReport {
   return {
     status: 'dry-run',
     table: display,
@@ -114,7 +109,7 @@ function localSource(local: LocalInput): InputSource {
   return { path: local.path, kind: 'file', compression: 'none', sizeBytes: local.sizeBytes, mtimeMs: undefined, seekable: true, remote: local.remote };
 }
 
-interface Facts {
+export interface Facts {
   /** The options with the columns a header named (`--columns header`), else as given. */
   o: LoadOptions;
   prep: Prepared;
@@ -124,55 +119,18 @@ interface Facts {
   identity: JobIdentity;
 }
 
-/**
- * One backend's share of a load routed by a Spider table's partition rule:
- * its file is split from the user's input, so the job is identified by that
- * input, the shard map and the backend (see routedIdentity).
- */
-export interface ShareOf {
-  input: JobIdentity['input'];
-  map: ShardMap;
-  key: string;
-  /** The routed load's repeat (see JobIdentity.repeat): its shares are parts of their own too. */
-  repeat?: number;
-}
-
-/**
- * A table of an export. Being one changes three things: the connections
- * come from the export's session (TLS settled once for every table, one
- * node list whose failovers every table follows), the export has already
- * fitted the streams to the account's connection limit (this table's plan
- * does not again), and other tables share this thread (an in-memory sort
- * goes to the sort worker).
- */
-export interface InExport {
-  session: Session;
-  /** The loading streams the tables share chunk by chunk; absent when nothing loads (`flatload plan DIR`). */
-  streams?: { gate: StreamGate; connections: SharedConnections } | undefined;
-  /** The export's one throttle, spanning every table (the export reports it). */
-  throttle?: Throttle | undefined;
-  /** How many times the export listed this file for this table before (a part of its own each time). */
-  repeat?: number | undefined;
-}
-
-/** What a load is part of: a backend's share of a routed load, or an export. */
-export interface LoadWithin {
-  share?: ShareOf | undefined;
-  export?: InExport | undefined;
-}
-
 /** Stage: what the server, the table and the input are (read-only; a stream is spooled first). */
-async function readFacts(
+export async function readFacts(
   o: LoadOptions,
-  session: Session,
-  control: ControlConnection,
+  /** The server's and the table's facts, read once by whoever resolved the target. */
+  prepared: Prepared,
   source: InputSource,
   events: EventHub,
   spool: (l: LocalInput) => void,
-  share: ShareOf | undefined,
-  repeat = 0,
+  /** The job's identity from the load's own (a routed share's names its routing too). */
+  identityOf: (own: JobIdentity) => JobIdentity,
 ): Promise<Facts> {
-  let prep = await prepareLoad(o, session, control.connection, source);
+  let prep = prepared;
   const spillDir = o.tmpdir ?? tmpdir();
   // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
   const streamed = !source.seekable && source.kind === 'file';
@@ -198,8 +156,7 @@ async function readFacts(
   const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
-  const identity = { ...(share ? routedIdentity(own, share.map, share) : own), ...(repeat > 0 ? { repeat } : {}) };
-  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
+  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity: identityOf(own) };
 }
 
 /** `--columns header`: the file's own header line names the columns; from here on the load runs as with that --columns list. */
@@ -210,7 +167,7 @@ async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSo
   return { o: { ...o, columns }, prep: { ...prep, columns, targets: scanTargets(prep.table, columns) } };
 }
 
-type ChunkInputOf = ReturnType<typeof openChunkInput>;
+export type ChunkInputOf = ReturnType<typeof openChunkInput>;
 
 function spoolNote(source: InputSource, tmpdir: string, events: EventHub): void {
   events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${tmpdir} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
@@ -227,7 +184,7 @@ export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
  * in file order; an input sorted in memory, or that cannot be cut, is
  * spooled into --tmpdir here, once the plan is known.
  */
-async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
+export async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
   const stream = f.local.stream;
   if (!stream) return f.local;
   if (sortsIntoRuns(plan, f.prep)) {
@@ -244,9 +201,10 @@ async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: Ev
 }
 
 /** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
-async function startJob(
+export async function startJob(
   f: Facts,
-  job: Job,
+  /** The plan to run, and the stored run it continues, if any. */
+  job: { plan: LoadPlan; stored: StoredJob | undefined },
   store: CheckpointStore,
   o: LoadOptions,
   resumeCommand: string,
@@ -304,7 +262,7 @@ function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: 
 }
 
 /** Stage: the report of a run that loaded (or stopped). */
-function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, seconds: number): void {
+export function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, seconds: number): void {
   const { run } = applied;
   const slowest = run.perChunk.reduce<(typeof run.perChunk)[number] | undefined>((a, b) => (!a || b.elapsedMs > a.elapsedMs ? b : a), undefined);
   const rejected = run.totals.rejected + applied.resumed.rejected;
@@ -331,7 +289,7 @@ function loadedReport(report: LoadReport, applied: Applied, local: LocalInput, s
 }
 
 /** What `flatload plan` says the check after the load will do. */
-function expectationNotes(e: Expectation, plan: LoadPlan, prep: Prepared): string[] {
+export function expectationNotes(e: Expectation, plan: LoadPlan, prep: Prepared): string[] {
   const what = [e.rows !== undefined ? `COUNT(*) = ${e.rows}` : '', e.checksum !== undefined ? `CHECKSUM TABLE = ${e.checksum}` : ''].filter(Boolean).join(' and ');
   const when = plan.mode === 'swap' ? 'on the shadow table before the RENAME publishes it' : 'once the load is done';
   const notes = [`after the load: ${what} (${e.source}), checked ${when}; a difference stops with exit code 9`];
@@ -340,217 +298,8 @@ function expectationNotes(e: Expectation, plan: LoadPlan, prep: Prepared): strin
 }
 
 /** The table against the exporter's figures; the report keeps the comparison. */
-async function checkTable(control: ControlConnection, table: TableRef, display: string, e: Expectation, report: LoadReport): Promise<FlatloadError | undefined> {
+export async function checkTable(control: ControlConnection, table: TableRef, display: string, e: Expectation, report: LoadReport): Promise<FlatloadError | undefined> {
   const { result, error } = await checkExpectation(control, table, display, e);
   report.check = result;
   return error;
-}
-
-/** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
-export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
-  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED'].includes(e.code);
-  return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
-}
-
-/**
- * One load, end to end, in stages: read the facts (read-only), find or plan
- * the job (the resume guard), and unless it is a dry run or already done,
- * start it, apply the plan and report.
- */
-export async function executeLoad(
-  o: LoadOptions,
-  conn: ConnectionOptions,
-  events: EventHub,
-  signal?: AbortSignal,
-  /** The command line that resumes this load (credentials removed). */
-  resumeCommand = '',
-  within: LoadWithin = {},
-): Promise<ExecuteResult> {
-  const { share, export: inExport } = within;
-  const t0 = Date.now();
-  const source = await openAnyInput(o.file, o.s3);
-  const { session, conn: first } = inExport ? { session: inExport.session, conn: await openConnection(inExport.session) } : await openSession(conn, { localInfile: false });
-  const control = new ControlConnection(first, session);
-  let stopFollowingFailovers: (() => void) | undefined;
-  let local: LocalInput | undefined;
-  let chunks: ChunkInputOf | undefined;
-  let lease: JobLease | undefined;
-  let reachable = true;
-  let jobStarted = false;
-  // A load of its own throttles itself; an export's tables share the export's throttle.
-  const own = !inExport && throttles(o.throttle) ? new ServerThrottle(o.throttle, conn, session, events) : undefined;
-  const throttle = inExport ? inExport.throttle : own?.throttle;
-  try {
-    // Every replica is reached and confirmed to replicate before anything is read or changed.
-    await own?.check();
-    const f = await readFacts(o, session, control, source, events, (l) => (local = l), share, share?.repeat ?? inExport?.repeat);
-    o = f.o;
-    const { prep, facts } = f;
-    const account = prep.server.accountConnections;
-    if (account && account.open >= account.limit && !inExport && !o.dryRun) {
-      throw new FlatloadError('CONNECTION_REFUSED', `max_user_connections is ${account.limit} for this account and it has ${account.open} open, this load's included: none is left to load over`, {
-        hint: 'close a connection of this account, or raise its MAX_USER_CONNECTIONS',
-      });
-    }
-    if (prep.server.galera) {
-      await readCausally(control);
-      stopFollowingFailovers = session.router.onFailover((lost, next) => events.emit({ type: 'warning', message: `Galera node ${lost} refused a connection or is not ready: new connections go to ${next}` }));
-    }
-    const schema = o.bookkeepingSchema ?? prep.db;
-    const store = new CheckpointStore(control, schema);
-    if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
-    const planOptions = inExport ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
-    const job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
-    const { plan, stored, notes } = job;
-    const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
-    checkPlanPrivileges(plan, prep, o, schema);
-    // The load's own statements on this connection (TRUNCATE, the shadow, the RENAME) follow the rows in or out of the binary log.
-    const logBin = plan.session.find((st) => st.op.kind === 'set-session' && st.op.name === 'sql_log_bin');
-    if (logBin) await control.query(sqlOf(logBin.op)).catch((err: unknown) => Promise.reject(toFlatloadError(err, 'setting sql_log_bin for --binlog')));
-    const rejectPath = o.rejectFile ?? defaultRejectPath(o.file, o.table);
-    // Rejected rows are kept only in the reject file: a load that may reject rows needs it writable before it starts.
-    if (!o.dryRun && o.maxErrors > 0) checkRejectPath(rejectPath);
-
-    const report = emptyReport(plan, facts, prep.display);
-    report.encrypted = session.encrypted;
-    report.tls = session.tls ? { version: session.tls.version, cipher: session.tls.cipher, verified: session.tls.verified } : null;
-    report.notes.push(...notes);
-    if (own) report.throttle = own.throttle.report();
-    // The finished-load note is the summary's headline; printing it as it happens too would say it twice.
-    if (!job.finished) for (const n of notes) events.emit({ type: 'note', message: n });
-    if (!prep.server.localInfile && plan.strategy === 'insert' && !plan.forced) {
-      plan.warnings.unshift('the server has local_infile=OFF, so rows go as batched INSERTs (several times slower); SET GLOBAL local_infile=1 enables the fast path');
-    }
-    for (const w of plan.warnings) events.emit({ type: 'warning', message: w });
-    report.notes.push(...plan.warnings);
-    if (o.dryRun && o.columnsFromHeader) report.notes.push(`columns: by the names in the header line of ${o.file} (--columns header), matched case-insensitively`);
-    const expect = share ? undefined : o.expect;
-    if (expect && o.dryRun) report.notes.push(...expectationNotes(expect, plan, prep));
-    const analyze = analyzeWanted(o.analyze, prep.table.empty || plan.mode !== 'append');
-    if (analyze && o.dryRun) report.notes.push(`after the load: ANALYZE TABLE ${prep.display} (${o.analyze === 'on' ? '--analyze on' : '--analyze auto: the load starts from an empty table, whose statistics describe no rows'})`);
-    if (o.dryRun) return { report, plan, facts, sql, error: undefined };
-    if (job.finished) {
-      // A rerun after a crash that came after the final commit: the rows are in; loading again would double them.
-      Object.assign(report, {
-        status: 'already-loaded',
-        rows: job.finished.rowsLoaded ?? 0,
-        rejected: job.finished.rowsRejected ?? 0,
-        rowsInInput: job.finished.rowsInInput,
-        chunks: job.finished.chunksTotal ?? 0,
-        resumedChunks: job.finished.chunksTotal ?? 0,
-        seconds: (Date.now() - t0) / 1000,
-      } satisfies Partial<LoadReport>);
-      // Already loaded is not already checked: a rerun of a job that failed its check fails it again.
-      const error = expect ? await checkTable(control, plan.target, prep.display, expect, report) : undefined;
-      return { report, plan, facts, sql, error };
-    }
-
-    local = await localForPlan(f, plan, o, events);
-    const { jobId, chunkInput } = await startJob(f, job, store, o, resumeCommand, events, (i) => (chunks = i), inExport !== undefined);
-    jobStarted = true;
-    // For an append to a table with rows, the size before, so the report can show the growth.
-    let sizeBefore: number | null = null;
-    if (o.sizeReport && !prep.table.empty && plan.mode === 'append') {
-      sizeBefore = (await measureTableSizes(control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null;
-    }
-    const run: LoadRun = {
-      plan,
-      prep,
-      o,
-      input: chunkInput,
-      session,
-      control,
-      events,
-      signal,
-      rejectPath,
-      gate: inExport?.streams?.gate,
-      shared: inExport?.streams?.connections,
-      checkBeforeSwap: expect
-        ? async (shadow) => {
-            const e = await checkTable(control, shadow, prep.display, expect, report);
-            if (e) throw e;
-          }
-        : undefined,
-      throttle,
-      cp: {
-        store,
-        schema,
-        jobId,
-        done: job.done,
-        phase: job.phase,
-        resumed: stored !== undefined,
-        keepHistory: o.keepHistory,
-        rowsBefore: stored ? stored.rowsBefore : null,
-        tableFingerprint: stored ? stored.tableFingerprint : null,
-      },
-    };
-    let applied: Applied;
-    try {
-      applied = await applyPlan(run);
-    } catch (err) {
-      // Whatever stopped it, the bookkeeping must not go on saying the job is running.
-      const fe = toFlatloadError(err, 'loading');
-      await store.update(jobId, { state: fe.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: fe.message }).catch(() => undefined);
-      throw fe;
-    }
-    events.emit({ type: 'done' });
-    loadedReport(report, applied, f.local, (Date.now() - t0) / 1000);
-    if (own) report.throttle = own.throttle.report();
-    const stoppedBy = applied.run.stoppedBy;
-    if (analyze && !stoppedBy) report.analyze = await analyzeTable(control, plan.target);
-    if (o.sizeReport && !stoppedBy) {
-      try {
-        const how = report.analyze?.note === null ? 'done' : o.analyze === 'off' ? 'skip' : 'run';
-        const sizes = await measureTableSizes(control.connection, plan.target.db, plan.target.table, { analyze: how });
-        report.sizes = {
-          ...sizes,
-          inputToOnDiskRatio: sizeRatio(report.inputBytes, sizes.onDiskBytes),
-          growthBytes: sizeBefore !== null && sizes.onDiskBytes !== null ? sizes.onDiskBytes - sizeBefore : null,
-        };
-      } catch (err) {
-        report.notes.push(`on-disk size not measured: ${(err as Error).message}`);
-      }
-    }
-    let verifyError: FlatloadError | undefined;
-    // With every node gone, asking one again only waits out the control connection's reconnects.
-    reachable = stoppedBy?.code !== 'CONNECTION_LOST';
-    if (prep.server.galera) {
-      report.cluster = await clusterReport(session, reachable ? control : undefined, prep.server.galera);
-      if (o.verify && !stoppedBy) {
-        const digests = await nodeDigests(session, plan.target);
-        report.cluster.verify = digests;
-        if (!digestsAgree(digests)) {
-          verifyError = new FlatloadError('SERVER_ERROR', `--verify: the nodes do not hold the same rows: ${digests.map((d) => `${d.node} ${d.error ?? `${d.count} rows, checksum ${d.checksum}`}`).join('; ')}`, {
-            table: prep.display,
-            hint: 'a node that differs is out of sync with the cluster: check its wsrep_local_state_comment and error log',
-          });
-        }
-      }
-    } else if (o.verify && prep.table.engine !== 'SPIDER') {
-      // A Spider table's counts are compared by the routing layer, around this load.
-      report.notes.push('--verify compares the nodes of a Galera cluster or a Spider table\'s backends; this is neither');
-    }
-    if (verifyError) return { report, plan, facts, sql, error: verifyError };
-    if (expect && !stoppedBy && !report.check) {
-      const e = await checkTable(control, plan.target, prep.display, expect, report);
-      if (e) return { report, plan, facts, sql, error: e };
-    }
-    // A resume only helps when the load stopped for a reason outside the input (and the input can be read again).
-    const error = stoppedBy && withResumeCommand(stoppedBy, resumeCommand);
-    return { report, plan, facts, sql, error };
-  } catch (err) {
-    // Anything the server said that no step mapped is still a server error, not a crash.
-    const fe = toFlatloadError(err, 'loading');
-    if (fe.code === 'CONNECTION_LOST') reachable = false;
-    // Once the job is recorded, a load stopped by the server (a cluster with every node gone) resumes like any other.
-    throw jobStarted ? withResumeCommand(fe, resumeCommand) : fe;
-  } finally {
-    chunks?.dispose?.();
-    local?.dispose();
-    // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
-    if (reachable) await lease?.release();
-    stopFollowingFailovers?.();
-    own?.close();
-    await control.end();
-  }
 }

@@ -18,9 +18,11 @@
  *     nothing of it; report (events, reject file, summary types) sits below checkpoint, which
  *     emits notes while it resolves a job.
  *   on top, may import everything below them:
- *     11 export | devserver → 12 bench → 13 cli
- *     (export runs many loads as one job; devserver starts a throwaway server: neither imports the other;
- *     bench is what `flatload bench` compares).
+ *     11 export | devserver → 12 job → 13 bench → 14 cli
+ *     (export holds a whole export's stages, as load holds a table's; devserver starts a throwaway
+ *     server: neither imports the other. job runs every kind of job up one ladder — a table on one
+ *     server, a Galera cluster or a Spider table, or a whole export — so it sits above both load and
+ *     export; bench is what `flatload bench` compares).
  *
  * Every import counts: value and type-only imports, re-exports and dynamic
  * import() of a literal path. src/ is the product that ships: nothing in it
@@ -54,8 +56,9 @@ const RANK: Readonly<Record<string, number>> = {
   load: 10,
   export: 11,
   devserver: 11,
-  bench: 12,
-  cli: 13,
+  job: 12,
+  bench: 13,
+  cli: 14,
 };
 
 /** "importing file -> imported file", paths relative to src/. */
@@ -130,7 +133,17 @@ describe('the rule', () => {
     ['load/runner.ts', 'report/events.ts', true],
     ['load/apply.ts', 'checkpoint/store.ts', true],
     ['checkpoint/store.ts', 'load/runner.ts', false],
-    ['checkpoint/job.ts', 'report/events.ts', true],
+    ['checkpoint/store.ts', 'report/events.ts', true],
+    ['job/ladder.ts', 'checkpoint/store.ts', true],
+    ['job/table.ts', 'load/apply.ts', true],
+    ['job/export.ts', 'export/stages.ts', true],
+    ['export/stages.ts', 'job/run.ts', false],
+    ['load/execute.ts', 'job/ladder.ts', false],
+    ['checkpoint/store.ts', 'job/ladder.ts', false],
+    ['export/stages.ts', 'load/execute.ts', true],
+    ['load/execute.ts', 'export/stages.ts', false],
+    ['cli/commands/load.ts', 'job/run.ts', true],
+    ['job/run.ts', 'cli/commands/load.ts', false],
     ['report/rejectFile.ts', 'load/isolate.ts', false],
     ['report/events.ts', 'checkpoint/store.ts', false],
     ['introspect/sizes.ts', 'devserver/server.ts', false],

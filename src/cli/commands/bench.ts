@@ -16,7 +16,7 @@ import { quoteId, quoteQualified } from '../../db/quote.js';
 import { startThrowawayServer, type ThrowawayServer } from '../../devserver/server.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
 import { openInput } from '../../input/source.js';
-import { executeLoad } from '../../load/execute.js';
+import { runLoad } from '../../job/run.js';
 import { scanFormatOf } from '../../introspect/target.js';
 import { cumulative, renderBarChart, renderChart, type Series } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
@@ -221,7 +221,7 @@ async function runOne(
   const reporter = new SilentReporter(undefined);
   events.on((e) => reporter.onEvent(e));
   try {
-    const { report, error } = await executeLoad(o, { ...conn, database: db }, events);
+    const { report, error } = await runLoad(o, { ...conn, database: db }, events);
     reporter.close();
     return {
       strategy: report.strategy,

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { toLoadOptions, type LoadArgs } from '../../config/loadOptions.js';
 import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
-import { executeTargetLoad } from '../../load/spider.js';
+import { runLoad } from '../../job/run.js';
 import { renderChart } from '../../report/chart.js';
 import { EventHub } from '../../report/events.js';
 import { makeReporter } from '../../report/reporters.js';
@@ -28,7 +28,7 @@ export async function loadCommand(args: LoadArgs & ConnectionArgs & { include?: 
   const offSignals = io.onInterrupt(() => stop.abort());
   let result;
   try {
-    result = await executeTargetLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv, io.cwd));
+    result = await runLoad(options, conn, events, stop.signal, resumeCommandLine(io.argv, io.cwd));
   } finally {
     offSignals();
     reporter.close();

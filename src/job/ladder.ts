@@ -1,8 +1,9 @@
 /**
- * Which job this run is: the resume guard. A run of a load takes the job's
- * lock, then finds the unfinished run it continues (with its stored plan),
- * a finished one it must not repeat (while its rows are still there), or
- * none — then it plans anew. Changes or refusals are explained in words.
+ * The job ladder's rungs that decide which job this run is (docs/jobs.md):
+ * hold the job's lock, then find the unfinished run it continues (with its
+ * stored plan), a finished one it must not repeat (while its rows are still
+ * there), or none — then it plans anew; at the end the job is finished or
+ * marked failed or interrupted. Changes or refusals are explained in words.
  */
 import { selectNumber } from '../db/rows.js';
 import type { LoadOptions } from '../config/loadOptions.js';
@@ -10,6 +11,7 @@ import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { Prepared } from '../introspect/target.js';
+import { bookkeepingEngine } from '../load/execute.js';
 import { readTableFingerprint, sameTable } from '../introspect/table.js';
 import { privilegesForPlan } from '../plan/needs.js';
 import { planLoad } from '../plan/planner.js';
@@ -17,12 +19,12 @@ import { streamsThatFit } from '../plan/rules/connections.js';
 import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.js';
 import { PLAN_VERSION, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
-import { identityDifferences, jobIdOf, type JobIdentity } from './identity.js';
-import { acquireJobLease, type JobLease } from './lease.js';
-import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from './lock.js';
+import { identityDifferences, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
+import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
 import type { Session } from '../db/connect.js';
-import type { CheckpointContext } from './resume.js';
-import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from './store.js';
+import type { CheckpointContext } from '../checkpoint/resume.js';
+import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 
 export interface Job {
   plan: LoadPlan;
@@ -68,79 +70,76 @@ async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOption
   return { ok: false, why, reload: o.mode !== 'append' || recreated || rows === 0 };
 }
 
-/**
- * The job this run continues, or a new plan: an unfinished run of the same
- * load is resumed with its stored plan; one that differs is refused (or
- * discarded with --restart). Reads only, in a dry run.
- */
-export async function findOrPlanJob(
-  o: LoadOptions,
-  prep: Prepared,
-  facts: PlanFacts,
-  planOptions: PlanOptions,
-  identity: JobIdentity,
-  store: CheckpointStore,
-  control: Queryable,
-): Promise<Job> {
-  const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
-  // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
-  if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
-  let stored = hasBookkeeping ? await store.findUnfinished(identity.target, identity.input.path, prep.server.lowerCaseTableNames !== 0) : undefined;
+/** An unfinished run of this load into this table, if the bookkeeping holds one (this listing's, in an export). */
+export async function findStored(store: CheckpointStore, identity: JobIdentity, foldTableNames: boolean): Promise<StoredJob | undefined> {
+  const stored = await store.findUnfinished(identity.target, identity.input.path, foldTableNames);
   // Another listing of the same file in the same export is another part, with a job of its own.
-  if (stored && (stored.identity.repeat ?? 0) !== (identity.repeat ?? 0)) stored = undefined;
-  const notes: string[] = [];
-  const jobId = jobIdOf(identity);
-  if (stored && stored.jobId !== jobId) {
-    // Another load of this input into this table: never discard or compete with one that a process is running.
-    const holder = await jobLockHolder(control, stored.jobId);
-    if (holder) {
-      throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with other options is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
-        table: prep.display,
-        hint: 'wait for it to finish (flatload status shows it)',
-      });
-    }
+  return stored && (stored.identity.repeat ?? 0) === (identity.repeat ?? 0) ? stored : undefined;
+}
+
+/**
+ * A stored run of this load with other options: never discarded or competed
+ * with while a process runs it; dropped when it stopped before changing
+ * anything (an input error found by the first scan, say).
+ */
+async function otherRun(stored: StoredJob, o: LoadOptions, prep: Prepared, store: CheckpointStore, control: Queryable, notes: string[]): Promise<StoredJob | undefined> {
+  await refuseIfRunning(control, stored, prep.display, 'other options');
+  if (o.restart) return stored;
+  const done = await store.doneChunks(stored.jobId);
+  if (done.size > 0 || stored.phase !== 'created') return stored;
+  if (!o.dryRun) await store.abandon(stored.jobId);
+  notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
+  return undefined;
+}
+
+/** Another run of this load (other options, another shard map) is never discarded or competed with while a process runs it. */
+export async function refuseIfRunning(control: Queryable, stored: StoredJob, table: string, differing: string): Promise<void> {
+  const holder = await jobLockHolder(control, stored.jobId);
+  if (!holder) return;
+  throw new FlatloadError('JOB_RUNNING', `a load of ${stored.inputPath} into ${stored.target} with ${differing} is running: ${stored.owner ?? `connection ${holder.connectionId}`}`, {
+    table,
+    hint: 'wait for it to finish (flatload status shows it)',
+  });
+}
+
+/** --restart: the unfinished run is discarded (its committed rows stay in the table). */
+async function discardForRestart(stored: StoredJob, o: LoadOptions, store: CheckpointStore, notes: string[]): Promise<undefined> {
+  const done = await store.doneChunks(stored.jobId);
+  const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
+  if (!o.dryRun) await store.abandon(stored.jobId);
+  notes.push(
+    `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
+      (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
+  );
+  return undefined;
+}
+
+/** No run to continue: a new plan, unless the same load already finished and its rows are still there. */
+async function freshOrDone(o: LoadOptions, prep: Prepared, plan: LoadPlan, earlier: StoredJob | undefined, control: Queryable, notes: string[]): Promise<Job> {
+  const fresh: Job = { plan, stored: undefined, done: new Map(), phase: 'created', notes };
+  if (earlier?.state !== 'done') return fresh;
+  const when = earlier.finishedAt ?? earlier.updatedAt;
+  if (o.restart) {
+    notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when} (--restart)`);
+    return fresh;
   }
-  if (stored && stored.jobId !== jobId && !o.restart) {
-    const done = await store.doneChunks(stored.jobId);
-    if (done.size === 0 && stored.phase === 'created') {
-      // It stopped before changing anything (an input error found by the first scan, say): nothing to resume.
-      if (!o.dryRun) await store.abandon(stored.jobId);
-      notes.push(`${o.dryRun ? 'would discard' : 'discarded'} the earlier run ${stored.jobId}, which stopped before loading anything`);
-      stored = undefined;
-    }
+  const check = await stillLoaded(control, earlier, o, prep);
+  if (check.ok) {
+    notes.push(`the same input went into the same table with the same options at ${when} (job ${earlier.jobId}); add --restart to load it again`);
+    return { ...fresh, finished: earlier };
   }
-  if (stored && o.restart) {
-    const done = await store.doneChunks(stored.jobId);
-    const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
-    if (!o.dryRun) await store.abandon(stored.jobId);
-    notes.push(
-      `${o.dryRun ? 'would discard' : 'discarded'} the unfinished job ${stored.jobId} (${done.size} chunk(s) committed)` +
-        (rows > 0 && o.mode === 'append' ? `: its ${rows} rows stay in the table` : ''),
-    );
-    stored = undefined;
+  if (!check.reload) {
+    throw new FlatloadError('RESUME_MISMATCH', `this input was loaded into ${prep.display} at ${when} (job ${earlier.jobId}), but ${check.why}: rows were deleted since`, {
+      table: prep.display,
+      hint: 'add --restart to load the input again (rows of it still in the table are then loaded a second time), or empty the table first',
+    });
   }
-  if (!stored) {
-    const plan = planLoad(facts, planOptions);
-    const earlier = hasBookkeeping ? await store.get(jobId) : undefined;
-    if (earlier?.state === 'done' && !o.restart) {
-      const check = await stillLoaded(control, earlier, o, prep);
-      const when = earlier.finishedAt ?? earlier.updatedAt;
-      if (check.ok) {
-        notes.push(`the same input went into the same table with the same options at ${when} (job ${earlier.jobId}); add --restart to load it again`);
-        return { plan, stored, done: new Map(), phase: 'created', notes, finished: earlier };
-      }
-      if (!check.reload) {
-        throw new FlatloadError('RESUME_MISMATCH', `this input was loaded into ${prep.display} at ${when} (job ${earlier.jobId}), but ${check.why}: rows were deleted since`, {
-          table: prep.display,
-          hint: 'add --restart to load the input again (rows of it still in the table are then loaded a second time), or empty the table first',
-        });
-      }
-      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when}, but ${check.why}`);
-    } else if (earlier?.state === 'done') {
-      notes.push(`loading again: job ${earlier.jobId} loaded this input at ${earlier.finishedAt ?? earlier.updatedAt} (--restart)`);
-    }
-    return { plan, stored, done: new Map(), phase: 'created', notes };
-  }
+  notes.push(`loading again: job ${earlier.jobId} loaded this input at ${when}, but ${check.why}`);
+  return fresh;
+}
+
+/** The unfinished run continues only as the same load, planned by this version of flatload. */
+async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: LoadOptions, prep: Prepared, store: CheckpointStore): Promise<void> {
   const diffs = identityDifferences(stored.identity, identity);
   if (diffs.length > 0) {
     const done = await store.doneChunks(stored.jobId);
@@ -163,10 +162,13 @@ export async function findOrPlanJob(
       hint: 'finish it with the flatload that started it, or add --restart to discard it (its committed rows stay in the table)',
     });
   }
+}
+
+/** Resume: the stored plan, not a new one — the table is half full now, and pre-assigned keys must not move. */
+async function resumeStored(stored: StoredJob, o: LoadOptions, prep: Prepared, planOptions: PlanOptions, store: CheckpointStore, notes: string[]): Promise<Job> {
   const done = await store.doneChunks(stored.jobId);
   const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
   notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
-  // The stored plan, not a new one: the table is half full now, and pre-assigned keys must not move.
   // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
   const wanted = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
   // The account's connections may be fewer than when the job was planned.
@@ -175,9 +177,32 @@ export async function findOrPlanJob(
   return { plan: { ...stored.plan, concurrency: fit.streams }, stored, done, phase: stored.phase, notes };
 }
 
-/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
-export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
-  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
+/**
+ * The ladder's second rung, once the job is held: the stored run this one
+ * continues (resume), the same load already finished (done), or none
+ * (fresh, with a new plan). One that differs is refused, or discarded with
+ * --restart. Reads only, in a dry run.
+ */
+export async function findOrPlanJob(
+  o: LoadOptions,
+  prep: Prepared,
+  facts: PlanFacts,
+  planOptions: PlanOptions,
+  identity: JobIdentity,
+  store: CheckpointStore,
+  control: Queryable,
+): Promise<Job> {
+  const hasBookkeeping = await CheckpointStore.exists(store.conn, store.schema);
+  // Bring bookkeeping made by an older flatload up to date before reading it (never in a dry run).
+  if (hasBookkeeping && !o.dryRun) await store.ensureTables(prep.table.engine);
+  const notes: string[] = [];
+  const jobId = jobIdOf(identity);
+  let stored = hasBookkeeping ? await findStored(store, identity, prep.server.lowerCaseTableNames !== 0) : undefined;
+  if (stored && stored.jobId !== jobId) stored = await otherRun(stored, o, prep, store, control, notes);
+  if (stored && o.restart) stored = await discardForRestart(stored, o, store, notes);
+  if (!stored) return freshOrDone(o, prep, planLoad(facts, planOptions), hasBookkeeping ? await store.get(jobId) : undefined, control, notes);
+  await refuseOtherResume(stored, identity, o, prep, store);
+  return resumeStored(stored, o, prep, planOptions, store, notes);
 }
 
 /** Fails now, naming each missing grant, rather than half-way through the load. */
@@ -196,13 +221,10 @@ export function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptio
 }
 
 /**
- * Takes the job's lock for this process (a second run of the same load stops
- * or waits), and takes it again if the control connection is replaced.
- */
-/**
- * Holds the job for this run: the server's named lock, and on a Galera
+ * The ladder's first rung: holds the job for this run: the server's named lock, and on a Galera
  * cluster (where that lock is node-local) also the job's lease row. The
- * returned lease, if any, is released when the run ends.
+ * returned lease, if any, is released when the run ends. The lock is taken
+ * again if the control connection is replaced.
  */
 export async function holdJob(control: ControlConnection, session: Session, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub, cluster: boolean): Promise<JobLease | undefined> {
   await acquireJobLock(control, jobId, {
@@ -232,4 +254,15 @@ export async function holdJob(control: ControlConnection, session: Session, stor
     onWaiting: (message) => events.emit({ type: 'note', message }),
     onLost: (message) => events.emit({ type: 'warning', message }),
   });
+}
+
+/** The ladder's last rung when a run stops: the bookkeeping must not go on saying the job is running. */
+export async function markStopped(store: CheckpointStore, jobId: string, e: FlatloadError): Promise<void> {
+  await store.update(jobId, { state: e.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: e.message }).catch(() => undefined);
+}
+
+/** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
+export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED'].includes(e.code);
+  return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
 }
