@@ -32,7 +32,13 @@ function nativeZstd(): ZstdFactory | undefined {
  * whole plain file). Standard input is sniffed for gzip/zstd magic, so
  * `zcat`-less pipes work too.
  */
-export async function openByteStream(source: InputSource, highWaterMark: number): Promise<{ stream: Readable; compression: Compression }> {
+export async function openByteStream(
+  source: InputSource,
+  highWaterMark: number,
+  /** Standard input read with a replayable start: false for a look at its start (a sample), not the load's pass. */
+  last = true,
+): Promise<{ stream: Readable; compression: Compression }> {
+  if (source.kind === 'stdin' && source.replay) return source.replay.open(last);
   let raw: Readable = source.kind === 'stdin' ? process.stdin : source.remote ? source.remote.read(0, source.remote.sizeBytes) : createReadStream(source.path, { highWaterMark });
   raw.on('error', () => undefined); // surfaced through the pipeline below
   let compression = source.compression;

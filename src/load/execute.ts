@@ -2,7 +2,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import type { ConnectionOptions } from '../config/connection.js';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { openConnection, openSession, type Session } from '../db/connect.js';
-import { contentDifference, jobIdentity, jobIdOf, routedIdentity, type JobIdentity } from '../checkpoint/identity.js';
+import { contentDifference, jobIdentity, jobIdOf, routedIdentity, spooledStdinIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { bookkeepingEngine, checkPlanPrivileges, findOrPlanJob, holdJob, type Job } from '../checkpoint/job.js';
 import { ownerText } from '../checkpoint/lock.js';
 import type { JobLease } from '../checkpoint/lease.js';
@@ -13,7 +13,7 @@ import { FlatloadError } from '../errors/index.js';
 import { openAnyInput } from '../input/open.js';
 import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
-import { freeBytes, materializeInput, streamedInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, streamedInput, streamName, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { measureTableSizes, sizeRatio } from '../introspect/sizes.js';
@@ -174,14 +174,14 @@ async function readFacts(
 ): Promise<Facts> {
   let prep = await prepareLoad(o, session, control.connection, source);
   const spillDir = o.tmpdir ?? tmpdir();
-  // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
-  const streamed = !source.seekable && source.kind === 'file';
+  // A compressed file or standard input is read once as it loads (its start kept for the sample); --spool copies it first.
+  const streamed = !source.seekable && !o.spool;
   if (!source.seekable && !streamed) spoolNote(source, spillDir, events);
   if (!o.dryRun) {
     const stale = removeStaleScratch(spillDir);
     if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
   }
-  const local = streamed ? streamedInput(source) : await materializeInput(source, spillDir);
+  const local = streamed ? await streamedInput(source) : await materializeInput(source, spillDir);
   spool(local);
   if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, streamed ? source : localSource(local)));
   const sampled = await sampleInput(streamed ? source : localSource(local), {
@@ -231,11 +231,11 @@ async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: Ev
   const stream = f.local.stream;
   if (!stream) return f.local;
   if (sortsIntoRuns(plan, f.prep)) {
-    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    events.emit({ type: 'note', message: `${streamName(stream)} once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
     return f.local;
   }
   if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
-    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
+    events.emit({ type: 'note', message: `${streamName(stream)} once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
     return f.local;
   }
   spoolNote(stream, o.tmpdir ?? tmpdir(), events);
@@ -264,7 +264,7 @@ async function startJob(
   // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
   const verify = stored
     ? (sha: string | undefined): void => {
-        const diff = contentDifference(stored.inputSha256, sha);
+        const diff = contentDifference(stored.inputSha256, sha, f.identity.input.kind === 'stdin');
         if (diff) throw contentChanged(stored, diff, o, f.prep.display);
       }
     : undefined;
@@ -298,8 +298,8 @@ function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: 
     table,
     hint:
       o.mode === 'append'
-        ? 'put the original file back and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first'
-        : 'put the original file back and rerun to finish it, or add --restart to discard it',
+        ? `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first`
+        : `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it, or add --restart to discard it`,
   });
 }
 
@@ -400,7 +400,15 @@ export async function executeLoad(
     const store = new CheckpointStore(control, schema);
     if (!o.dryRun) lease = await holdJob(control, session, store, jobIdOf(f.identity), o, events, prep.server.galera !== undefined);
     const planOptions = inExport ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
-    const job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
+    let job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
+    // Standard input that starts as a finished load's did: copied whole to tell the same bytes (loaded) from a new export.
+    if (job.finished && f.local.stream?.kind === 'stdin' && !o.dryRun) {
+      local = f.local = await materializeInput(f.local.stream, o.tmpdir ?? tmpdir());
+      if (f.local.contentSha256 !== job.finished.inputSha256) {
+        f.identity = { ...f.identity, input: spooledStdinIdentity(f.identity.input, f.local) };
+        job = await findOrPlanJob(o, prep, { ...facts, input: { ...facts.input, spooled: true, sizeBytes: f.local.sizeBytes } }, planOptions, f.identity, store, control);
+      }
+    }
     const { plan, stored, notes } = job;
     const sql: ChunkSqlContext = { format: o.format, characterSet: prep.characterSet };
     checkPlanPrivileges(plan, prep, o, schema);
