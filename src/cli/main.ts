@@ -44,7 +44,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('lag-heartbeat', { type: 'string', describe: 'db.table: read each --replica\'s lag from this pt-heartbeat table (ts in UTC, as pt-heartbeat --utc writes it, for the primary\'s server_id) instead of Seconds_Behind_Master', group: 'Throttle:' })
     .option('max-threads-running', { type: 'string', describe: 'pause while the server\'s Threads_running, flatload\'s own loading streams excluded, is over this', group: 'Throttle:' })
     .option('max-pause', { type: 'string', describe: 'a pause longer than this stops the load, resumable (exit 4), e.g. 90s, 15m, 2h (default 30m)', group: 'Throttle:' })
-    .option('tmpdir', { type: 'string', describe: 'directory for spooled standard input / compressed input and the sort\'s runs (default: the system temporary directory)', group: 'Load:' })
+    .option('tmpdir', { type: 'string', describe: 'directory for the chunks of a streamed input, the sort\'s runs and a --spool copy (default: the system temporary directory)', group: 'Load:' })
     .option('s3-endpoint', { type: 'string', describe: 's3:// inputs: the endpoint of an S3-compatible server, e.g. http://127.0.0.1:9000 (path-style addressing; default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)', group: 'Load:' })
     .option('s3-region', { type: 'string', describe: 's3:// inputs: the bucket\'s region (default: AWS_REGION, the profile\'s, or us-east-1 with an endpoint)', group: 'Load:' })
     .option('spool', { type: 'boolean', describe: 'copy standard input or a .gz/.zst file whole (decompressed) into --tmpdir first and scan it to its end before anything loads, instead of reading it once as it loads', group: 'Load:' })

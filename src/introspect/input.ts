@@ -13,7 +13,16 @@ import type { IndexFacts, InputFacts, TableFacts } from './types.js';
 const SAMPLE_BYTES = 1 << 20;
 const SAMPLE_RECORDS = 2000;
 
-async function readHead(source: InputSource): Promise<Buffer> {
+/** The first MiB of each source read, so `--columns header` and the sample read it once between them. */
+const heads = new WeakMap<InputSource, Promise<Buffer>>();
+
+function readHead(source: InputSource): Promise<Buffer> {
+  let head = heads.get(source);
+  if (!head) heads.set(source, (head = readHeadOnce(source)));
+  return head;
+}
+
+async function readHeadOnce(source: InputSource): Promise<Buffer> {
   // A look at the start: standard input keeps these bytes for the load's one pass.
   const { stream } = await openByteStream(source, 1 << 20, false);
   const parts: Buffer[] = [];

@@ -183,8 +183,10 @@ async function readFacts(
   }
   const local = streamed ? await streamedInput(source) : await materializeInput(source, spillDir);
   spool(local);
-  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, streamed ? source : localSource(local)));
-  const sampled = await sampleInput(streamed ? source : localSource(local), {
+  // One source object for the header and the sample: its first MiB is read once (introspect/input.ts).
+  const head = streamed ? source : localSource(local);
+  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, head));
+  const sampled = await sampleInput(head, {
     format: prep.scan,
     charset: prep.charset,
     targets: prep.targets,

@@ -33,3 +33,24 @@ test('a start shorter than the bytes asked for hashes what there is', async () =
   assert.equal(await r.headSha256(1 << 20), createHash('sha256').update('a\tb\n').digest('hex'));
   assert.equal((await all((await r.open(true)).stream)).toString(), 'a\tb\n');
 });
+
+test('--columns header and the sample read the input\'s first MiB once between them', async () => {
+  const { readHeader } = await import('../../src/introspect/input.js');
+  const { charsetInfo } = await import('../../src/chunking/charsets.js');
+  let opens = 0;
+  const replay = new StdinReplay(async () => ({ stream: Readable.from([Buffer.from('id\tname\n1\ta\n')]), compression: 'none' }));
+  const source = {
+    path: '-',
+    kind: 'stdin' as const,
+    compression: 'none' as const,
+    sizeBytes: undefined,
+    mtimeMs: undefined,
+    seekable: false,
+    replay: { open: (last: boolean) => (opens++, replay.open(last)), headSha256: (n: number) => replay.headSha256(n) },
+  };
+  const format = { fieldTerm: Buffer.from('\t'), lineTerm: Buffer.from('\n'), enclosure: -1, escape: 0x5c };
+  const cs = charsetInfo('utf8mb4')!;
+  assert.deepEqual((await readHeader(source, format, cs, false))?.names, ['id', 'name']);
+  assert.deepEqual((await readHeader(source, format, cs, false))?.names, ['id', 'name']);
+  assert.equal(opens, 1);
+});
