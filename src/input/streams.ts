@@ -50,12 +50,14 @@ export async function openByteStream(
   if (compression === 'none') {
     return { stream: source.kind === 'stdin' ? raw : withInputErrors(raw, source.path), compression };
   }
+  // Errors name the input as the user knows it: `-` is standard input.
+  const name = source.kind === 'stdin' ? 'standard input' : source.path;
   if (compression === 'gzip') {
     const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
-    return { stream: pipeInto(raw, gunzip, source.path), compression };
+    return { stream: pipeInto(raw, gunzip, name), compression };
   }
   const native = nativeZstd();
-  if (native) return { stream: pipeInto(raw, native(), source.path), compression };
+  if (native) return { stream: pipeInto(raw, native(), name), compression };
   return { stream: spawnZstd(source, raw), compression };
 }
 
