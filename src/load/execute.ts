@@ -405,6 +405,7 @@ export async function executeLoad(
     let job = await findOrPlanJob(o, prep, facts, planOptions, f.identity, store, control);
     // Standard input that starts as a finished load's did: copied whole to tell the same bytes (loaded) from a new export.
     if (job.finished && f.local.stream?.kind === 'stdin' && !o.dryRun) {
+      spoolNote(f.local.stream, o.tmpdir ?? tmpdir(), events);
       local = f.local = await materializeInput(f.local.stream, o.tmpdir ?? tmpdir());
       if (f.local.contentSha256 !== job.finished.inputSha256) {
         f.identity = { ...f.identity, input: spooledStdinIdentity(f.identity.input, f.local) };
