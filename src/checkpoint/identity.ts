@@ -28,6 +28,14 @@ export interface JobIdentity {
     contentSha256?: string;
     /** A remote input's ETag (its size and Last-Modified are sizeBytes and mtimeMs). Absent for local inputs. */
     etag?: string;
+    /**
+     * Standard input read once as it loads: sha256 of its first MiB, all that
+     * is known of it before the load. An unfinished job with the same start is
+     * resumed, each committed chunk's bytes checked as they come again; a
+     * finished one is trusted only once the whole stream was found the same
+     * (src/load/stdinAgain.ts). Absent otherwise.
+     */
+    headSha256?: string;
   };
   target: string;
   format: Record<string, string | number | boolean | null>;
@@ -121,11 +129,12 @@ export function jobIdentity(
     input: {
       path,
       kind: source.kind,
-      sizeBytes: source.kind === 'stdin' ? local.sizeBytes : (source.sizeBytes ?? null),
+      sizeBytes: source.kind === 'stdin' ? (local.stream ? null : local.sizeBytes) : (source.sizeBytes ?? null),
       mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
       // A remote object is identified by what its server says of its version (ETag, Last-Modified, size), not read for a hash.
       headTailSha256: source.kind === 'file' && !source.remote && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
       ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
+      ...(source.kind === 'stdin' && local.stream && local.headSha256 ? { headSha256: local.headSha256 } : {}),
       ...(source.remote?.etag ? { etag: source.remote.etag } : {}),
     },
     target: targetName(db, o.table, lowerCaseTableNames),
@@ -148,6 +157,15 @@ export function jobIdentity(
   };
 }
 
+/**
+ * The identity of standard input once it was copied whole (its start matched
+ * a finished load's): by its content, as a `--spool` run would name it.
+ */
+export function spooledStdinIdentity(input: JobIdentity['input'], local: LocalInput): JobIdentity['input'] {
+  const { headSha256: _start, ...rest } = input;
+  return { ...rest, sizeBytes: local.sizeBytes, ...(local.contentSha256 ? { contentSha256: local.contentSha256 } : {}) };
+}
+
 export function jobIdOf(identity: JobIdentity): string {
   return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 24);
 }
@@ -158,9 +176,11 @@ export function jobIdOf(identity: JobIdentity): string {
  * (a byte changed in the middle, the time put back): undefined when the same,
  * or when either hash is unknown (a job recorded by an older flatload).
  */
-export function contentDifference(stored: string | null, now: string | undefined): string | undefined {
+export function contentDifference(stored: string | null, now: string | undefined, stdin = false): string | undefined {
   if (!stored || !now || stored === now) return undefined;
-  return `its contents differ from what the interrupted run read (sha256 of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now), though its size and modification time are the same`;
+  const hashes = `sha256 of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now`;
+  if (stdin) return `standard input brought other bytes than the interrupted run read (${hashes})`;
+  return `its contents differ from what the interrupted run read (${hashes}), though its size and modification time are the same`;
 }
 
 /** Human differences between a stored identity and this run's, for the refusal message. */
@@ -172,7 +192,11 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('input size', stored.input.sizeBytes, now.input.sizeBytes);
   cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
   if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
-  if (stored.input.contentSha256 !== now.input.contentSha256) out.push('standard input brought different contents');
+  if (stored.input.headSha256 !== undefined && now.input.headSha256 !== undefined && stored.input.headSha256 !== now.input.headSha256) out.push('standard input brought other bytes (its first MiB differs)');
+  if (stored.input.contentSha256 !== now.input.contentSha256) {
+    const spooled = stored.input.kind === 'stdin' && (stored.input.contentSha256 === undefined) !== (now.input.contentSha256 === undefined);
+    out.push(spooled ? `standard input was ${stored.input.contentSha256 ? '' : 'not '}copied first (--spool) then, and is ${now.input.contentSha256 ? '' : 'not '}now` : 'standard input brought different contents');
+  }
   cmp('input ETag (the object was replaced)', stored.input.etag, now.input.etag);
   cmp('input path', stored.input.path, now.input.path);
   cmp('target table', stored.target, now.target);

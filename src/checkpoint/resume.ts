@@ -48,24 +48,42 @@ export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: Check
 
 /**
  * Skips chunks an earlier run committed, after checking they are the same
- * chunks (same byte range and record count; the job's identity already
- * vouches for the input's content).
+ * chunks (same byte range and record count, and the same bytes where the
+ * commit stored their sha1: a streamed input, which no identity vouches
+ * for). Skip-and-verify comes first: a chunk not committed that comes before
+ * the last committed one is held back until every committed chunk has been
+ * checked, so no new chunk loads from an input found different later on.
  */
 export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
+  let last = -1;
+  for (const i of done.keys()) last = Math.max(last, i);
+  const held: CutChunk[] = [];
+  let seen = 0;
   for await (const c of chunks) {
     const d = done.get(c.index);
     if (!d) {
-      yield c;
+      if (c.index < last) held.push(c);
+      else yield* [...held.splice(0), c];
       continue;
     }
-    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records) {
-      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed`, {
+    const sha1 = (c as { sha1?: string }).sha1;
+    const bytesDiffer = d.sha1 !== null && sha1 !== undefined && d.sha1 !== sha1;
+    if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records || bytesDiffer) {
+      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed${bytesDiffer ? ` (the bytes ${c.startByte}-${c.endByte} differ: sha1 ${d.sha1!.slice(0, 12)}… then, ${sha1.slice(0, 12)}… now)` : ''}`, {
         file,
         chunk: c.index,
         byteOffset: c.startByte,
-        hint: 'rerun with --restart to discard the earlier run (its committed rows stay in the table)',
+        hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it, or rerun with --restart to discard the earlier run (its committed rows stay in the table)`,
       });
     }
+    seen++;
     yield { ...c, alreadyDone: true };
+    if (c.index === last) yield* held.splice(0);
+  }
+  if (seen < done.size) {
+    throw new FlatloadError('RESUME_MISMATCH', `the input ends before chunk ${last}, which the interrupted run committed: the input changed`, {
+      file,
+      hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it, or rerun with --restart to discard the earlier run (its committed rows stay in the table)`,
+    });
   }
 }

@@ -307,6 +307,7 @@ export class CheckpointStore {
       finished: boolean;
       owner: string;
       tableFingerprint: string | null;
+      inputSha256: string;
     }>,
   ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
@@ -326,6 +327,7 @@ export class CheckpointStore {
     set('rows_rejected', f.rowsRejected);
     set('owner', f.owner);
     set('table_fingerprint', f.tableFingerprint);
+    set('input_sha256', f.inputSha256);
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }

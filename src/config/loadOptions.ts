@@ -80,6 +80,8 @@ export interface LoadOptions {
   sizeReport: boolean;
   /** Where spooled input and sort runs go (undefined: the system's temporary directory). */
   tmpdir: string | undefined;
+  /** Copy standard input (or a compressed file) whole into tmpdir and scan it to its end before anything loads. */
+  spool: boolean;
   /** An s3:// input: the endpoint of an S3-compatible server and the region (undefined: AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, the SDK's region chain). */
   s3: { endpoint: string | undefined; region: string | undefined };
   /** An input sorted by key that is at most this large is sorted in memory, without runs in tmpdir. */
@@ -131,6 +133,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   bookkeepingSchema?: string;
   skipSizeReport?: boolean;
   tmpdir?: string;
+  spool?: boolean;
   s3Endpoint?: string;
   s3Region?: string;
   sortMemory?: string;
@@ -294,6 +297,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),
     tmpdir: a.tmpdir,
+    spool: a.spool ?? false,
     s3: { endpoint: a.s3Endpoint, region: a.s3Region },
     sortMemoryBytes,
     wait: a.wait ?? false,

@@ -2,6 +2,8 @@ import { listHttp, openHttp } from './http.js';
 import { isRemoteInput, type RemoteEntry } from './remote.js';
 import type { S3Settings } from './s3.js';
 import { openInput, type InputSource } from './source.js';
+import { StdinReplay } from './stdinReplay.js';
+import { openByteStream } from './streams.js';
 
 /** The AWS SDK is a large import: only a load that reads from S3 pays for it. */
 function s3Module(): Promise<typeof import('./s3.js')> {
@@ -14,6 +16,11 @@ function s3Module(): Promise<typeof import('./s3.js')> {
  * plain object that the server reads by range is seekable like a file.
  */
 export async function openAnyInput(path: string, s3: S3Settings = {}): Promise<InputSource> {
+  if (path === '-') {
+    // Read once, as the load goes; its start is kept for the sample and the header read before that pass.
+    const raw = openInput(path);
+    return { ...raw, replay: new StdinReplay(() => openByteStream(raw, 4 << 20)) };
+  }
   if (!isRemoteInput(path)) return openInput(path);
   const remote = /^s3:/i.test(path) ? await (await s3Module()).openS3(path, s3) : await openHttp(path);
   return {

@@ -136,6 +136,4 @@ export function isRemoteInput(path: string): boolean {
 }
 
 /** The URL with its user's password replaced by `***` (a user alone is kept: it is no secret). */
-export function maskInputUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:)([^@/?#]*)@/i, '$1***@');
-}
+export { maskInputUrl } from '../errors/mask.js';

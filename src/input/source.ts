@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { FlatloadError } from '../errors/index.js';
+import type { Readable } from 'node:stream';
 import type { RemoteObject } from './remote.js';
 
 export type Compression = 'none' | 'gzip' | 'zstd';
@@ -17,6 +18,11 @@ export interface InputSource {
   seekable: boolean;
   /** An http(s):// or s3:// input (path is then its URL with any password masked). */
   remote?: RemoteObject | undefined;
+  /**
+   * Standard input whose start can be read again before the load's one pass
+   * (input/stdinReplay.ts); `last` opens that pass, after which it cannot.
+   */
+  replay?: { open(last: boolean): Promise<{ stream: Readable; compression: Compression }>; headSha256(bytes: number): Promise<string> } | undefined;
 }
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);

@@ -34,6 +34,8 @@ export interface LocalInput {
   originalBytes: number | undefined;
   /** sha256 of the decompressed content, when it was spooled (computed while copying). */
   contentSha256: string | undefined;
+  /** Standard input read as it loads: sha256 of its first MiB, read before the load (its identity; see JobIdentity). */
+  headSha256?: string | undefined;
   spooled: boolean;
   /** A plain remote object, read by byte range where the path would be (not spooled). */
   remote?: RemoteObject | undefined;
@@ -46,6 +48,9 @@ export interface LocalInput {
   /** Deletes the spooled copy; safe to call twice. */
   dispose(): void;
 }
+
+/** The start of standard input that identifies it before it is read to its end. */
+const HEAD_BYTES = 1 << 20;
 
 const live = new Set<string>();
 let exitHookInstalled = false;
@@ -114,21 +119,28 @@ function spoolError(err: unknown, tmpdir: string, written: number): FlatloadErro
 }
 
 /**
- * A compressed file read in one pass, decompressed as it goes, with no copy
- * in --tmpdir: its size and content hash are filled in by the pass.
+ * A compressed file or standard input read in one pass, decompressed as it
+ * goes, with no copy in --tmpdir: its size and content hash are filled in by
+ * the pass.
  */
-export function streamedInput(source: InputSource): LocalInput {
+export async function streamedInput(source: InputSource): Promise<LocalInput> {
   return {
+    headSha256: source.replay ? await source.replay.headSha256(HEAD_BYTES) : undefined,
     path: source.path,
-    display: source.path,
+    display: source.kind === 'stdin' ? 'standard input' : source.path,
     sizeBytes: 0,
     compression: source.compression,
-    originalBytes: source.sizeBytes,
+    originalBytes: source.kind === 'stdin' ? undefined : source.sizeBytes,
     contentSha256: undefined,
     spooled: false,
     stream: source,
     dispose: () => undefined,
   };
+}
+
+/** How a streamed input is read, for notes: `decompressing F (gzip)`, or `reading standard input`. */
+export function streamName(source: InputSource): string {
+  return source.kind === 'stdin' ? 'reading standard input' : `decompressing ${source.path} (${source.compression})`;
 }
 
 /**

@@ -32,7 +32,13 @@ function nativeZstd(): ZstdFactory | undefined {
  * whole plain file). Standard input is sniffed for gzip/zstd magic, so
  * `zcat`-less pipes work too.
  */
-export async function openByteStream(source: InputSource, highWaterMark: number): Promise<{ stream: Readable; compression: Compression }> {
+export async function openByteStream(
+  source: InputSource,
+  highWaterMark: number,
+  /** Standard input read with a replayable start: false for a look at its start (a sample), not the load's pass. */
+  last = true,
+): Promise<{ stream: Readable; compression: Compression }> {
+  if (source.kind === 'stdin' && source.replay) return source.replay.open(last);
   let raw: Readable = source.kind === 'stdin' ? process.stdin : source.remote ? source.remote.read(0, source.remote.sizeBytes) : createReadStream(source.path, { highWaterMark });
   raw.on('error', () => undefined); // surfaced through the pipeline below
   let compression = source.compression;
@@ -44,12 +50,14 @@ export async function openByteStream(source: InputSource, highWaterMark: number)
   if (compression === 'none') {
     return { stream: source.kind === 'stdin' ? raw : withInputErrors(raw, source.path), compression };
   }
+  // Errors name the input as the user knows it: `-` is standard input.
+  const name = source.kind === 'stdin' ? 'standard input' : source.path;
   if (compression === 'gzip') {
     const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
-    return { stream: pipeInto(raw, gunzip, source.path), compression };
+    return { stream: pipeInto(raw, gunzip, name), compression };
   }
   const native = nativeZstd();
-  if (native) return { stream: pipeInto(raw, native(), source.path), compression };
+  if (native) return { stream: pipeInto(raw, native(), name), compression };
   return { stream: spawnZstd(source, raw), compression };
 }
 

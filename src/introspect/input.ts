@@ -13,8 +13,18 @@ import type { IndexFacts, InputFacts, TableFacts } from './types.js';
 const SAMPLE_BYTES = 1 << 20;
 const SAMPLE_RECORDS = 2000;
 
-async function readHead(source: InputSource): Promise<Buffer> {
-  const { stream } = await openByteStream(source, 1 << 20);
+/** The first MiB of each source read, so `--columns header` and the sample read it once between them. */
+const heads = new WeakMap<InputSource, Promise<Buffer>>();
+
+function readHead(source: InputSource): Promise<Buffer> {
+  let head = heads.get(source);
+  if (!head) heads.set(source, (head = readHeadOnce(source)));
+  return head;
+}
+
+async function readHeadOnce(source: InputSource): Promise<Buffer> {
+  // A look at the start: standard input keeps these bytes for the load's one pass.
+  const { stream } = await openByteStream(source, 1 << 20, false);
   const parts: Buffer[] = [];
   let size = 0;
   try {
@@ -41,8 +51,8 @@ export interface SampleContext {
 }
 
 /**
- * Reads the first MiB of the input (never standard input: that cannot be
- * read twice) and describes it: fields per record, record size, and whether
+ * Reads the first MiB of the input (standard input only when its start is kept
+ * for the load's pass, see StdinReplay) and describes it: fields per record, record size, and whether
  * records arrive in clustered-key order.
  */
 export async function sampleInput(source: InputSource, ctx: SampleContext): Promise<InputFacts> {
@@ -61,7 +71,8 @@ export async function sampleInput(source: InputSource, ctx: SampleContext): Prom
     spillFreeBytes: undefined,
     headerColumns: undefined,
   };
-  if (source.kind === 'stdin') return facts;
+  // Standard input is sampled only when its start can be read again (not once it was spooled: its copy is sampled).
+  if (source.kind === 'stdin' && !source.replay) return facts;
   const head = await readHead(source);
   return describeSample(head, head.length < SAMPLE_BYTES, facts, ctx);
 }

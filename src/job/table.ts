@@ -25,6 +25,7 @@ import {
   localForPlan,
   loadedReport,
   readFacts,
+  spoolFinishedStdin,
   startJob,
   type ChunkInputOf,
   type Facts,
@@ -87,7 +88,10 @@ async function claim(req: JobRequest, f: Facts, opened: Opened, r: Rungs): Promi
   const store = new CheckpointStore(control, schema);
   if (!o.dryRun) r.lease = await holdJob(control, session, store, jobIdOf(f.identity), o, req.events, prep.server.galera !== undefined);
   const planOptions = req.inExport ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
-  const job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
+  let job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
+  if (job.finished && !o.dryRun && (await spoolFinishedStdin(f, job.finished.inputSha256, req.events, (l) => (r.local = l)))) {
+    job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
+  }
   checkPlanPrivileges(job.plan, prep, o, schema);
   // The load's own statements on this connection (TRUNCATE, the shadow, the RENAME) follow the rows in or out of the binary log.
   const logBin = job.plan.session.find((st) => st.op.kind === 'set-session' && st.op.name === 'sql_log_bin');

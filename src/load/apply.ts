@@ -232,7 +232,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       records: chunk.original?.records ?? outcome.records,
       rowsLoaded: outcome.rowsLoaded + (chunk.original?.skipped ?? 0),
       rejected: outcome.rejected,
-      sha1: null,
+      sha1: (chunk as { sha1?: string }).sha1 ?? null,
       rejects: encodeRejects(rows),
     }, prep.server.maxAllowedPacketBytes);
   };
@@ -389,6 +389,8 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
     }
     // The rejected rows live only in the reject file once the job is done: write it (durably) first.
     const file = rejects.finish();
+    // A stream's hash is known only now: what tells the same standard input again from a new one (load/execute.ts).
+    if (input.source.stream && input.contentSha256) await cp.store.update(cp.jobId, { inputSha256: input.contentSha256 });
     await cp.store.finish(cp.jobId, cp.keepHistory, await readTableFingerprint(control, plan.target.db, plan.target.table, r.prep.server.galera !== undefined));
     return file;
   } catch (err) {

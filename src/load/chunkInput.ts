@@ -19,6 +19,8 @@ import type { LocalInput } from '../input/spool.js';
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
 const SCAN_BLOCK_BYTES = 4 << 20;
 const SNIFF_BYTES = 64 * 1024;
+/** Bytes of standard input kept to give an error near the scan its line (LineMarks). */
+const LINE_MARK_BYTES = 16 << 20;
 
 /**
  * Where chunks come from and how their bytes are read back. A plain file (or
@@ -45,6 +47,8 @@ export class ChunkInput implements ChunkSource {
    * since a byte changed with the modification time put back changes nothing else.
    */
   contentSha256: string | undefined;
+  /** Lines counted as standard input passed (it cannot be read again for an error's line). */
+  private stdinLines: LineMarks | undefined;
 
   constructor(
     readonly source: LocalInput,
@@ -156,11 +160,14 @@ export class ChunkInput implements ChunkSource {
   private async *streamBlocks(source: InputSource, hash: Hash): AsyncGenerator<Buffer> {
     let position = 0;
     let stream;
+    // Standard input cannot be read again to count lines for an error: they are counted as it passes.
+    const lines = source.kind === 'stdin' ? (this.stdinLines = new LineMarks()) : undefined;
     try {
       stream = (await openByteStream(source, SCAN_BLOCK_BYTES)).stream;
       for await (const b of stream) {
         const buf = b as Buffer;
         hash.update(buf);
+        lines?.add(buf, position);
         position += buf.length;
         this.bytesScanned = position;
         yield buf;
@@ -206,7 +213,8 @@ export class ChunkInput implements ChunkSource {
    * The 1-based line of a byte offset, counted from the file: only an error
    * needs it, so the scan does not count lines of every block in case one comes.
    */
-  private async lineAt(offset: number): Promise<number> {
+  private async lineAt(offset: number): Promise<number | undefined> {
+    if (this.stdinLines) return this.stdinLines.lineAt(offset);
     if (this.source.stream) {
       const { stream } = await openByteStream(this.source.stream, SCAN_BLOCK_BYTES);
       let n = 0;
@@ -354,4 +362,28 @@ function escapedAt(bytes: Buffer, pos: number, escape: number): boolean {
   let n = 0;
   for (let i = pos - 1; i >= 0 && bytes[i] === escape; i--) n++;
   return n % 2 === 1;
+}
+
+/**
+ * Lines of a stream counted as it passes: the newlines before each block,
+ * and the last blocks themselves (an error is found near where the scan is),
+ * so an offset in them gets its line without reading the stream again.
+ */
+class LineMarks {
+  private readonly recent: { start: number; linesBefore: number; bytes: Buffer }[] = [];
+  private lines = 0;
+  private keptBytes = 0;
+
+  add(block: Buffer, start: number): void {
+    this.recent.push({ start, linesBefore: this.lines, bytes: block });
+    this.keptBytes += block.length;
+    this.lines += countNewlines(block, 0, block.length);
+    while (this.keptBytes - this.recent[0]!.bytes.length >= LINE_MARK_BYTES) this.keptBytes -= this.recent.shift()!.bytes.length;
+  }
+
+  /** The 1-based line of a byte offset, or undefined when its block is no longer kept. */
+  lineAt(offset: number): number | undefined {
+    const b = this.recent.find((r) => offset >= r.start && offset <= r.start + r.bytes.length);
+    return b && b.linesBefore + countNewlines(b.bytes, 0, offset - b.start) + 1;
+  }
 }

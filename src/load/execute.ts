@@ -5,14 +5,14 @@
  */
 import { availableParallelism, tmpdir } from 'node:os';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
-import { contentDifference, jobIdentity, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { contentDifference, jobIdentity, jobIdOf, spooledStdinIdentity, type JobIdentity } from '../checkpoint/identity.js';
 import { ownerText } from '../checkpoint/lock.js';
 import type { CheckpointStore, StoredJob } from '../checkpoint/store.js';
 import type { ControlConnection } from '../db/control.js';
 import { FlatloadError } from '../errors/index.js';
 import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
-import { freeBytes, materializeInput, streamedInput, tmpdirProblem, type LocalInput } from '../input/spool.js';
+import { freeBytes, materializeInput, streamedInput, streamName, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { scanTargets, type Prepared } from '../introspect/target.js';
@@ -132,17 +132,19 @@ export async function readFacts(
 ): Promise<Facts> {
   let prep = prepared;
   const spillDir = o.tmpdir ?? tmpdir();
-  // A compressed file can be read again from its start: it is sampled there, and whether it is spooled waits for the plan.
-  const streamed = !source.seekable && source.kind === 'file';
+  // A compressed file or standard input is read once as it loads (its start kept for the sample); --spool copies it first.
+  const streamed = !source.seekable && !o.spool;
   if (!source.seekable && !streamed) spoolNote(source, spillDir, events);
   if (!o.dryRun) {
     const stale = removeStaleScratch(spillDir);
     if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
   }
-  const local = streamed ? streamedInput(source) : await materializeInput(source, spillDir);
+  const local = streamed ? await streamedInput(source) : await materializeInput(source, spillDir);
   spool(local);
-  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, streamed ? source : localSource(local)));
-  const sampled = await sampleInput(streamed ? source : localSource(local), {
+  // One source object for the header and the sample: its first MiB is read once (introspect/input.ts).
+  const head = streamed ? source : localSource(local);
+  if (o.columnsFromHeader) ({ o, prep } = await columnsFromHeader(o, prep, head));
+  const sampled = await sampleInput(head, {
     format: prep.scan,
     charset: prep.charset,
     targets: prep.targets,
@@ -169,6 +171,24 @@ async function columnsFromHeader(o: LoadOptions, prep: Prepared, source: InputSo
 
 export type ChunkInputOf = ReturnType<typeof openChunkInput>;
 
+/**
+ * Standard input that starts as a finished load's did: copied whole, to tell
+ * the same bytes (already loaded) from a new export that starts alike.
+ * Returns whether it is a new input (f then names it by its whole content).
+ */
+export async function spoolFinishedStdin(f: Facts, finishedSha256: string | null, events: EventHub, spool: (l: LocalInput) => void): Promise<boolean> {
+  const stream = f.local.stream;
+  if (stream?.kind !== 'stdin') return false;
+  const dir = f.o.tmpdir ?? tmpdir();
+  spoolNote(stream, dir, events);
+  f.local = await materializeInput(stream, dir);
+  spool(f.local);
+  if (f.local.contentSha256 === finishedSha256) return false;
+  f.identity = { ...f.identity, input: spooledStdinIdentity(f.identity.input, f.local) };
+  f.facts = { ...f.facts, input: { ...f.facts.input, spooled: true, sizeBytes: f.local.sizeBytes } };
+  return true;
+}
+
 function spoolNote(source: InputSource, tmpdir: string, events: EventHub): void {
   events.emit({ type: 'note', message: `reading ${source.kind === 'stdin' ? 'standard input' : `${source.path} (${source.compression})`} into ${tmpdir} first: it is loaded from that copy, which can be scanned to its end before anything is loaded, read in parallel and resumed` });
 }
@@ -188,11 +208,11 @@ export async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, eve
   const stream = f.local.stream;
   if (!stream) return f.local;
   if (sortsIntoRuns(plan, f.prep)) {
-    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
+    events.emit({ type: 'note', message: `${streamName(stream)} once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
     return f.local;
   }
   if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
-    events.emit({ type: 'note', message: `decompressing ${stream.path} (${stream.compression}) once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
+    events.emit({ type: 'note', message: `${streamName(stream)} once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
     return f.local;
   }
   spoolNote(stream, o.tmpdir ?? tmpdir(), events);
@@ -222,7 +242,7 @@ export async function startJob(
   // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
   const verify = stored
     ? (sha: string | undefined): void => {
-        const diff = contentDifference(stored.inputSha256, sha);
+        const diff = contentDifference(stored.inputSha256, sha, f.identity.input.kind === 'stdin');
         if (diff) throw contentChanged(stored, diff, o, f.prep.display);
       }
     : undefined;
@@ -256,8 +276,8 @@ function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: 
     table,
     hint:
       o.mode === 'append'
-        ? 'put the original file back and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first'
-        : 'put the original file back and rerun to finish it, or add --restart to discard it',
+        ? `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first`
+        : `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it, or add --restart to discard it`,
   });
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,10 @@ import type { ChunkRecords, ChunkSource } from './chunkSource.js';
  * Unlike a plain file, the input is not scanned to its end first: a broken
  * record late in it is found after earlier chunks committed. The load stops
  * there (file, line, byte offset), and a rerun cuts the same chunks from
- * the same bytes and skips the committed ones.
+ * the same bytes and skips the committed ones, each checked against the
+ * sha1 its commit stored (skippingDone), so other bytes are refused before
+ * any new chunk loads: neither standard input nor a compressed file whose
+ * size and time were kept can resume over content it did not commit.
  */
 export class StreamedChunks implements ChunkSource {
   private readonly files = new Map<number, string>();
@@ -83,19 +87,22 @@ export class StreamedChunks implements ChunkSource {
     if (held) yield await this.written(held);
   }
 
-  private async written(c: CutChunk): Promise<CutChunk> {
+  private async written(c: CutChunk): Promise<CutChunk & { sha1: string }> {
     {
       const { buffers, ...spec } = c;
       const path = join(this.chunkDir(), `chunk-${c.index}`);
+      const bytes = Buffer.concat(buffers ?? []);
+      // What the bookkeeping keeps of a committed chunk, and what a resume checks the same chunk cut again against.
+      const sha1 = createHash('sha1').update(bytes).digest('hex');
       try {
-        await writeFile(path, Buffer.concat(buffers ?? []));
+        await writeFile(path, bytes);
       } catch (err) {
         throw new FlatloadError('OUTPUT_UNWRITABLE', `cannot write chunk ${c.index} of the input into ${this.tmpdir}: ${(err as Error).message}`, {
           hint: 'point --tmpdir at a file system with room for (jobs + 1) chunks',
         });
       }
       this.files.set(c.index, path);
-      return spec;
+      return { ...spec, sha1 };
     }
   }
 

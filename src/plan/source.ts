@@ -27,14 +27,14 @@ export function describeSource(facts: PlanFacts, plan: LoadPlan): SourceReading 
   const over = i.kind === 'stdin' ? 'standard input' : /^s3:\/\//i.test(i.path) ? 's3' : /^https?:\/\//i.test(i.path) ? 'http' : 'local file';
   const streamed = i.spooled === true;
   // A compressed file not spooled is decompressed once as it is read: into runs (key order) or chunk files (file order).
-  const onePass = !streamed && i.compression !== 'none';
+  const onePass = !streamed && (i.compression !== 'none' || i.kind === 'stdin');
   const spool = streamed ? (i.sizeBytes ?? 0) : 0;
   const runs = plan.order.kind === 'key' && !plan.order.inMemory ? plan.order.spillBytes : 0;
   const chunkFiles = onePass && plan.order.kind !== 'key' ? (plan.concurrency + 1) * plan.chunkSizeBytes : 0;
   const how = streamed
     ? `streamed once${i.compression !== 'none' ? ` (${i.compression})` : ''} into --tmpdir, ${mb(spool)} decompressed, then read by ranges in parallel from there`
     : onePass
-      ? `streamed once (${i.compression}), decompressed as it is read, no copy: ${plan.order.kind === 'key' ? 'sorted into runs in --tmpdir as it comes' : `cut into chunks as it comes, at most ${plan.concurrency + 1} waiting in --tmpdir`}`
+      ? `streamed once${i.compression !== 'none' ? ` (${i.compression}), decompressed as it is read` : ''}, no copy: ${plan.order.kind === 'key' ? 'sorted into runs in --tmpdir as it comes' : `cut into chunks as it comes, at most ${plan.concurrency + 1} waiting in --tmpdir`}`
       : over === 'local file'
       ? 'read by byte ranges in parallel, in place'
       : `read by byte ranges in parallel over ${over === 's3' ? 'S3' : 'HTTP'} (scanned once, then each chunk fetched; no local copy)`;

@@ -144,7 +144,7 @@ describe('SIGHUP and the scratch directories of processes that are gone', () => 
     const tmp = join(dir, 'spool-tmp');
     mkdirSync(tmp);
     // A load from standard input whose writer never finishes: its spool is on disk, then it is killed -9.
-    const child = spawn(process.execPath, [CLI, 'load', '-', '--table', 'spool', '--tmpdir', tmp, '--progress', 'none'], { env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: db.url }, stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, [CLI, 'load', '-', '--table', 'spool', '--spool', '--tmpdir', tmp, '--progress', 'none'], { env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: db.url }, stdio: ['pipe', 'ignore', 'ignore'] });
     let ended = false;
     const exited = new Promise<void>((resolve) => child.on('close', () => ((ended = true), resolve())));
     child.stdin.on('error', () => undefined);

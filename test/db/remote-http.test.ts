@@ -202,6 +202,19 @@ describe('HTTP sources (nginx)', { skip }, () => {
     assert.deepEqual(await tableDigest(db.conn, 't_auth_gz'), await tableDigest(db.conn, 'ref'));
   });
 
+  test('a load from a password URL that fails on its input prints the URL masked, in text and in JSON', async () => {
+    // The header names a column the table lacks: the error's context carries the input as the user named it.
+    writeFileSync(join(dir, 'private', 'badhead.tsv'), 'no_such_column\tother\n1\t2\n');
+    await freshTable('t_badhead');
+    const url = `http://reader:${PASSWORD}@127.0.0.1:${web.port}/private/badhead.tsv`;
+    for (const extra of [[], ['--json']]) {
+      const r = await runCli(['load', url, '--table', 't_badhead', '--columns', 'header', '--progress', 'none', ...extra], { env: { DATABASE_URL: db.url } });
+      assert.notEqual(r.code, 0, r.stderr);
+      assert.match(r.stderr, /reader:\*\*\*@127\.0\.0\.1/);
+      assert.doesNotMatch(r.stderr + r.stdout, new RegExp(PASSWORD));
+    }
+  });
+
   test('a directory URL the server lists as JSON (nginx autoindex) is a whole export; credentials masked in its report', async () => {
     const x = await createTestDatabase('httpx');
     try {

@@ -671,7 +671,7 @@ const CASES: Case[] = [
       ...maria('user3', 'InnoDB', 'u3.tsv (no id)'),
       input: { path: '-', kind: 'stdin', compression: 'none', sizeBytes: undefined, seekable: false, sampleFieldCount: undefined, sampleRecords: 0, avgRecordBytes: undefined, estimatedRecords: undefined, keyOrder: 'unknown', headerColumns: undefined, spillFreeBytes: undefined, uniqueKeyOrder: {} },
     }),
-    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: copied into --tmpdir first/] },
+    expect: { strategy: 'load-data', surrogate: 'none', columns: 'file', reasons: [/assumed to be in the file/, /standard input: read once as it is loaded, cut into chunks as it comes/] },
   },
   {
     name: 'a gzip file sorted by key is decompressed once into the runs, with no copy',
