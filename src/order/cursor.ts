@@ -2,14 +2,20 @@ import type { FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
 import { viewOf } from './copy.js';
-import { readAt, type RunPosition } from './runFile.js';
+import { readAt, type RunBlocks, type RunPosition } from './runFile.js';
+import { decompressBlock, RUN_BLOCK_BYTES } from './codec.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
 export interface RunShape {
   file: string;
   records: number;
+  /** Uncompressed sizes of the records and meta sections. */
   recordBytes: number;
   metaBytes: number;
+  /** Compressed sizes of the records and meta sections, and of the whole file. */
+  recordFileBytes: number;
+  metaFileBytes: number;
+  fileBytes: number;
   maxRecordBytes: number;
   maxKeyBytes: number;
   intKeys: boolean;
@@ -42,23 +48,32 @@ function varintAt(buf: Buffer, p: number): number {
   return v >>> 0;
 }
 
-/** One sequential reader section: a window of the file in a buffer. */
+/** The smallest window that always has room for a whole block beside the longest entry it keeps. */
+export function windowBytes(want: number, maxEntry: number): number {
+  return Math.max(want, RUN_BLOCK_BYTES + maxEntry);
+}
+
+/** One sequential reader of a section: a window of its uncompressed bytes in a buffer, filled block by block. */
 class Window {
   buf: Buffer;
   view: DataView;
-  /** File offset of buf[0]. */
+  /** Section position of buf[0]. */
   filePos: number;
   /** Valid bytes in buf. */
   fill = 0;
   /** Next unread byte in buf. */
   head = 0;
+  /** Compressed blocks read from the file. */
+  private packed: Buffer | undefined;
 
   constructor(
     size: number,
     start: number,
-    /** One past the section's last byte in the file. */
+    /** The section's uncompressed length. */
     readonly sectionEnd: number,
     readonly file: string,
+    /** Where the section's blocks are in the file. */
+    private readonly blockAt: Float64Array,
   ) {
     this.buf = Buffer.allocUnsafe(size);
     this.view = viewOf(this.buf);
@@ -74,17 +89,34 @@ class Window {
     return this.fill - this.head >= n || this.filePos + this.fill >= this.sectionEnd;
   }
 
-  /** Keeps the unread bytes and reads more after them (the buffer holds the largest entry). `file` names it in errors. */
+  /** Keeps the unread bytes and decompresses as many whole blocks after them as fit (at least one). */
   async refill(fh: FileHandle): Promise<void> {
     const keep = this.fill - this.head;
     if (this.head > 0) this.buf.copyWithin(0, this.head, this.fill);
     this.filePos += this.head;
     this.head = 0;
     this.fill = keep;
-    const want = Math.min(this.buf.length - keep, this.sectionEnd - (this.filePos + keep));
-    const got = await readAt(fh, this.buf, keep, want, this.filePos + keep);
-    if (got < want) throw corrupt(this.file);
-    this.fill = keep + got;
+    const at = this.filePos + keep;
+    if (at >= this.sectionEnd) return;
+    const first = Math.floor(at / RUN_BLOCK_BYTES);
+    const skip = at - first * RUN_BLOCK_BYTES;
+    const room = this.buf.length - keep;
+    let last = first;
+    let bytes = this.blockLength(first) - skip;
+    while (last + 1 < this.blockAt.length - 1 && bytes + this.blockLength(last + 1) <= room) bytes += this.blockLength(++last);
+    if (bytes > room) throw new FlatloadError('INTERNAL', `a run window of ${this.buf.length} bytes has no room for a block of ${this.file}`);
+    const from = this.blockAt[first]!;
+    const span = this.blockAt[last + 1]! - from;
+    if (!this.packed || this.packed.length < span) this.packed = Buffer.allocUnsafe(Math.max(span, RUN_BLOCK_BYTES));
+    if ((await readAt(fh, this.packed, 0, span, from)) < span) throw corrupt(this.file);
+    for (let b = first; b <= last; b++) {
+      const plain = decompressBlock(this.packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from), this.blockLength(b), this.file);
+      this.fill += plain.copy(this.buf, this.fill, b === first ? skip : 0);
+    }
+  }
+
+  private blockLength(b: number): number {
+    return Math.min(RUN_BLOCK_BYTES, this.sectionEnd - b * RUN_BLOCK_BYTES);
   }
 }
 
@@ -127,6 +159,7 @@ export class RunCursor {
   constructor(
     private readonly fh: FileHandle,
     readonly run: RunShape,
+    blocks: RunBlocks,
     from: RunPosition,
     /** Ordinal the cursor stops before. */
     readonly limit: number,
@@ -138,9 +171,9 @@ export class RunCursor {
     private readonly metaOnly = false,
   ) {
     this.ordinal = from.ordinal - 1;
-    this.rec = new Window(metaOnly ? 1 : Math.max(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file);
+    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file, blocks.records);
     this.metaMax = 20 + run.maxKeyBytes;
-    this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes, run.file);
+    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax), from.metaPos, run.metaBytes, run.file, blocks.meta);
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;
@@ -165,7 +198,7 @@ export class RunCursor {
     const relLine = varintAt(mb, varintEnd);
     let p = varintEnd;
     this.recFilePos = r.filePos + r.head;
-    this.metaFilePos = m.filePos + m.head - this.run.recordBytes;
+    this.metaFilePos = m.filePos + m.head;
     if (!this.run.intKeys) {
       const kLen = varintAt(mb, p);
       p = varintEnd;

@@ -95,7 +95,7 @@ async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Pr
   if (lo === 0) return START;
   const from = index[lo - 1]!;
   const upto = lo < index.length ? index[lo]! : endOf(run);
-  const c = new RunCursor(fh, run, from, upto.ordinal, 64 << 10, set.intReader, true);
+  const c = new RunCursor(fh, run, await set.blocks(r), from, upto.ordinal, 64 << 10, set.intReader, true);
   while (await c.next()) {
     if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
   }
@@ -218,7 +218,7 @@ async function locateRecords(set: RunSet, starts: Array<RunPosition | undefined>
       if (!at) continue;
       const fh = await open(set.path(r), 'r');
       files.push(fh);
-      cursors[r] = new RunCursor(fh, set.runs[r]!, at, set.runs[r]!.records, 64 << 10, set.intReader, false, true);
+      cursors[r] = new RunCursor(fh, set.runs[r]!, await set.blocks(r), at, set.runs[r]!.records, 64 << 10, set.intReader, false, true);
     }
     for (let j = 0; j < n; j++) {
       const r = from[j]!;
@@ -266,7 +266,8 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     const hi = opts.hi;
     const from = lo ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, lo))) : runs.map(() => START);
     const upto = hi ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, hi))) : runs.map(endOf);
-    const cursors = runs.map((run, r) => new RunCursor(files[r]!, run, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !intMode));
+    const blocks = await Promise.all(runs.map((_run, r) => set.blocks(r)));
+    const cursors = runs.map((run, r) => new RunCursor(files[r]!, run, blocks[r]!, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !intMode));
     let bytesLeft = 0;
     let recordsLeft = 0;
     for (let r = 0; r < k; r++) {

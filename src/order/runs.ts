@@ -4,7 +4,8 @@ import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
 import { FlatloadError } from '../errors/index.js';
-import { hashFile, parseIndex, readAt, type SparseEntry } from './runFile.js';
+import { hashFile, parseBlocks, parseIndex, readAt, type RunBlocks, type SparseEntry } from './runFile.js';
+import { RUN_BLOCK_BYTES } from './codec.js';
 import { SlabPool, SortScratch } from './scratch.js';
 import { inProcessSorter, workerSorter } from './sorters.js';
 import type { SortJob } from './sortRun.js';
@@ -50,7 +51,7 @@ export interface RunOptions {
 
 /** The runs of a whole input, in input order, ready to merge. */
 export class RunSet {
-  private readonly indexes = new Map<number, Promise<SparseEntry[]>>();
+  private readonly tails = new Map<number, Promise<{ index: SparseEntry[]; blocks: RunBlocks }>>();
   /** Fast path: a reader for the single plain-integer key (set when any run uses it). */
   readonly intReader: PlainIntegerReader | undefined;
 
@@ -77,9 +78,9 @@ export class RunSet {
     return this.runs.reduce((a, r) => a + r.recordBytes, 0);
   }
 
-  /** Spill bytes over all runs. */
+  /** Spill bytes over all runs (on disk, compressed). */
   get spillBytes(): number {
-    return this.runs.reduce((a, r) => a + r.recordBytes + r.metaBytes + r.indexBytes, 0);
+    return this.runs.reduce((a, r) => a + r.fileBytes, 0);
   }
 
   /** Every key is a plain integer: the merge compares numbers. */
@@ -97,22 +98,34 @@ export class RunSet {
   }
 
   /** A run's sparse index (read once). */
-  index(run: number): Promise<SparseEntry[]> {
-    let p = this.indexes.get(run);
+  async index(run: number): Promise<SparseEntry[]> {
+    return (await this.tail(run)).index;
+  }
+
+  /** Where a run's blocks are (read once). */
+  async blocks(run: number): Promise<RunBlocks> {
+    return (await this.tail(run)).blocks;
+  }
+
+  /** The index and block table at a run's end, read together. */
+  private tail(run: number): Promise<{ index: SparseEntry[]; blocks: RunBlocks }> {
+    let p = this.tails.get(run);
     if (!p) {
       const info = this.runs[run]!;
       p = (async () => {
         const fh = await open(this.path(run), 'r');
         try {
-          const buf = Buffer.allocUnsafe(info.indexBytes);
-          const got = await readAt(fh, buf, 0, buf.length, info.recordBytes + info.metaBytes);
+          const start = info.recordFileBytes + info.metaFileBytes;
+          const buf = Buffer.allocUnsafe(info.fileBytes - start);
+          const got = await readAt(fh, buf, 0, buf.length, start);
           if (got < buf.length) throw new FlatloadError('SPILL', `${this.path(run)} is shorter than its manifest says`);
-          return parseIndex(buf);
+          const recordBlocks = Math.ceil(info.recordBytes / RUN_BLOCK_BYTES);
+          return { index: parseIndex(buf.subarray(0, info.indexBytes)), blocks: parseBlocks(buf.subarray(info.indexBytes), recordBlocks, info.recordFileBytes) };
         } finally {
           await fh.close();
         }
       })();
-      this.indexes.set(run, p);
+      this.tails.set(run, p);
     }
     return p;
   }
@@ -126,7 +139,7 @@ function sameChunk(run: RunInfo, c: CutChunk): boolean {
 async function intact(spill: SpillDir, run: RunInfo): Promise<boolean> {
   const path = spill.file(run.file);
   const st = await stat(path).catch(() => undefined);
-  if (!st || st.size !== run.recordBytes + run.metaBytes + run.indexBytes) return false;
+  if (!st || st.size !== run.fileBytes) return false;
   return (await hashFile(path).catch(() => undefined)) === run.sha256;
 }
 
