@@ -53,6 +53,20 @@ export function windowBytes(want: number, maxEntry: number): number {
   return Math.max(want, RUN_BLOCK_BYTES + maxEntry);
 }
 
+/**
+ * Room for compressed blocks read from a file. The cursors of one merge
+ * refill one at a time, so they share one: a window then costs only its
+ * uncompressed bytes.
+ */
+export class PackedBuffer {
+  private buf = Buffer.allocUnsafe(0);
+
+  take(n: number): Buffer {
+    if (this.buf.length < n) this.buf = Buffer.allocUnsafe(Math.max(n, RUN_BLOCK_BYTES));
+    return this.buf;
+  }
+}
+
 /** One sequential reader of a section: a window of its uncompressed bytes in a buffer, filled block by block. */
 class Window {
   buf: Buffer;
@@ -63,8 +77,6 @@ class Window {
   fill = 0;
   /** Next unread byte in buf. */
   head = 0;
-  /** Compressed blocks read from the file. */
-  private packed: Buffer | undefined;
 
   constructor(
     size: number,
@@ -74,6 +86,7 @@ class Window {
     readonly file: string,
     /** Where the section's blocks are in the file. */
     private readonly blockAt: Float64Array,
+    private readonly packed: PackedBuffer,
   ) {
     this.buf = Buffer.allocUnsafe(size);
     this.view = viewOf(this.buf);
@@ -107,10 +120,10 @@ class Window {
     if (bytes > room) throw new FlatloadError('INTERNAL', `a run window of ${this.buf.length} bytes has no room for a block of ${this.file}`);
     const from = this.blockAt[first]!;
     const span = this.blockAt[last + 1]! - from;
-    if (!this.packed || this.packed.length < span) this.packed = Buffer.allocUnsafe(Math.max(span, RUN_BLOCK_BYTES));
-    if ((await readAt(fh, this.packed, 0, span, from)) < span) throw corrupt(this.file);
+    const packed = this.packed.take(span);
+    if ((await readAt(fh, packed, 0, span, from)) < span) throw corrupt(this.file);
     for (let b = first; b <= last; b++) {
-      const plain = decompressBlock(this.packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from), this.blockLength(b), this.file);
+      const plain = decompressBlock(packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from), this.blockLength(b), this.file);
       this.fill += plain.copy(this.buf, this.fill, b === first ? skip : 0);
     }
   }
@@ -169,11 +182,13 @@ export class RunCursor {
     encodeInts: boolean,
     /** Read only the meta entries (where records came from), not the records nor their keys. */
     private readonly metaOnly = false,
+    /** Shared with other cursors that never refill at the same time (default: this cursor's own). */
+    packed = new PackedBuffer(),
   ) {
     this.ordinal = from.ordinal - 1;
-    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file, blocks.records);
+    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file, blocks.records, packed);
     this.metaMax = 20 + run.maxKeyBytes;
-    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax), from.metaPos, run.metaBytes, run.file, blocks.meta);
+    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax), from.metaPos, run.metaBytes, run.file, blocks.meta, packed);
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;
