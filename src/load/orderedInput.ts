@@ -254,13 +254,10 @@ function unreadable(): Promise<Buffer> {
 }
 
 /**
- * Cut keys for chunks that must stay under a record count. The ranges of
- * planRanges come from the runs' sparse indexes and can hold several times
- * their target when chunks are small beside the runs (measured: chunks of
- * 9 to over 10,000 records for a target of about 5,000 over 36 runs); over a row
- * limit such a chunk fails however often it is retried. A merge that counts
- * (its chunk bytes dropped at once) gives each chunk's first key exactly: a
- * whole extra pass over the sorted records, paid only when a count binds.
+ * Cut keys for chunks that must stay under a record count: planRanges'
+ * ranges can hold several times their target (docs/ordering.md §2), so a
+ * merge that counts gives each chunk's first key exactly, an extra pass
+ * paid only when a count binds.
  */
 async function exactCuts(set: RunSet, targetBytes: number, maxRecords: number): Promise<SortKey[]> {
   const cuts: SortKey[] = [];

@@ -2,14 +2,20 @@ import type { FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
 import { viewOf } from './copy.js';
-import { readAt, type RunPosition } from './runFile.js';
+import { readAt, type RunBlocks, type RunPosition } from './runFile.js';
+import { decompressBlock, RUN_BLOCK_BYTES } from './codec.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
 export interface RunShape {
   file: string;
   records: number;
+  /** Uncompressed sizes of the records and meta sections. */
   recordBytes: number;
   metaBytes: number;
+  /** Compressed sizes of the records and meta sections, and of the whole file. */
+  recordFileBytes: number;
+  metaFileBytes: number;
+  fileBytes: number;
   maxRecordBytes: number;
   maxKeyBytes: number;
   intKeys: boolean;
@@ -42,11 +48,30 @@ function varintAt(buf: Buffer, p: number): number {
   return v >>> 0;
 }
 
-/** One sequential reader section: a window of the file in a buffer. */
+/** The smallest window that always has room for a whole block beside the longest entry it keeps. */
+export function windowBytes(want: number, maxEntry: number): number {
+  return Math.max(want, RUN_BLOCK_BYTES + maxEntry);
+}
+
+/**
+ * Room for compressed blocks read from a file. The cursors of one merge
+ * refill one at a time, so they share one: a window then costs only its
+ * uncompressed bytes.
+ */
+export class PackedBuffer {
+  private buf = Buffer.allocUnsafe(0);
+
+  take(n: number): Buffer {
+    if (this.buf.length < n) this.buf = Buffer.allocUnsafe(Math.max(n, RUN_BLOCK_BYTES));
+    return this.buf;
+  }
+}
+
+/** One sequential reader of a section: a window of its uncompressed bytes in a buffer, filled block by block. */
 class Window {
   buf: Buffer;
   view: DataView;
-  /** File offset of buf[0]. */
+  /** Section position of buf[0]. */
   filePos: number;
   /** Valid bytes in buf. */
   fill = 0;
@@ -56,9 +81,12 @@ class Window {
   constructor(
     size: number,
     start: number,
-    /** One past the section's last byte in the file. */
+    /** The section's uncompressed length. */
     readonly sectionEnd: number,
     readonly file: string,
+    /** Where the section's blocks are in the file. */
+    private readonly blockAt: Float64Array,
+    private readonly packed: PackedBuffer,
   ) {
     this.buf = Buffer.allocUnsafe(size);
     this.view = viewOf(this.buf);
@@ -74,17 +102,34 @@ class Window {
     return this.fill - this.head >= n || this.filePos + this.fill >= this.sectionEnd;
   }
 
-  /** Keeps the unread bytes and reads more after them (the buffer holds the largest entry). `file` names it in errors. */
+  /** Keeps the unread bytes and decompresses as many whole blocks after them as fit (at least one). */
   async refill(fh: FileHandle): Promise<void> {
     const keep = this.fill - this.head;
     if (this.head > 0) this.buf.copyWithin(0, this.head, this.fill);
     this.filePos += this.head;
     this.head = 0;
     this.fill = keep;
-    const want = Math.min(this.buf.length - keep, this.sectionEnd - (this.filePos + keep));
-    const got = await readAt(fh, this.buf, keep, want, this.filePos + keep);
-    if (got < want) throw corrupt(this.file);
-    this.fill = keep + got;
+    const at = this.filePos + keep;
+    if (at >= this.sectionEnd) return;
+    const first = Math.floor(at / RUN_BLOCK_BYTES);
+    const skip = at - first * RUN_BLOCK_BYTES;
+    const room = this.buf.length - keep;
+    let last = first;
+    let bytes = this.blockLength(first) - skip;
+    while (last + 1 < this.blockAt.length - 1 && bytes + this.blockLength(last + 1) <= room) bytes += this.blockLength(++last);
+    if (bytes > room) throw new FlatloadError('INTERNAL', `a run window of ${this.buf.length} bytes has no room for a block of ${this.file}`);
+    const from = this.blockAt[first]!;
+    const span = this.blockAt[last + 1]! - from;
+    const packed = this.packed.take(span);
+    if ((await readAt(fh, packed, 0, span, from)) < span) throw corrupt(this.file);
+    for (let b = first; b <= last; b++) {
+      const plain = decompressBlock(packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from), this.blockLength(b), this.file);
+      this.fill += plain.copy(this.buf, this.fill, b === first ? skip : 0);
+    }
+  }
+
+  private blockLength(b: number): number {
+    return Math.min(RUN_BLOCK_BYTES, this.sectionEnd - b * RUN_BLOCK_BYTES);
   }
 }
 
@@ -127,6 +172,7 @@ export class RunCursor {
   constructor(
     private readonly fh: FileHandle,
     readonly run: RunShape,
+    blocks: RunBlocks,
     from: RunPosition,
     /** Ordinal the cursor stops before. */
     readonly limit: number,
@@ -136,11 +182,13 @@ export class RunCursor {
     encodeInts: boolean,
     /** Read only the meta entries (where records came from), not the records nor their keys. */
     private readonly metaOnly = false,
+    /** Shared with other cursors that never refill at the same time (default: this cursor's own). */
+    packed = new PackedBuffer(),
   ) {
     this.ordinal = from.ordinal - 1;
-    this.rec = new Window(metaOnly ? 1 : Math.max(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file);
+    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file, blocks.records, packed);
     this.metaMax = 20 + run.maxKeyBytes;
-    this.meta = new Window(Math.max(bufferBytes >>> 2, 2 * this.metaMax), run.recordBytes + from.metaPos, run.recordBytes + run.metaBytes, run.file);
+    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax), from.metaPos, run.metaBytes, run.file, blocks.meta, packed);
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;
@@ -165,7 +213,7 @@ export class RunCursor {
     const relLine = varintAt(mb, varintEnd);
     let p = varintEnd;
     this.recFilePos = r.filePos + r.head;
-    this.metaFilePos = m.filePos + m.head - this.run.recordBytes;
+    this.metaFilePos = m.filePos + m.head;
     if (!this.run.intKeys) {
       const kLen = varintAt(mb, p);
       p = varintEnd;

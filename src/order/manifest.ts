@@ -4,9 +4,10 @@ import type { ChunkSpec } from '../chunking/types.js';
 import type { KeyContext } from './key.js';
 import type { RunShape } from './cursor.js';
 import type { SpillDir } from './spillDir.js';
+import { RUN_BLOCK_BYTES, RUN_CODEC } from './codec.js';
 
 /** Bumped whenever run files or the manifest change shape: older runs are then sorted again. */
-export const RUN_FORMAT_VERSION = 1;
+export const RUN_FORMAT_VERSION = 2;
 
 /** One run: the input chunk it came from and the file holding it in key order. */
 export interface RunInfo extends RunShape {
@@ -42,6 +43,8 @@ export function runParams(ctx: KeyContext, sparseEvery: number, identity: string
   h.update(
     JSON.stringify({
       v: RUN_FORMAT_VERSION,
+      codec: RUN_CODEC,
+      block: RUN_BLOCK_BYTES,
       fields: ctx.spec.fields,
       numeric: ctx.spec.numeric,
       forms: ctx.spec.forms ?? null,

@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { copyRecord, viewOf } from './copy.js';
-import { RunCursor, REFILL, END } from './cursor.js';
+import { PackedBuffer, RunCursor, REFILL, END } from './cursor.js';
 import { IndexHeap } from './heap.js';
 import { compareKeys, decodePart, integerKey, type SortKey } from './key.js';
 import type { RunInfo } from './manifest.js';
@@ -64,14 +64,17 @@ export interface MergeOptions {
    * number. With planRanges' bounds, one merge makes its ranges' chunks.
    */
   cuts?: SortKey[] | undefined;
-  /** Records window per run (meta gets a quarter); default 64 MiB spread over the runs, 64 KiB to 1 MiB each. */
+  /** Records window per run (meta gets a quarter); default MERGE_WINDOW_BYTES spread over the runs, 64 KiB to 1 MiB each (never under a block plus the longest record). */
   readBufferBytes?: number | undefined;
 }
 
 const MAX_CHUNK_BYTES = 0xffffffff;
 
+/** The merge's read windows over all runs together, unless each run's minimum (a block and the longest entry) adds up to more. */
+export const MERGE_WINDOW_BYTES = 32 << 20;
+
 function defaultReadBuffer(runs: number): number {
-  return Math.min(1 << 20, Math.max(64 << 10, Math.floor((64 << 20) / Math.max(1, runs))));
+  return Math.min(1 << 20, Math.max(64 << 10, Math.floor(MERGE_WINDOW_BYTES / Math.max(1, runs))));
 }
 
 function endOf(run: RunInfo): RunPosition {
@@ -95,7 +98,7 @@ async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Pr
   if (lo === 0) return START;
   const from = index[lo - 1]!;
   const upto = lo < index.length ? index[lo]! : endOf(run);
-  const c = new RunCursor(fh, run, from, upto.ordinal, 64 << 10, set.intReader, true);
+  const c = new RunCursor(fh, run, await set.blocks(r), from, upto.ordinal, 64 << 10, set.intReader, true);
   while (await c.next()) {
     if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
   }
@@ -218,7 +221,7 @@ async function locateRecords(set: RunSet, starts: Array<RunPosition | undefined>
       if (!at) continue;
       const fh = await open(set.path(r), 'r');
       files.push(fh);
-      cursors[r] = new RunCursor(fh, set.runs[r]!, at, set.runs[r]!.records, 64 << 10, set.intReader, false, true);
+      cursors[r] = new RunCursor(fh, set.runs[r]!, await set.blocks(r), at, set.runs[r]!.records, 64 << 10, set.intReader, false, true);
     }
     for (let j = 0; j < n; j++) {
       const r = from[j]!;
@@ -239,6 +242,90 @@ async function locateRecords(set: RunSet, starts: Array<RunPosition | undefined>
   return { offsets, lines };
 }
 
+/** Every run's cursor over [lo, hi), and the bytes and records they hold. */
+async function openCursors(set: RunSet, opts: MergeOptions, files: FileHandle[]): Promise<{ cursors: RunCursor[]; bytes: number; records: number }> {
+  const runs = set.runs;
+  const { lo, hi } = opts;
+  const from = lo ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, lo))) : runs.map(() => START);
+  const upto = hi ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, hi))) : runs.map(endOf);
+  const blocks = await Promise.all(runs.map((_run, r) => set.blocks(r)));
+  const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(runs.length);
+  const packed = new PackedBuffer(); // the merge refills one cursor at a time
+  const cursors = runs.map(
+    (run, r) => new RunCursor(files[r]!, run, blocks[r]!, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !set.intKeys, false, packed),
+  );
+  let bytes = 0;
+  let records = 0;
+  for (let r = 0; r < runs.length; r++) {
+    bytes += Math.max(0, upto[r]!.recPos - from[r]!.recPos);
+    records += Math.max(0, upto[r]!.ordinal - from[r]!.ordinal);
+  }
+  return { cursors, bytes, records };
+}
+
+/** The heap's order: by key, ties to the earlier run (so equal keys keep input order). */
+function cursorOrder(cursors: RunCursor[], intMode: boolean): (a: number, b: number) => boolean {
+  if (intMode) {
+    return (a, b) => {
+      const x = cursors[a]!.num;
+      const y = cursors[b]!.num;
+      return x < y || (x === y && a < b);
+    };
+  }
+  return (a, b) => {
+    const x = cursors[a]!;
+    const y = cursors[b]!;
+    const c = x.keyBuf.compare(y.keyBuf, y.keyStart, y.keyEnd, x.keyStart, x.keyEnd);
+    return c < 0 || (c === 0 && a < b);
+  };
+}
+
+/** The key of the last record added to a chunk: the chunk's lastKey, and where the key changes. */
+class LastKey {
+  private readonly buf: Buffer;
+  private readonly view: DataView;
+  private len = 0;
+  private num = 0;
+
+  constructor(
+    private readonly intMode: boolean,
+    maxKeyBytes: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.max(32, maxKeyBytes));
+    this.view = viewOf(this.buf);
+  }
+
+  remember(c: RunCursor): void {
+    if (this.intMode) this.num = c.num;
+    else {
+      copyRecord(c.keyBuf, c.keyView, c.keyStart, c.keyEnd, this.buf, this.view, 0);
+      this.len = c.keyEnd - c.keyStart;
+    }
+  }
+
+  same(c: RunCursor): boolean {
+    return this.intMode ? c.num === this.num : this.buf.compare(c.keyBuf, c.keyStart, c.keyEnd, 0, this.len) === 0;
+  }
+
+  key(): SortKey {
+    return this.intMode ? integerKey(this.num) : Buffer.from(this.buf.subarray(0, this.len));
+  }
+}
+
+/** Whether c's key has reached cuts[i] (numbers compare with the cut's integer threshold). */
+function cutTest(cuts: SortKey[], intMode: boolean): (c: RunCursor, i: number) => boolean {
+  if (!intMode) return (c, i) => cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
+  const thresholds = cuts.map(integerThreshold);
+  return (c, i) => c.num >= thresholds[i]!;
+}
+
+function checkMerge(set: RunSet, opts: MergeOptions): void {
+  const k = set.runs.length;
+  if (!(opts.targetBytes > 0)) throw new FlatloadError('INTERNAL', 'a merge needs a positive target chunk size');
+  if (k > 0xffff) throw new FlatloadError('UNSUPPORTED', `${k} runs are more than one merge takes (65535): raise --chunk-size`);
+  if (opts.cuts?.some((key, i) => i > 0 && compareKeys(opts.cuts![i - 1]!, key) >= 0)) throw new FlatloadError('INTERNAL', 'merge cut keys must be strictly increasing');
+}
+
 /**
  * The k-way merge of the runs (a binary heap; ties go to the earlier run,
  * so equal keys keep input order), cut into chunks of about targetBytes
@@ -251,73 +338,31 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
   const runs = set.runs;
   const k = runs.length;
   if (k === 0) return;
-  if (!(opts.targetBytes > 0)) throw new FlatloadError('INTERNAL', 'a merge needs a positive target chunk size');
-  if (k > 0xffff) throw new FlatloadError('UNSUPPORTED', `${k} runs are more than one merge takes (65535): raise --chunk-size`);
-  if (opts.cuts?.some((key, i) => i > 0 && compareKeys(opts.cuts![i - 1]!, key) >= 0)) throw new FlatloadError('INTERNAL', 'merge cut keys must be strictly increasing');
+  checkMerge(set, opts);
   const target = Math.min(opts.targetBytes, MAX_CHUNK_BYTES);
   const maxRecords = opts.maxRecords ?? Number.POSITIVE_INFINITY;
   const intMode = set.intKeys;
-  const bufferBytes = opts.readBufferBytes ?? defaultReadBuffer(k);
   const files: FileHandle[] = [];
   let builder: ChunkBuilder | undefined;
   try {
     for (let r = 0; r < k; r++) files.push(await open(set.path(r), 'r'));
-    const lo = opts.lo;
-    const hi = opts.hi;
-    const from = lo ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, lo))) : runs.map(() => START);
-    const upto = hi ? await Promise.all(runs.map((_run, r) => seekRun(set, r, files[r]!, hi))) : runs.map(endOf);
-    const cursors = runs.map((run, r) => new RunCursor(files[r]!, run, from[r]!, Math.max(from[r]!.ordinal, upto[r]!.ordinal), bufferBytes, set.intReader, !intMode));
-    let bytesLeft = 0;
-    let recordsLeft = 0;
-    for (let r = 0; r < k; r++) {
-      bytesLeft += Math.max(0, upto[r]!.recPos - from[r]!.recPos);
-      recordsLeft += Math.max(0, upto[r]!.ordinal - from[r]!.ordinal);
-    }
+    const opened = await openCursors(set, opts, files);
+    const cursors = opened.cursors;
+    let bytesLeft = opened.bytes;
+    let recordsLeft = opened.records;
     const avg = set.records > 0 ? set.recordBytes / set.records : 1;
-
-    const less = intMode
-      ? (a: number, b: number): boolean => {
-          const x = cursors[a]!.num;
-          const y = cursors[b]!.num;
-          return x < y || (x === y && a < b);
-        }
-      : (a: number, b: number): boolean => {
-          const x = cursors[a]!;
-          const y = cursors[b]!;
-          const c = x.keyBuf.compare(y.keyBuf, y.keyStart, y.keyEnd, x.keyStart, x.keyEnd);
-          return c < 0 || (c === 0 && a < b);
-        };
-    const heap = new IndexHeap(k, less);
+    const heap = new IndexHeap(k, cursorOrder(cursors, intMode));
     for (let r = 0; r < k; r++) if (await cursors[r]!.next()) heap.push(r);
 
     const keyOf = (c: RunCursor): SortKey => (intMode ? integerKey(c.num) : c.keyCopy());
-    // The last record added: its key, kept for the chunk's lastKey and to see where the key changes.
-    const maxKey = runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32);
-    const last = Buffer.allocUnsafe(maxKey);
-    const lastView = viewOf(last);
-    let lastLen = 0;
-    let lastNum = 0;
-    const remember = (c: RunCursor): void => {
-      if (intMode) lastNum = c.num;
-      else {
-        copyRecord(c.keyBuf, c.keyView, c.keyStart, c.keyEnd, last, lastView, 0);
-        lastLen = c.keyEnd - c.keyStart;
-      }
-    };
-    const sameAsLast = (c: RunCursor): boolean => (intMode ? c.num === lastNum : last.compare(c.keyBuf, c.keyStart, c.keyEnd, 0, lastLen) === 0);
-    const lastKey = (): SortKey => (intMode ? integerKey(lastNum) : Buffer.from(last.subarray(0, lastLen)));
-    // Cut points: c's key has reached cuts[i] (numbers compare with the cut's integer threshold).
+    const last = new LastKey(intMode, runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32));
     const cuts = opts.cuts ?? [];
-    const thresholds = intMode ? cuts.map(integerThreshold) : [];
-    const reached = (c: RunCursor, i: number): boolean =>
-      intMode ? c.num >= thresholds[i]! : cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
+    const reached = cutTest(cuts, intMode);
     let cutPos = 0;
     const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
     // Sized for the chunk (or what is left), with room for the records that end it past the target.
-    const newBuilder = (): ChunkBuilder => {
-      const bytes = Math.min(bytesLeft, target + 2 * maxRecord);
-      return new ChunkBuilder(set, bytes, Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
-    };
+    const newBuilder = (): ChunkBuilder =>
+      new ChunkBuilder(set, Math.min(bytesLeft, target + 2 * maxRecord), Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
 
     const firstIndex = opts.firstIndex ?? 0;
     let made = 0;
@@ -327,12 +372,12 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     while (heap.size > 0) {
       const r = heap.top;
       const c = cursors[r]!;
-      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : (builder.used >= target || builder.n >= maxRecords) && !sameAsLast(c))) {
+      if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : (builder.used >= target || builder.n >= maxRecords) && !last.same(c))) {
         const done = builder;
         bytesLeft -= done.used;
         recordsLeft -= done.n;
         builder = undefined;
-        yield done.finish(index, firstKey!, lastKey());
+        yield done.finish(index, firstKey!, last.key());
         made++;
         builder = newBuilder();
       }
@@ -342,7 +387,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
         firstKey = keyOf(c);
       }
       builder.add(c, r);
-      remember(c);
+      last.remember(c);
       let s = c.advance();
       while (s === REFILL) {
         await c.refill();
@@ -354,7 +399,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     if (builder.n > 0) {
       const done = builder;
       builder = undefined;
-      yield done.finish(index, firstKey!, lastKey());
+      yield done.finish(index, firstKey!, last.key());
     }
   } finally {
     builder?.discard(); // a chunk never handed out (empty, or the merge was abandoned)

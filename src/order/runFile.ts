@@ -6,26 +6,34 @@ import { keyOfRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
 import type { SortScratch } from './scratch.js';
+import { compressBlock, RUN_BLOCK_BYTES } from './codec.js';
 
 /**
- * A run file holds one input chunk's records in key order, in three
+ * A run file holds one input chunk's records in key order, in four
  * sections written one after the other (the manifest has their sizes and
  * the sha256 of the whole file):
  *
  *   records  the record bytes in key order, each with its terminator (the
- *            input's last record gains one if it had none)
+ *            input's last record gains one if it had none), in blocks
  *   meta     per record, in the same order: varint offset in the input chunk,
  *            varint length, varint newlines before it in the chunk, and for
  *            runs off the fast path varint key length + the encoded key
- *            (fast-path keys are read again from the record: a plain integer)
+ *            (fast-path keys are read again from the record: a plain integer),
+ *            in blocks
  *   index    every K-th record (and the first): u32 ordinal, f64 position in
  *            records, f64 position in meta, u32 key length, the encoded key
+ *   blocks   u32 compressed length of each records block, then each meta block
+ *
+ * Records and meta are cut into blocks of RUN_BLOCK_BYTES (each section's
+ * last one shorter), each compressed on its own: a position in a section
+ * (the index's, a resumed merge's) is block position / RUN_BLOCK_BYTES plus
+ * the rest within that block, and a reader starts at any block.
  *
  * Everything in it is a function of the chunk's bytes, the key and K, so
  * sorting the same input again writes byte-identical runs.
  */
 
-/** Where a record of a run is: its ordinal in key order and where its bytes and meta entry begin. */
+/** Where a record of a run is: its ordinal in key order and where its bytes and meta entry begin (uncompressed section positions). */
 export interface RunPosition {
   ordinal: number;
   recPos: number;
@@ -39,9 +47,14 @@ export interface SparseEntry extends RunPosition {
 /** What writing a run produced (the manifest keeps it). */
 export interface RunLayout {
   records: number;
+  /** Uncompressed sizes of the records and meta sections. */
   recordBytes: number;
   metaBytes: number;
   indexBytes: number;
+  /** Compressed sizes of the records and meta sections, and of the whole file. */
+  recordFileBytes: number;
+  metaFileBytes: number;
+  fileBytes: number;
   indexEntries: number;
   maxRecordBytes: number;
   maxKeyBytes: number;
@@ -52,18 +65,28 @@ export interface RunLayout {
   sha256: string;
 }
 
-const STAGE_BYTES = 1 << 20;
+/** Compressed bytes gathered before one write. */
+const WRITE_BYTES = 1 << 20;
 const INDEX_ENTRY_FIXED = 4 + 8 + 8 + 4;
 
-/** Sequential writes through two staging buffers (one fills while the other is written), hashed on the way. */
-class HashedWriter {
-  private readonly stages: Buffer[];
-  private which = 0;
+/**
+ * Sequential writes of blocked, compressed sections: bytes go into a block
+ * buffer (buf, pos), each full block is compressed and queued, and queued
+ * blocks are written in batches (one batch written while the next fills),
+ * hashed on the way. `offset` is the uncompressed position in the stream.
+ */
+class BlockWriter {
   buf: Buffer;
   /** A DataView of buf (copyRecord writes short records through it). */
   view: DataView;
   pos = 0;
-  private flushed = 0;
+  /** Uncompressed bytes in blocks already sealed. */
+  private sealed = 0;
+  /** Compressed length of every block sealed, in order. */
+  readonly blockSizes: number[] = [];
+  private queue: Buffer[] = [];
+  private queued = 0;
+  private written = 0;
   private pending: Promise<void> = Promise.resolve();
   private readonly hash: Hash = createHash('sha256');
 
@@ -72,53 +95,89 @@ class HashedWriter {
     private readonly path: string,
     scratch: SortScratch,
   ) {
-    this.stages = [scratch.buffer('stage0', STAGE_BYTES), scratch.buffer('stage1', STAGE_BYTES)];
-    this.buf = this.stages[0]!;
+    this.buf = scratch.buffer('block', RUN_BLOCK_BYTES);
     this.view = viewOf(this.buf);
   }
 
-  /** Bytes written so far, staged ones included. */
+  /** Uncompressed bytes written so far. */
   get offset(): number {
-    return this.flushed + this.pos;
+    return this.sealed + this.pos;
   }
 
   get room(): number {
-    return this.buf.length - this.pos;
+    return RUN_BLOCK_BYTES - this.pos;
   }
 
-  async flush(): Promise<void> {
+  /** File bytes so far (queued ones included). */
+  get fileOffset(): number {
+    return this.written + this.queued;
+  }
+
+  /** A batch of compressed blocks is ready to be written: call drain(). */
+  get full(): boolean {
+    return this.queued >= WRITE_BYTES;
+  }
+
+  /** Compresses the block buffer (when it holds anything) and queues it: a section ends, or the buffer is full. */
+  seal(): void {
     if (this.pos === 0) return;
-    const out = this.buf.subarray(0, this.pos);
-    this.hash.update(out);
-    await this.pending;
-    this.pending = this.writeAt(out, this.flushed);
-    this.flushed += this.pos;
-    this.which ^= 1;
-    this.buf = this.stages[this.which]!;
-    this.view = viewOf(this.buf);
+    const packed = compressBlock(this.buf.subarray(0, this.pos));
+    this.blockSizes.push(packed.length);
+    this.enqueue(packed);
+    this.sealed += this.pos;
     this.pos = 0;
   }
 
-  /** Bytes too big to stage go straight to the file. */
-  async direct(bytes: Buffer): Promise<void> {
-    await this.flush();
-    this.hash.update(bytes);
+  /** Copies src[start, end) into the blocks, sealing each that fills. */
+  put(src: Buffer, start: number, end: number): void {
+    while (start < end) {
+      const n = Math.min(end - start, this.room);
+      src.copy(this.buf, this.pos, start, start + n);
+      this.pos += n;
+      start += n;
+      if (this.pos === RUN_BLOCK_BYTES) this.seal();
+    }
+  }
+
+  /** Starts writing what is queued (after the previous batch). */
+  async drain(): Promise<void> {
+    if (this.queued === 0) return;
+    const batch = this.queue;
+    const at = this.written;
+    this.written += this.queued;
+    this.queue = [];
+    this.queued = 0;
     await this.pending;
-    this.pending = this.writeAt(bytes, this.flushed);
-    this.flushed += bytes.length;
+    this.pending = this.writeAt(batch, at);
+  }
+
+  /** Bytes written as they are (the index, the block table). */
+  raw(bytes: Buffer): void {
+    if (this.pos !== 0) throw new FlatloadError('INTERNAL', 'raw bytes inside a compressed section');
+    this.enqueue(bytes);
   }
 
   async finish(): Promise<string> {
-    await this.flush();
+    this.seal();
+    await this.drain();
     await this.pending;
     return this.hash.digest('hex');
   }
 
-  private async writeAt(bytes: Buffer, position: number): Promise<void> {
+  private enqueue(bytes: Buffer): void {
+    this.hash.update(bytes);
+    this.queue.push(bytes);
+    this.queued += bytes.length;
+  }
+
+  private async writeAt(batch: Buffer[], position: number): Promise<void> {
     try {
-      for (let done = 0; done < bytes.length; ) {
-        const { bytesWritten } = await this.fh.write(bytes, done, bytes.length - done, position + done);
-        done += bytesWritten;
+      for (const bytes of batch) {
+        for (let done = 0; done < bytes.length; ) {
+          const { bytesWritten } = await this.fh.write(bytes, done, bytes.length - done, position + done);
+          done += bytesWritten;
+        }
+        position += bytes.length;
       }
     } catch (err) {
       throw spillError(err, this.path);
@@ -143,21 +202,122 @@ function putVarint(buf: Buffer, pos: number, v: number): number {
   return pos;
 }
 
+/** Where the sparse index entries point: record ordinals and their positions in records and meta. */
+interface Sparse {
+  every: number;
+  ordinals: Uint32Array;
+  rec: Float64Array;
+  meta: Float64Array;
+}
+
+function sparseFor(n: number, every: number): Sparse {
+  const entries = Math.ceil(n / every);
+  return { every, ordinals: new Uint32Array(entries), rec: new Float64Array(entries), meta: new Float64Array(entries) };
+}
+
+/** The records section, in key order; returns the longest record. Input already in key order is written as it is. */
+async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, terminator: Buffer): Promise<number> {
+  const { ends } = sorted.table;
+  const { perm } = sorted;
+  const n = ends.length;
+  const every = sparse.every;
+  const lastRecord = sorted.table.terminated ? -1 : n - 1;
+  let maxRecordBytes = 0;
+  if (sorted.ordered && lastRecord === -1) {
+    for (let e = 0; e < sparse.ordinals.length; e++) {
+      const i = e * every;
+      sparse.ordinals[e] = i;
+      sparse.rec[e] = recordStart(ends, i);
+    }
+    for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, recordLength(ends, i));
+    for (let p = 0; p < bytes.length; p += WRITE_BYTES) {
+      w.put(bytes, p, Math.min(bytes.length, p + WRITE_BYTES));
+      await w.drain();
+    }
+    return maxRecordBytes;
+  }
+  const bytesView = viewOf(bytes);
+  for (let j = 0; j < n; j++) {
+    const i = perm[j]!;
+    const start = recordStart(ends, i);
+    const end = ends[i]!;
+    const len = end - start + (i === lastRecord ? terminator.length : 0);
+    if (len > maxRecordBytes) maxRecordBytes = len;
+    if (j % every === 0) {
+      sparse.ordinals[j / every] = j;
+      sparse.rec[j / every] = w.offset;
+    }
+    if (end - start < w.room) {
+      copyRecord(bytes, bytesView, start, end, w.buf, w.view, w.pos);
+      w.pos += end - start;
+    } else w.put(bytes, start, end);
+    if (i === lastRecord) w.put(terminator, 0, terminator.length);
+    if (w.full) await w.drain();
+  }
+  return maxRecordBytes;
+}
+
+/** The meta section (offsets, lengths, lines and stored keys in key order); returns the longest stored key. */
+async function writeMeta(w: BlockWriter, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, base: number): Promise<number> {
+  const { ends, lineOffsets } = sorted.table;
+  const { perm, keyBytes, keyEnds } = sorted;
+  const n = ends.length;
+  const every = sparse.every;
+  const lastRecord = sorted.table.terminated ? -1 : n - 1;
+  let maxKeyBytes = 0;
+  let tmp = Buffer.allocUnsafe(64);
+  for (let j = 0; j < n; j++) {
+    const i = perm[j]!;
+    const start = recordStart(ends, i);
+    const len = ends[i]! - start + (i === lastRecord ? terminator.length : 0);
+    const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
+    const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
+    if (kLen > maxKeyBytes) maxKeyBytes = kLen;
+    if (j % every === 0) sparse.meta[j / every] = w.offset - base;
+    // Straight into the block when the entry fits, else through tmp and across the block's end.
+    const direct = w.room >= 20 + kLen;
+    if (!direct && tmp.length < 20 + kLen) tmp = Buffer.allocUnsafe(20 + kLen);
+    const out = direct ? w.buf : tmp;
+    let p = putVarint(out, direct ? w.pos : 0, start);
+    p = putVarint(out, p, len);
+    p = putVarint(out, p, lineOffsets[i]!);
+    if (keyEnds) {
+      p = putVarint(out, p, kLen);
+      p += keyBytes!.copy(out, p, kStart, kStart + kLen);
+    }
+    if (direct) {
+      w.pos = p;
+      if (w.pos === RUN_BLOCK_BYTES) w.seal();
+    } else w.put(tmp, 0, p);
+    if (w.full) await w.drain();
+  }
+  return maxKeyBytes;
+}
+
+/** The sparse index section, as one buffer. */
+function indexSection(sorted: SortedChunk, sparse: Sparse): Buffer {
+  const keys = Array.from(sparse.ordinals, (ordinal) => keyOfRecord(sorted, sorted.perm[ordinal]!));
+  const out = Buffer.allocUnsafe(keys.reduce((a, k) => a + INDEX_ENTRY_FIXED + k.length, 0));
+  let p = 0;
+  keys.forEach((key, e) => {
+    out.writeUInt32LE(sparse.ordinals[e]!, p);
+    out.writeDoubleLE(sparse.rec[e]!, p + 4);
+    out.writeDoubleLE(sparse.meta[e]!, p + 12);
+    out.writeUInt32LE(key.length, p + 20);
+    p += INDEX_ENTRY_FIXED;
+    p += key.copy(out, p);
+  });
+  return out;
+}
+
 /**
  * Writes the sorted chunk's run. `bytes` is the chunk; `terminator` is
  * appended to the last record when the input ended without one, so every
  * record can go anywhere in the merged stream.
  */
 export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk, every: number, terminator: Buffer, scratch: SortScratch): Promise<RunLayout> {
-  const { table, perm } = sorted;
-  const { ends, lineOffsets } = table;
-  const n = ends.length;
-  const lastRecord = table.terminated ? -1 : n - 1;
-  const entries = Math.ceil(n / every);
-  const sparseOrdinals = new Uint32Array(entries);
-  const sparseRec = new Float64Array(entries);
-  const sparseMeta = new Float64Array(entries);
-
+  const n = sorted.table.ends.length;
+  const sparse = sparseFor(n, every);
   let fh: FileHandle;
   try {
     fh = await open(path, 'w');
@@ -165,99 +325,38 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
     throw spillError(err, path);
   }
   try {
-    const w = new HashedWriter(fh, path, scratch);
-    let maxRecordBytes = 0;
-
-    // Records. Input already in key order is written as it is.
-    if (sorted.ordered && lastRecord === -1) {
-      await w.direct(bytes);
-      for (let e = 0; e < entries; e++) {
-        const i = e * every;
-        sparseOrdinals[e] = i;
-        sparseRec[e] = recordStart(ends, i);
-      }
-      for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, recordLength(ends, i));
-    } else {
-      const bytesView = viewOf(bytes);
-      for (let j = 0; j < n; j++) {
-        const i = perm[j]!;
-        const start = recordStart(ends, i);
-        const end = ends[i]!;
-        const len = end - start + (i === lastRecord ? terminator.length : 0);
-        if (len > maxRecordBytes) maxRecordBytes = len;
-        if (j % every === 0) {
-          sparseOrdinals[j / every] = j;
-          sparseRec[j / every] = w.offset;
-        }
-        if (len > w.room) {
-          await w.flush();
-          if (len > w.room) {
-            await w.direct(i === lastRecord ? Buffer.concat([bytes.subarray(start, end), terminator]) : bytes.subarray(start, end));
-            continue;
-          }
-        }
-        copyRecord(bytes, bytesView, start, end, w.buf, w.view, w.pos);
-        w.pos += end - start;
-        if (i === lastRecord) w.pos += terminator.copy(w.buf, w.pos);
-      }
-    }
+    const w = new BlockWriter(fh, path, scratch);
+    const maxRecordBytes = await writeRecords(w, bytes, sorted, sparse, terminator);
+    w.seal();
     const recordBytes = w.offset;
-
-    // Meta.
-    let maxKeyBytes = 0;
-    const keyBytes = sorted.keyBytes;
-    const keyEnds = sorted.keyEnds;
-    for (let j = 0; j < n; j++) {
-      const i = perm[j]!;
-      const start = recordStart(ends, i);
-      const len = ends[i]! - start + (i === lastRecord ? terminator.length : 0);
-      const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
-      const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
-      if (kLen > maxKeyBytes) maxKeyBytes = kLen;
-      if (j % every === 0) sparseMeta[j / every] = w.offset - recordBytes;
-      if (w.room < 20 + kLen) {
-        await w.flush();
-        if (w.room < 20 + kLen) throw new FlatloadError('INTERNAL', `a key of ${kLen} bytes is longer than a spill buffer`);
-      }
-      let p = putVarint(w.buf, w.pos, start);
-      p = putVarint(w.buf, p, len);
-      p = putVarint(w.buf, p, lineOffsets[i]!);
-      if (keyEnds) {
-        p = putVarint(w.buf, p, kLen);
-        p += keyBytes!.copy(w.buf, p, kStart, kStart + kLen);
-      }
-      w.pos = p;
-    }
+    const recordBlocks = w.blockSizes.length;
+    const recordFileBytes = w.fileOffset;
+    const maxKeyBytes = await writeMeta(w, sorted, sparse, terminator, recordBytes);
+    w.seal();
     const metaBytes = w.offset - recordBytes;
-
-    // Sparse index.
-    for (let e = 0; e < entries; e++) {
-      const key = keyOfRecord(sorted, perm[sparseOrdinals[e]!]!);
-      const need = INDEX_ENTRY_FIXED + key.length;
-      if (w.room < need) await w.flush();
-      const b = w.buf;
-      let p = w.pos;
-      b.writeUInt32LE(sparseOrdinals[e]!, p);
-      b.writeDoubleLE(sparseRec[e]!, p + 4);
-      b.writeDoubleLE(sparseMeta[e]!, p + 12);
-      b.writeUInt32LE(key.length, p + 20);
-      p += INDEX_ENTRY_FIXED;
-      p += key.copy(b, p);
-      w.pos = p;
-    }
-    const indexBytes = w.offset - recordBytes - metaBytes;
+    const metaFileBytes = w.fileOffset - recordFileBytes;
+    const index = indexSection(sorted, sparse);
+    w.raw(index);
+    const sizes = Buffer.allocUnsafe(4 * w.blockSizes.length);
+    w.blockSizes.forEach((size, b) => sizes.writeUInt32LE(size, 4 * b));
+    if (sizes.length !== 4 * (recordBlocks + Math.ceil(metaBytes / RUN_BLOCK_BYTES))) throw new FlatloadError('INTERNAL', `run ${path}: block table does not match its sections`);
+    w.raw(sizes);
+    const fileBytes = w.fileOffset;
     const sha256 = await w.finish();
     return {
       records: n,
       recordBytes,
       metaBytes,
-      indexBytes,
-      indexEntries: entries,
+      indexBytes: index.length,
+      recordFileBytes,
+      metaFileBytes,
+      fileBytes,
+      indexEntries: sparse.ordinals.length,
       maxRecordBytes,
       maxKeyBytes,
       intKeys: sorted.intReader !== undefined,
-      firstKey: keyOfRecord(sorted, perm[0]!),
-      lastKey: keyOfRecord(sorted, perm[n - 1]!),
+      firstKey: keyOfRecord(sorted, sorted.perm[0]!),
+      lastKey: keyOfRecord(sorted, sorted.perm[n - 1]!),
       sha256,
     };
   } finally {
@@ -279,6 +378,23 @@ export function parseIndex(section: Buffer): SparseEntry[] {
     p += INDEX_ENTRY_FIXED + keyLen;
   }
   return out;
+}
+
+/** Where each block of a run's records and meta sections is in the file: block b spans [at[b], at[b + 1]). */
+export interface RunBlocks {
+  records: Float64Array;
+  meta: Float64Array;
+}
+
+/** Parses a run's block table (`recordBlocks` records blocks, then the meta blocks; the meta section starts at metaStart). */
+export function parseBlocks(section: Buffer, recordBlocks: number, metaStart: number): RunBlocks {
+  const all = section.length / 4;
+  const records = new Float64Array(recordBlocks + 1);
+  const meta = new Float64Array(all - recordBlocks + 1);
+  for (let b = 0; b < recordBlocks; b++) records[b + 1] = records[b]! + section.readUInt32LE(4 * b);
+  meta[0] = metaStart;
+  for (let b = recordBlocks; b < all; b++) meta[b - recordBlocks + 1] = meta[b - recordBlocks]! + section.readUInt32LE(4 * b);
+  return { records, meta };
 }
 
 /** Reads buf[offset, offset + length) from the file at `position`, as much as there is: returns the bytes read. */

@@ -4,7 +4,8 @@ import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
 import { FlatloadError } from '../errors/index.js';
-import { hashFile, parseIndex, readAt, type SparseEntry } from './runFile.js';
+import { hashFile, parseBlocks, parseIndex, readAt, type RunBlocks, type SparseEntry } from './runFile.js';
+import { RUN_BLOCK_BYTES } from './codec.js';
 import { SlabPool, SortScratch } from './scratch.js';
 import { inProcessSorter, workerSorter } from './sorters.js';
 import type { SortJob } from './sortRun.js';
@@ -18,11 +19,9 @@ const MIB = 1 << 20;
 const TARGET_RUNS = 512;
 
 /**
- * How many input bytes to sort into each run: 16 MiB (a chunk's records
- * then sort within the CPU's caches: gathering them in key order costs half
- * what it does at 64 MiB, measured), more for inputs over 8 GiB so the
- * merge reads at most ~512 runs, never more than the load's chunk size (the
- * memory bound), and 64 MiB (or the chunk size) for a stream of unknown size.
+ * How many input bytes to sort into each run: 16 MiB, more for inputs over
+ * 8 GiB so the merge reads at most ~512 runs, never more than the load's
+ * chunk size, 64 MiB for a stream of unknown size (docs/ordering.md §6).
  */
 export function runChunkBytes(inputBytes: number | undefined, loadChunkBytes: number): number {
   const want = inputBytes === undefined ? 64 * MIB : Math.max(16 * MIB, Math.ceil(inputBytes / TARGET_RUNS));
@@ -50,7 +49,7 @@ export interface RunOptions {
 
 /** The runs of a whole input, in input order, ready to merge. */
 export class RunSet {
-  private readonly indexes = new Map<number, Promise<SparseEntry[]>>();
+  private readonly tails = new Map<number, Promise<{ index: SparseEntry[]; blocks: RunBlocks }>>();
   /** Fast path: a reader for the single plain-integer key (set when any run uses it). */
   readonly intReader: PlainIntegerReader | undefined;
 
@@ -77,9 +76,9 @@ export class RunSet {
     return this.runs.reduce((a, r) => a + r.recordBytes, 0);
   }
 
-  /** Spill bytes over all runs. */
+  /** Spill bytes over all runs (on disk, compressed). */
   get spillBytes(): number {
-    return this.runs.reduce((a, r) => a + r.recordBytes + r.metaBytes + r.indexBytes, 0);
+    return this.runs.reduce((a, r) => a + r.fileBytes, 0);
   }
 
   /** Every key is a plain integer: the merge compares numbers. */
@@ -97,22 +96,34 @@ export class RunSet {
   }
 
   /** A run's sparse index (read once). */
-  index(run: number): Promise<SparseEntry[]> {
-    let p = this.indexes.get(run);
+  async index(run: number): Promise<SparseEntry[]> {
+    return (await this.tail(run)).index;
+  }
+
+  /** Where a run's blocks are (read once). */
+  async blocks(run: number): Promise<RunBlocks> {
+    return (await this.tail(run)).blocks;
+  }
+
+  /** The index and block table at a run's end, read together. */
+  private tail(run: number): Promise<{ index: SparseEntry[]; blocks: RunBlocks }> {
+    let p = this.tails.get(run);
     if (!p) {
       const info = this.runs[run]!;
       p = (async () => {
         const fh = await open(this.path(run), 'r');
         try {
-          const buf = Buffer.allocUnsafe(info.indexBytes);
-          const got = await readAt(fh, buf, 0, buf.length, info.recordBytes + info.metaBytes);
+          const start = info.recordFileBytes + info.metaFileBytes;
+          const buf = Buffer.allocUnsafe(info.fileBytes - start);
+          const got = await readAt(fh, buf, 0, buf.length, start);
           if (got < buf.length) throw new FlatloadError('SPILL', `${this.path(run)} is shorter than its manifest says`);
-          return parseIndex(buf);
+          const recordBlocks = Math.ceil(info.recordBytes / RUN_BLOCK_BYTES);
+          return { index: parseIndex(buf.subarray(0, info.indexBytes)), blocks: parseBlocks(buf.subarray(info.indexBytes), recordBlocks, info.recordFileBytes) };
         } finally {
           await fh.close();
         }
       })();
-      this.indexes.set(run, p);
+      this.tails.set(run, p);
     }
     return p;
   }
@@ -126,7 +137,7 @@ function sameChunk(run: RunInfo, c: CutChunk): boolean {
 async function intact(spill: SpillDir, run: RunInfo): Promise<boolean> {
   const path = spill.file(run.file);
   const st = await stat(path).catch(() => undefined);
-  if (!st || st.size !== run.recordBytes + run.metaBytes + run.indexBytes) return false;
+  if (!st || st.size !== run.fileBytes) return false;
   return (await hashFile(path).catch(() => undefined)) === run.sha256;
 }
 
@@ -145,30 +156,18 @@ interface Loaded {
   reuse?: RunInfo;
 }
 
-/**
- * Sorts each input chunk into a run file in the spill directory and returns
- * the set. While chunks are sorted and written (in this thread, or in
- * `workers` threads), the next one is read: at most workers + 1 chunks'
- * bytes are held. A run a previous attempt of the same job wrote for the
- * same chunk is reused when its sha256 still matches (and, for a stream,
- * the chunk's bytes are the same); anything else is sorted again, to
- * byte-identical runs.
- */
-export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOptions): Promise<RunSet> {
-  const every = opts.sparseEvery ?? DEFAULT_SPARSE_EVERY;
-  const params = runParams(opts.key, every, opts.identity);
+/** The previous attempt's runs by chunk index, when it sorted with the same parameters (else the spill directory is cleared). */
+async function priorRuns(opts: RunOptions, params: string): Promise<Map<number, RunInfo>> {
   const before = await readManifest(opts.spill);
   const prior = new Map<number, RunInfo>();
   if (before?.params === params) for (const r of before.runs) prior.set(r.chunk.index, r);
   else await opts.spill.clear();
-  const manifest: Manifest = { version: RUN_FORMAT_VERSION, params, runs: [], complete: false };
+  return prior;
+}
 
-  const pool = new SlabPool();
-  const scratch = new SortScratch(pool);
-  const workers = opts.workers ?? 1;
-  const sorter = workers > 1 ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
-  const it = chunks[Symbol.asyncIterator]();
-  const load = async (): Promise<Loaded | undefined> => {
+/** Reads the next chunk into a slab from the pool, or finds its run from before still good. */
+function chunkLoader(it: AsyncIterator<CutChunk>, opts: RunOptions, prior: Map<number, RunInfo>, pool: SlabPool): () => Promise<Loaded | undefined> {
+  return async () => {
     const r = await it.next();
     if (r.done) return undefined;
     const chunk = r.value;
@@ -183,6 +182,51 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
     for (const b of chunk.buffers) n += b.copy(into, n);
     return { chunk, slab, length: n, inputSha256 };
   };
+}
+
+function sortJob(chunk: CutChunk, opts: RunOptions, every: number, inputSha256: string | undefined): SortJob {
+  const file = runFileName(chunk.index);
+  return {
+    chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
+    file,
+    path: opts.spill.file(file),
+    sparseEvery: every,
+    inputSha256,
+  };
+}
+
+/** Writes the complete manifest and removes runs of chunks this input no longer has (an earlier, different cut). */
+async function completeManifest(spill: SpillDir, manifest: Manifest, runs: RunInfo[]): Promise<void> {
+  manifest.runs = runs.sort((a, b) => a.chunk.index - b.chunk.index);
+  manifest.complete = true;
+  await writeManifest(spill, manifest);
+  const keep = new Set(manifest.runs.map((r) => r.file));
+  for (const name of await readdir(spill.path)) {
+    if (/^run-\d+\.bin$/.test(name) && !keep.has(name)) await rm(spill.file(name), { force: true });
+  }
+}
+
+/**
+ * Sorts each input chunk into a run file in the spill directory and returns
+ * the set. While chunks are sorted and written (in this thread, or in
+ * `workers` threads), the next one is read: at most workers + 1 chunks'
+ * bytes are held. A run a previous attempt of the same job wrote for the
+ * same chunk is reused when its sha256 still matches (and, for a stream,
+ * the chunk's bytes are the same); anything else is sorted again, to
+ * byte-identical runs.
+ */
+export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOptions): Promise<RunSet> {
+  const every = opts.sparseEvery ?? DEFAULT_SPARSE_EVERY;
+  const params = runParams(opts.key, every, opts.identity);
+  const prior = await priorRuns(opts, params);
+  const manifest: Manifest = { version: RUN_FORMAT_VERSION, params, runs: [], complete: false };
+
+  const pool = new SlabPool();
+  const scratch = new SortScratch(pool);
+  const workers = opts.workers ?? 1;
+  const sorter = workers > 1 ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
+  const it = chunks[Symbol.asyncIterator]();
+  const load = chunkLoader(it, opts, prior, pool);
 
   // Runs finish in any order with workers; the manifest lists them in input order, written one at a time.
   const done = new Map<number, RunInfo>();
@@ -209,15 +253,7 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
       }
       const { chunk, slab, length } = cur;
       if (!slab || !length) continue;
-      const file = runFileName(chunk.index);
-      const job: SortJob = {
-        chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
-        file,
-        path: opts.spill.file(file),
-        sparseEvery: every,
-        inputSha256: cur.inputSha256,
-      };
-      const task: Promise<void> = sorter.sort(slab, length, job).then(
+      const task: Promise<void> = sorter.sort(slab, length, sortJob(chunk, opts, every, cur.inputSha256)).then(
         (r) => {
           pool.give(r.slab);
           return finished(r.run, false);
@@ -242,14 +278,7 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
   } finally {
     await sorter.close();
   }
-  manifest.runs = [...done.values()].sort((a, b) => a.chunk.index - b.chunk.index);
-  manifest.complete = true;
-  await writeManifest(opts.spill, manifest);
-  // Runs of chunks this input no longer has (an earlier, different cut) are of no use.
-  const keep = new Set(manifest.runs.map((r) => r.file));
-  for (const name of await readdir(opts.spill.path)) {
-    if (/^run-\d+\.bin$/.test(name) && !keep.has(name)) await rm(opts.spill.file(name), { force: true });
-  }
+  await completeManifest(opts.spill, manifest, [...done.values()]);
   // The sort's slabs (run chunks and working arrays) are dropped, not handed to the merge: its chunks are sized
   // by the load's chunk size, so none of them would fit, and a pool would hold them for the rest of the load.
   return new RunSet(opts.spill, manifest, opts.key, new SlabPool());

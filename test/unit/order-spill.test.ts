@@ -106,7 +106,8 @@ test('spillBytesEstimate covers what a sort writes (fast-path keys)', async () =
   const { set } = await sortInput(input, keyContext(TSV, { fields: [0], numeric: [true] }, 5), dir(), { chunkBytes: 100 << 10, sparseEvery: 1024 });
   const estimate = spillBytesEstimate(input.length, 20_000);
   assert.ok(estimate >= set.spillBytes, `${estimate} < ${set.spillBytes}`);
-  assert.ok(estimate - set.spillBytes < (1 << 20) + 20_000 * 4, `${estimate} vs ${set.spillBytes}`);
+  // Runs are compressed: the estimate is the bound for records that do not compress at all.
+  assert.ok(set.spillBytes < 0.8 * (estimate - (1 << 20)), `${estimate} vs ${set.spillBytes}`);
 });
 
 test('runChunkBytes: 16 MiB runs, larger for inputs over 8 GiB, never over the load chunk', () => {
