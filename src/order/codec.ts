@@ -1,12 +1,18 @@
 import { createRequire } from 'node:module';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { FlatloadError } from '../errors/index.js';
 
 /**
  * The sorted runs' block codec: zstd level 1 (@toondepauw/node-zstd, a
  * prebuilt native addon), each block compressed on its own so a reader can
  * start at any block. docs/ordering.md compares it with deflate and LZ4.
+ * Where the addon has no build for the platform, deflate level 1 from
+ * node:zlib (larger runs, more CPU, same results); runCodec() names the one
+ * in use, so runs of one are never read with the other.
  */
-export const RUN_CODEC = 'zstd-1';
+export function runCodec(): string {
+  return codec().name;
+}
 
 /** Uncompressed bytes per block (a section's last block may be shorter). */
 export const RUN_BLOCK_BYTES = 64 << 10;
@@ -21,15 +27,20 @@ interface Zstd {
   Decoder: new () => Coder;
 }
 
-let coders: { enc: Coder; dec: Coder } | undefined;
+let coders: { name: string; enc: Coder; dec: Coder } | undefined;
 
-function codec(): { enc: Coder; dec: Coder } {
+const deflate1: Coder = {
+  encodeSync: (data) => deflateRawSync(data, { level: 1 }),
+  decodeSync: (data) => inflateRawSync(data),
+};
+
+function codec(): { name: string; enc: Coder; dec: Coder } {
   if (!coders) {
     try {
       const z = createRequire(import.meta.url)('@toondepauw/node-zstd') as Zstd;
-      coders = { enc: new z.Encoder(1), dec: new z.Decoder() };
-    } catch (err) {
-      throw new FlatloadError('INTERNAL', `cannot load the run codec @toondepauw/node-zstd (${(err as Error).message}): reinstall flatload's dependencies`, {}, { cause: err });
+      coders = { name: 'zstd-1', enc: new z.Encoder(1), dec: new z.Decoder() };
+    } catch {
+      coders = { name: 'deflate-1', enc: deflate1, dec: deflate1 };
     }
   }
   return coders;

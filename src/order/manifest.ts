@@ -4,7 +4,7 @@ import type { ChunkSpec } from '../chunking/types.js';
 import type { KeyContext } from './key.js';
 import type { RunShape } from './cursor.js';
 import type { SpillDir } from './spillDir.js';
-import { RUN_BLOCK_BYTES, RUN_CODEC } from './codec.js';
+import { RUN_BLOCK_BYTES, runCodec } from './codec.js';
 
 /** Bumped whenever run files or the manifest change shape: older runs are then sorted again. */
 export const RUN_FORMAT_VERSION = 2;
@@ -43,7 +43,7 @@ export function runParams(ctx: KeyContext, sparseEvery: number, identity: string
   h.update(
     JSON.stringify({
       v: RUN_FORMAT_VERSION,
-      codec: RUN_CODEC,
+      codec: runCodec(),
       block: RUN_BLOCK_BYTES,
       fields: ctx.spec.fields,
       numeric: ctx.spec.numeric,
