@@ -41,206 +41,260 @@ export async function* cutChunks(
   opts: CutOptions,
   summary?: (s: InputSummary) => void,
 ): AsyncGenerator<CutChunk> {
-  const scanner = new RecordScanner(opts.format, opts.charset, opts.targets);
-  scanner.maxRecordBytes = opts.maxRecordBytes;
-  // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not. Without
-  // a line terminator in the statement (LINES TERMINATED BY ''), the server skips n records instead.
-  const header =
-    opts.ignoreLines > 0
-      ? opts.format.lineTerm.length > 0
-        ? new RecordScanner(opts.format, opts.charset, undefined, true)
-        : new RecordScanner(opts.format, opts.charset, opts.targets)
-      : undefined;
+  const cutter = new ChunkCutter(opts);
+  for await (const block of blocks) {
+    if (block.length === 0) continue;
+    yield* cutter.block(block);
+  }
+  yield* cutter.end();
+  summary?.(cutter.summary());
+}
 
-  let base = 0; // absolute offset of buf[0]
-  let carry: Buffer | undefined;
-  let first = true;
-  let headerDone = header === undefined;
-  let headerBytes = 0;
-  let bomBytes = 0;
-  let newlinesBefore = 0; // newlines before chunkStart
-  let chunkStart = 0;
-  let chunkNewlines = 0;
-  let chunkRecordsAtStart = 0;
-  let chunkIndex = 0;
-  let target = 0;
-  let parts: Buffer[] = [];
-  let totalBytes = 0;
+/** The state of one cutChunks pass, in the steps it takes a block through. */
+class ChunkCutter {
+  private readonly scanner: RecordScanner;
+  /** Scans the header records (--ignore-lines); undefined once there are none left to skip. */
+  private readonly header: RecordScanner | undefined;
+  private base = 0; // absolute offset of the buffer being scanned
+  private carry: Buffer | undefined;
+  private first = true;
+  private headerDone: boolean;
+  private headerBytes = 0;
+  private bomBytes = 0;
+  private newlinesBefore = 0; // newlines before chunkStart
+  private chunkStart = 0;
+  private chunkNewlines = 0;
+  private chunkRecordsAtStart = 0;
+  private chunkIndex = 0;
+  private target = 0;
+  private parts: Buffer[] = [];
+  private totalBytes = 0;
+  /** The scanner's newline count when the chunk last took bytes. */
+  private newlinesSeen = 0;
 
-  const emit = (end: number): CutChunk => {
-    const chunk: CutChunk = {
-      index: chunkIndex++,
-      startByte: chunkStart,
-      endByte: end,
-      firstLine: newlinesBefore + 1,
-      firstRecord: chunkRecordsAtStart,
-      records: scanner.records - chunkRecordsAtStart,
-      newlines: chunkNewlines,
-    };
-    if (opts.keepBytes) chunk.buffers = parts;
-    parts = [];
-    newlinesBefore += chunkNewlines;
-    chunkNewlines = 0;
-    chunkStart = end;
-    chunkRecordsAtStart = scanner.records;
-    target = chunkStart + opts.chunkSizeBytes;
-    return chunk;
-  };
+  constructor(private readonly opts: CutOptions) {
+    this.scanner = new RecordScanner(opts.format, opts.charset, opts.targets);
+    this.scanner.maxRecordBytes = opts.maxRecordBytes;
+    // IGNORE n LINES skips physical lines with next_line(): escapes count, quotes do not. Without
+    // a line terminator in the statement (LINES TERMINATED BY ''), the server skips n records instead.
+    this.header =
+      opts.ignoreLines > 0
+        ? opts.format.lineTerm.length > 0
+          ? new RecordScanner(opts.format, opts.charset, undefined, true)
+          : new RecordScanner(opts.format, opts.charset, opts.targets)
+        : undefined;
+    this.headerDone = this.header === undefined;
+  }
 
-  /** buf[from, to) joins the chunk; the scanner counted its newlines while scanning them. */
-  let newlinesSeen = 0;
-  const take = (buf: Buffer, from: number, to: number): void => {
-    chunkNewlines += scanner.newlines - newlinesSeen;
-    newlinesSeen = scanner.newlines;
-    if (opts.keepBytes && to > from) parts.push(buf.subarray(from, to));
-  };
-
-  const tooLong = (start: number, quote: number | undefined): FlatloadError =>
-    new FlatloadError(
-      'INPUT_MALFORMED',
-      quote === undefined
-        ? `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: a wrong --lines-terminated-by?`
-        : `the record at byte ${start} is longer than ${opts.maxRecordBytes} bytes, the most flatload will buffer: ` +
-          `the quote at byte ${quote} opens a field that does not close (an unterminated or stray quote?)`,
-      { file: opts.file, byteOffset: quote ?? start, hint: 'if the record is genuine, raise --chunk-size' },
-    );
-
-  /** The record in progress (up to abs) or the one that just ended must fit in maxRecordBytes. */
-  const checkRecordSize = (abs: number): void => {
-    const over = scanner.oversizeRecord;
-    if (over) throw tooLong(over.offset, undefined);
-    if (abs - scanner.currentRecordStart > opts.maxRecordBytes) {
-      throw tooLong(scanner.currentRecordStart, scanner.openQuoteOffset);
+  /**
+   * One block of the input. The bytes carried from the block before (a
+   * record's start, or lookahead) are finished with the block's head, so the
+   * rest of the block is scanned in place instead of copied behind them.
+   */
+  *block(block: Buffer): Generator<CutChunk> {
+    this.totalBytes += block.length;
+    let buf = block;
+    const old = this.takeCarry();
+    if (old) {
+      const headLen = Math.min(block.length, HEAD_BYTES);
+      const head = Buffer.concat([old, block.subarray(0, headLen)]);
+      yield* this.process(head, false);
+      const left = this.takeCarry();
+      const consumed = head.length - (left?.length ?? 0);
+      if (consumed >= old.length) buf = block.subarray(consumed - old.length);
+      else buf = Buffer.concat([left!, block.subarray(headLen)]); // a record longer than the head
+      if (buf.length === 0) return;
     }
-  };
+    yield* this.process(buf, false);
+  }
+
+  /** The end of the input: the carried bytes, then the last record, which needs no terminator. */
+  *end(): Generator<CutChunk> {
+    if (this.totalBytes === 0) return;
+    const rest = this.takeCarry();
+    if (rest !== undefined && rest.length > 0) yield* this.process(rest, true);
+    if (!this.headerDone) return;
+    const quote = this.scanner.openQuoteOffset;
+    if (quote !== undefined) {
+      throw new FlatloadError(
+        'INPUT_MALFORMED',
+        `unterminated quoted field: the quote at byte ${quote} opens a field that runs to the end of the input`,
+        { file: this.opts.file, byteOffset: quote },
+      );
+    }
+    this.checkRecordSize(this.totalBytes); // the last record, when it has no terminator
+    this.scanner.finish(this.totalBytes);
+    if (this.totalBytes > this.chunkStart) yield this.emit(this.totalBytes);
+  }
+
+  /** The whole input's counts, once end() has run. */
+  summary(): InputSummary {
+    const { totalBytes, bomBytes } = this;
+    if (totalBytes === 0) return { totalBytes: 0, headerBytes: 0, bomBytes: 0, records: 0, newlines: 0, chunks: 0 };
+    if (!this.headerDone) return { totalBytes, headerBytes: totalBytes, bomBytes, records: 0, newlines: this.newlinesBefore, chunks: 0 };
+    return { totalBytes, headerBytes: this.headerBytes, bomBytes, records: this.scanner.records, newlines: this.newlinesBefore, chunks: this.chunkIndex };
+  }
+
+  /** process() leaves in `carry` what it could not scan yet. */
+  private takeCarry(): Buffer | undefined {
+    const c = this.carry;
+    this.carry = undefined;
+    return c;
+  }
 
   /** Scans buf (which starts at absolute offset `base`); leaves what needs more lookahead in `carry`. */
-  function* process(buf: Buffer, final: boolean): Generator<CutChunk> {
+  private *process(buf: Buffer, final: boolean): Generator<CutChunk> {
     let pos = 0;
-    if (first) {
-      if (opts.stripBom && !final && buf.length < 3 && BOM.subarray(0, buf.length).equals(buf)) {
-        carry = buf; // could still be a byte-order mark: wait for more bytes
-        return;
-      }
-      first = false;
-      if (opts.stripBom && buf.length >= 3 && buf.subarray(0, 3).equals(BOM)) {
-        bomBytes = 3;
-        headerBytes = 3;
-        pos = 3;
-        newlinesBefore = 0;
-      }
-      chunkStart = pos;
-      target = pos + opts.chunkSizeBytes;
+    if (this.first) {
+      const start = this.start(buf, final);
+      if (start === undefined) return;
+      pos = start;
     }
-    if (!headerDone && header) {
-      // Header records: counted for line numbers, never sent.
-      while (header.records < opts.ignoreLines) {
-        const r = header.scan(buf, pos, base, final, base + pos);
-        newlinesBefore += countNewlines(buf, pos, r.pos);
-        pos = r.pos;
-        if (!r.atRecordEnd) break;
-      }
-      if (header.records < opts.ignoreLines && final) {
-        header.finish(base + buf.length);
-        pos = buf.length;
-      }
-      if (header.records >= opts.ignoreLines) {
-        headerDone = true;
-        headerBytes = base + pos;
-        chunkStart = base + pos;
-        target = chunkStart + opts.chunkSizeBytes;
-      } else {
-        carry = buf.subarray(pos);
-        base += pos;
-        return;
-      }
+    if (!this.headerDone) {
+      const after = this.skipHeader(buf, pos, final);
+      if (after === undefined) return;
+      pos = after;
     }
-    let segStart = pos;
-    const maxRecords = opts.maxRecordsPerChunk;
+    yield* this.records(buf, pos, final);
+  }
+
+  /**
+   * The input's first bytes: a UTF-8 byte-order mark is skipped (never data).
+   * Returns where the records begin, or undefined when too few bytes have come
+   * to tell (they wait in `carry`).
+   */
+  private start(buf: Buffer, final: boolean): number | undefined {
+    const { opts } = this;
+    if (opts.stripBom && !final && buf.length < 3 && BOM.subarray(0, buf.length).equals(buf)) {
+      this.carry = buf; // could still be a byte-order mark: wait for more bytes
+      return undefined;
+    }
+    this.first = false;
+    let pos = 0;
+    if (opts.stripBom && buf.length >= 3 && buf.subarray(0, 3).equals(BOM)) {
+      this.bomBytes = 3;
+      this.headerBytes = 3;
+      pos = 3;
+      this.newlinesBefore = 0;
+    }
+    this.chunkStart = pos;
+    this.target = pos + opts.chunkSizeBytes;
+    return pos;
+  }
+
+  /**
+   * Header records (--ignore-lines): counted for line numbers, never sent.
+   * Returns where the first chunk begins, or undefined when the header goes
+   * on past this buffer (the rest waits in `carry`).
+   */
+  private skipHeader(buf: Buffer, from: number, final: boolean): number | undefined {
+    const header = this.header!;
+    const want = this.opts.ignoreLines;
+    let pos = from;
+    while (header.records < want) {
+      const r = header.scan(buf, pos, this.base, final, this.base + pos);
+      this.newlinesBefore += countNewlines(buf, pos, r.pos);
+      pos = r.pos;
+      if (!r.atRecordEnd) break;
+    }
+    if (header.records < want && final) {
+      header.finish(this.base + buf.length);
+      pos = buf.length;
+    }
+    if (header.records < want) {
+      this.carry = buf.subarray(pos);
+      this.base += pos;
+      return undefined;
+    }
+    this.headerDone = true;
+    this.headerBytes = this.base + pos;
+    this.chunkStart = this.base + pos;
+    this.target = this.chunkStart + this.opts.chunkSizeBytes;
+    return pos;
+  }
+
+  /** The records of buf from `pos`: a chunk ends at the first record end at or after its target. */
+  private *records(buf: Buffer, from: number, final: boolean): Generator<CutChunk> {
+    const { scanner } = this;
+    const maxRecords = this.opts.maxRecordsPerChunk;
+    let pos = from;
+    let segStart = from;
     for (;;) {
+      const base = this.base;
       // With a record bound the scanner stops at every record end, so the bound can cut a chunk short.
-      const r = scanner.scan(buf, pos, base, final, maxRecords === undefined ? target : base + pos + 1);
-      if (r.atRecordEnd && maxRecords !== undefined && base + r.pos < target && scanner.records - chunkRecordsAtStart < maxRecords) {
+      const r = scanner.scan(buf, pos, base, final, maxRecords === undefined ? this.target : base + pos + 1);
+      if (r.atRecordEnd && maxRecords !== undefined && base + r.pos < this.target && scanner.records - this.chunkRecordsAtStart < maxRecords) {
         pos = r.pos;
         if (pos < buf.length || !final) continue;
-        take(buf, segStart, r.pos);
-        checkRecordSize(base + r.pos);
-        base += r.pos;
+        this.take(buf, segStart, r.pos);
+        this.checkRecordSize(base + r.pos);
+        this.base += r.pos;
         return;
       }
-      take(buf, segStart, r.pos);
+      this.take(buf, segStart, r.pos);
       if (r.atRecordEnd) {
-        yield emit(base + r.pos);
+        yield this.emit(base + r.pos);
         pos = segStart = r.pos;
         if (pos < buf.length || !final) continue;
       }
-      checkRecordSize(base + r.pos);
+      this.checkRecordSize(base + r.pos);
       if (r.pos < buf.length) {
-        carry = buf.subarray(r.pos);
-        if (carry.length > opts.maxRecordBytes + scanner.lookahead) checkRecordSize(base + buf.length);
+        this.carry = buf.subarray(r.pos);
+        if (this.carry.length > this.opts.maxRecordBytes + scanner.lookahead) this.checkRecordSize(base + buf.length);
       }
-      base += r.pos;
+      this.base += r.pos;
       return;
     }
   }
 
-  /** process() leaves in `carry` what it could not scan yet. */
-  const takeCarry = (): Buffer | undefined => {
-    const c = carry;
-    carry = undefined;
-    return c;
-  };
+  /** buf[from, to) joins the chunk; the scanner counted its newlines while scanning them. */
+  private take(buf: Buffer, from: number, to: number): void {
+    this.chunkNewlines += this.scanner.newlines - this.newlinesSeen;
+    this.newlinesSeen = this.scanner.newlines;
+    if (this.opts.keepBytes && to > from) this.parts.push(buf.subarray(from, to));
+  }
 
-  for await (const block of blocks) {
-    if (block.length === 0) continue;
-    totalBytes += block.length;
-    let buf = block;
-    if (carry) {
-      // The carried bytes (a record's start, or lookahead) are finished with the block's head, so
-      // the rest of the block is scanned in place instead of copied behind them.
-      const old: Buffer = carry;
-      const headLen = Math.min(block.length, HEAD_BYTES);
-      const head = Buffer.concat([old, block.subarray(0, headLen)]);
-      carry = undefined;
-      yield* process(head, false);
-      const left = takeCarry();
-      const consumed = head.length - (left?.length ?? 0);
-      if (consumed >= old.length) buf = block.subarray(consumed - old.length);
-      else buf = Buffer.concat([left!, block.subarray(headLen)]); // a record longer than the head
-      if (buf.length === 0) continue;
+  /** The chunk ending at absolute offset `end`; the next one starts there. */
+  private emit(end: number): CutChunk {
+    const { scanner } = this;
+    const chunk: CutChunk = {
+      index: this.chunkIndex++,
+      startByte: this.chunkStart,
+      endByte: end,
+      firstLine: this.newlinesBefore + 1,
+      firstRecord: this.chunkRecordsAtStart,
+      records: scanner.records - this.chunkRecordsAtStart,
+      newlines: this.chunkNewlines,
+    };
+    if (this.opts.keepBytes) chunk.buffers = this.parts;
+    this.parts = [];
+    this.newlinesBefore += this.chunkNewlines;
+    this.chunkNewlines = 0;
+    this.chunkStart = end;
+    this.chunkRecordsAtStart = scanner.records;
+    this.target = this.chunkStart + this.opts.chunkSizeBytes;
+    return chunk;
+  }
+
+  /** The record in progress (up to abs) or the one that just ended must fit in maxRecordBytes. */
+  private checkRecordSize(abs: number): void {
+    const { scanner } = this;
+    const over = scanner.oversizeRecord;
+    if (over) throw this.tooLong(over.offset, undefined);
+    if (abs - scanner.currentRecordStart > this.opts.maxRecordBytes) {
+      throw this.tooLong(scanner.currentRecordStart, scanner.openQuoteOffset);
     }
-    yield* process(buf, false);
   }
-  if (totalBytes === 0) {
-    summary?.({ totalBytes: 0, headerBytes: 0, bomBytes: 0, records: 0, newlines: 0, chunks: 0 });
-    return;
-  }
-  if (carry !== undefined && carry.length > 0) {
-    const rest: Buffer = carry;
-    carry = undefined;
-    yield* process(rest, true);
-  }
-  if (!headerDone) {
-    summary?.({ totalBytes, headerBytes: totalBytes, bomBytes, records: 0, newlines: newlinesBefore, chunks: 0 });
-    return;
-  }
-  const quote = scanner.openQuoteOffset;
-  if (quote !== undefined) {
-    throw new FlatloadError(
+
+  private tooLong(start: number, quote: number | undefined): FlatloadError {
+    const max = this.opts.maxRecordBytes;
+    return new FlatloadError(
       'INPUT_MALFORMED',
-      `unterminated quoted field: the quote at byte ${quote} opens a field that runs to the end of the input`,
-      { file: opts.file, byteOffset: quote },
+      quote === undefined
+        ? `the record at byte ${start} is longer than ${max} bytes, the most flatload will buffer: a wrong --lines-terminated-by?`
+        : `the record at byte ${start} is longer than ${max} bytes, the most flatload will buffer: ` +
+          `the quote at byte ${quote} opens a field that does not close (an unterminated or stray quote?)`,
+      { file: this.opts.file, byteOffset: quote ?? start, hint: 'if the record is genuine, raise --chunk-size' },
     );
   }
-  checkRecordSize(totalBytes); // the last record, when it has no terminator
-  scanner.finish(totalBytes);
-  if (totalBytes > chunkStart) yield emit(totalBytes);
-  summary?.({
-    totalBytes,
-    headerBytes,
-    bomBytes,
-    records: scanner.records,
-    newlines: newlinesBefore,
-    chunks: chunkIndex,
-  });
 }

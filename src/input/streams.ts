@@ -1,22 +1,98 @@
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { PassThrough, type Readable } from 'node:stream';
+import { close, createReadStream, open, read } from 'node:fs';
+import { PassThrough, Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { FlatloadError } from '../errors/index.js';
 import { peek } from './peek.js';
 import { detectCompression, inputError, type Compression, type InputSource } from './source.js';
 
 /**
- * A half-open byte range [startByte, endByte) of a plain file. The one place
- * where that becomes Node's inclusive `end`.
+ * A half-open byte range [startByte, endByte) of a plain file, in pieces of
+ * `pieceBytes`. The one place where a byte range becomes file reads.
+ *
+ * A piece is valid until the consumer takes the piece after it: pieces are
+ * read into a few buffers used in turn, since a fresh buffer per piece is
+ * fresh memory for the garbage collector to account for and the kernel to
+ * fault in, for bytes the LOCAL INFILE sender copies into its packet at once.
  */
-export function readRange(path: string, startByte: number, endByte: number, highWaterMark: number): Readable {
-  if (endByte <= startByte) {
-    const empty = new PassThrough();
-    empty.end();
-    return empty;
+export function readRange(path: string, startByte: number, endByte: number, pieceBytes: number): Readable {
+  return new RangeReader(path, startByte, endByte, pieceBytes);
+}
+
+/** Buffers a RangeReader reads into in turn. */
+const RING = 4;
+
+class RangeReader extends Readable {
+  private fd: number | undefined;
+  private position: number;
+  private readonly ring: Array<Buffer | undefined> = new Array<Buffer | undefined>(RING);
+  /** Per ring buffer: the pushed-byte count at the end of its last piece. */
+  private readonly pushedEnd = new Array<number>(RING).fill(0);
+  private turn = 0;
+  private pushed = 0;
+
+  constructor(
+    private readonly path: string,
+    startByte: number,
+    private readonly endByte: number,
+    private readonly pieceBytes: number,
+  ) {
+    super({ highWaterMark: pieceBytes });
+    this.position = startByte;
   }
-  return createReadStream(path, { start: startByte, end: endByte - 1, highWaterMark });
+
+  override _construct(callback: (err?: Error | null) => void): void {
+    if (this.endByte <= this.position) return callback();
+    open(this.path, 'r', (err, fd) => {
+      this.fd = fd;
+      callback(err);
+    });
+  }
+
+  /**
+   * A ring buffer is read into again only once the consumer has taken a
+   * byte pushed after its piece (the stream buffers what is not taken yet);
+   * otherwise a fresh one takes its place.
+   */
+  private nextBuffer(): Buffer {
+    const t = this.turn;
+    this.turn = (t + 1) % RING;
+    const taken = this.pushed - this.readableLength;
+    const old = this.ring[t];
+    if (old !== undefined && taken > this.pushedEnd[t]!) return old;
+    return (this.ring[t] = Buffer.allocUnsafeSlow(this.pieceBytes));
+  }
+
+  override _read(): void {
+    const want = Math.min(this.pieceBytes, this.endByte - this.position);
+    if (want <= 0 || this.fd === undefined) {
+      this.push(null);
+      return;
+    }
+    const t = this.turn;
+    const buf = this.nextBuffer();
+    read(this.fd, buf, 0, want, this.position, (err, n) => {
+      if (err) {
+        this.destroy(err);
+        return;
+      }
+      if (n === 0) {
+        this.push(null); // the file is shorter than the range: whoever counts the records finds out
+        return;
+      }
+      this.position += n;
+      this.pushed += n;
+      this.pushedEnd[t] = this.pushed;
+      this.push(buf.subarray(0, n));
+    });
+  }
+
+  override _destroy(err: Error | null, callback: (err?: Error | null) => void): void {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd === undefined) return callback(err);
+    close(fd, () => callback(err));
+  }
 }
 
 type ZstdFactory = () => NodeJS.ReadWriteStream;

@@ -43,7 +43,7 @@ export interface ChunkSource {
   /** sha256 of every byte of the input, once scan() has read them. */
   readonly contentSha256: string | undefined;
   chunks(): AsyncGenerator<CutChunk>;
-  /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet). */
+  /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet); a piece may be reused once the next is taken. */
   open(chunk: CutChunk, pieceBytes: number): Readable;
   /** The chunk's records in the order they are sent, with their input lines and offsets (rejects, warnings). */
   records(chunk: CutChunk): Promise<ChunkRecords>;

@@ -49,103 +49,13 @@ export interface LoadDataExecutorOptions {
  */
 export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
   return async (chunk, ctx) => {
-    const { conn } = ctx;
-    const fileToken = `flatload-chunk-${chunk.index}`;
-    const txn = new ChunkTxn(conn, o.scope);
+    const txn = new ChunkTxn(ctx.conn, o.scope);
     let done = false;
     try {
-      await txn.begin();
-      for (const p of o.pre(chunk, 0)) await conn.query(p);
-      for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
-      const onBytes = (bytes: number): void => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes });
-      const result: LoadDataResult = await runLoadData({
-        conn,
-        sql: o.sql(fileToken),
-        fileToken,
-        open: () => o.input.open(chunk, o.pieceBytes),
-        onBytes,
-        maxWarnings: o.maxWarnings,
-      });
-      for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
+      const result = await loadWhole(o, chunk, ctx, txn);
       ctx.setState('checking');
-      // Rows the server names ("at row N") are counted in the order they were sent.
-      const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
-      if (chunk.records >= 0 && result.info.records !== chunk.records) {
-        const changed = o.input.changed();
-        if (changed) {
-          throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed} (the server read ${result.info.records} records in chunk ${chunk.index} where there were ${chunk.records})`, {
-            file: o.file,
-            ...chunkPlace(chunk),
-            chunk: chunk.index,
-            hint: 'load a file that nothing writes to meanwhile (copy it first); the rerun refuses to resume over a changed file',
-          });
-        }
-        throw new FlatloadError(
-          'INPUT_MALFORMED',
-          `the server read ${result.info.records} records in chunk ${chunk.index} where flatload found ${chunk.records}: the format options do not match the file`,
-          {
-            file: o.file,
-            ...chunkPlace(chunk),
-            chunk: chunk.index,
-            hint: 'check --fields-terminated-by, --lines-terminated-by, --fields-enclosed-by and --character-set',
-          },
-        );
-      }
-      const problems = result.warnings.filter(o.isProblem);
-      // Warnings the server raised but did not keep (beyond max_error_count) may be problems too.
-      const unseen = Math.max(0, result.info.warnings - result.warnings.length);
-      const dupSkips = o.duplicatesExpected ? 0 : result.info.skipped;
-      const records0 = chunk.records >= 0 ? chunk.records : result.info.records;
-      let outcome: ChunkOutcome;
-      let rejects: RejectedRow[] = [];
-      if (problems.length === 0 && dupSkips === 0 && !result.warningsTruncated) {
-        outcome = {
-          records: records0,
-          rowsLoaded: records0 - (o.duplicatesExpected ? result.info.skipped : 0),
-          rejected: 0,
-          warnings: result.warnings.length,
-          bytes: result.bytesSent,
-        };
-      } else {
-        if (!txn.canRollBack) {
-          throw new FlatloadError(
-            'ROWS_REJECTED',
-            `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describeWarnings(problems, await locate(), problems.length + unseen)}`,
-            { file: o.file, chunk: chunk.index, ...chunkPlace(chunk), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
-          );
-        }
-        if (o.budget.max === 0) {
-          // The first bad row stops the load: no need to isolate the rest of the chunk.
-          await txn.abort();
-          const recs = await locate();
-          const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
-          throw new FlatloadError(
-            'ROWS_REJECTED',
-            `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describeWarnings(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
-            { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : chunkPlace(chunk)), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
-          );
-        }
-        await txn.rollbackToStart();
-        o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: 'isolating rows the server skipped or changed' });
-        ctx.setState('isolating');
-        const sent = await o.input.records(chunk);
-        const recs = sent.records;
-        const iso = await isolateBadRows({
-          conn,
-          chunk,
-          bytes: sent.bytes,
-          records: recs,
-          sql: o.sql,
-          pre: (first) => o.pre(chunk, first),
-          pieceBytes: o.pieceBytes,
-          maxWarnings: o.maxWarnings,
-          isProblem: o.isProblem,
-          duplicatesAreProblems: !o.duplicatesExpected,
-          onBytes: () => undefined,
-        });
-        rejects = iso.rejects;
-        outcome = { records: recs.length, rowsLoaded: iso.rowsLoaded, rejected: rejects.length, warnings: iso.warnings, bytes: result.bytesSent };
-      }
+      checkRecordCount(o, chunk, result);
+      const { outcome, rejects } = await settle(o, chunk, ctx, txn, result);
       await commitChunk({ chunk, ctx, outcome, rejects, budget: o.budget, file: o.file, commit: () => txn.commit(), beforeCommit: o.beforeCommit, afterCommit: o.afterCommit });
       done = true;
       return outcome;
@@ -153,4 +63,110 @@ export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
       if (!done) await txn.abort();
     }
   };
+}
+
+/** The chunk's transaction begun, its statements before, the LOAD DATA of all its records, its statements after. */
+async function loadWhole(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: ChunkContext, txn: ChunkTxn): Promise<LoadDataResult> {
+  const { conn } = ctx;
+  const fileToken = `flatload-chunk-${chunk.index}`;
+  await txn.begin();
+  for (const p of o.pre(chunk, 0)) await conn.query(p);
+  for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
+  const result = await runLoadData({
+    conn,
+    sql: o.sql(fileToken),
+    fileToken,
+    open: () => o.input.open(chunk, o.pieceBytes),
+    onBytes: (bytes) => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes }),
+    maxWarnings: o.maxWarnings,
+  });
+  for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
+  return result;
+}
+
+/** The server read as many records as the scan found, or the input changed, or the format options do not match it. */
+function checkRecordCount(o: LoadDataExecutorOptions, chunk: CutChunk, result: LoadDataResult): void {
+  if (chunk.records < 0 || result.info.records === chunk.records) return;
+  const changed = o.input.changed();
+  if (changed) {
+    throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${changed} (the server read ${result.info.records} records in chunk ${chunk.index} where there were ${chunk.records})`, {
+      file: o.file,
+      ...chunkPlace(chunk),
+      chunk: chunk.index,
+      hint: 'load a file that nothing writes to meanwhile (copy it first); the rerun refuses to resume over a changed file',
+    });
+  }
+  throw new FlatloadError(
+    'INPUT_MALFORMED',
+    `the server read ${result.info.records} records in chunk ${chunk.index} where flatload found ${chunk.records}: the format options do not match the file`,
+    {
+      file: o.file,
+      ...chunkPlace(chunk),
+      chunk: chunk.index,
+      hint: 'check --fields-terminated-by, --lines-terminated-by, --fields-enclosed-by and --character-set',
+    },
+  );
+}
+
+interface Settled {
+  outcome: ChunkOutcome;
+  rejects: RejectedRow[];
+}
+
+/** What the chunk's load comes to: every row in, or the bad rows isolated (or the load stopped over them). */
+async function settle(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: ChunkContext, txn: ChunkTxn, result: LoadDataResult): Promise<Settled> {
+  const problems = result.warnings.filter(o.isProblem);
+  const dupSkips = o.duplicatesExpected ? 0 : result.info.skipped;
+  if (problems.length === 0 && dupSkips === 0 && !result.warningsTruncated) {
+    const records = chunk.records >= 0 ? chunk.records : result.info.records;
+    const rowsLoaded = records - (o.duplicatesExpected ? result.info.skipped : 0);
+    return { outcome: { records, rowsLoaded, rejected: 0, warnings: result.warnings.length, bytes: result.bytesSent }, rejects: [] };
+  }
+  // Warnings the server raised but did not keep (beyond max_error_count) may be problems too.
+  const unseen = Math.max(0, result.info.warnings - result.warnings.length);
+  // Rows the server names ("at row N") are counted in the order they were sent.
+  const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
+  if (!txn.canRollBack) {
+    throw new FlatloadError(
+      'ROWS_REJECTED',
+      `chunk ${chunk.index} has rows the server skipped or changed, and this engine cannot roll a chunk back, so they are in the table:\n${describeWarnings(problems, await locate(), problems.length + unseen)}`,
+      { file: o.file, chunk: chunk.index, ...chunkPlace(chunk), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
+    );
+  }
+  if (o.budget.max === 0) {
+    // The first bad row stops the load: no need to isolate the rest of the chunk.
+    await txn.abort();
+    const recs = await locate();
+    const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
+    throw new FlatloadError(
+      'ROWS_REJECTED',
+      `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describeWarnings(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
+      { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : chunkPlace(chunk)), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
+    );
+  }
+  return isolate(o, chunk, ctx, txn, result);
+}
+
+/** Rolls the chunk back to its start and loads it again in pieces, the rows the server rejects set aside. */
+async function isolate(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: ChunkContext, txn: ChunkTxn, result: LoadDataResult): Promise<Settled> {
+  await txn.rollbackToStart();
+  o.events.emit({ type: 'chunk-rolled-back', chunk: chunk.index, reason: 'isolating rows the server skipped or changed' });
+  ctx.setState('isolating');
+  const sent = await o.input.records(chunk);
+  const recs = sent.records;
+  const iso = await isolateBadRows({
+    conn: ctx.conn,
+    chunk,
+    bytes: sent.bytes,
+    records: recs,
+    sql: o.sql,
+    pre: (first) => o.pre(chunk, first),
+    pieceBytes: o.pieceBytes,
+    maxWarnings: o.maxWarnings,
+    isProblem: o.isProblem,
+    duplicatesAreProblems: !o.duplicatesExpected,
+    onBytes: () => undefined,
+  });
+  const rejects = iso.rejects;
+  return { outcome: { records: recs.length, rowsLoaded: iso.rowsLoaded, rejected: rejects.length, warnings: iso.warnings, bytes: result.bytesSent }, rejects };
 }
