@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { close, createReadStream, open, read } from 'node:fs';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { FlatloadError } from '../errors/index.js';
 import { peek } from './peek.js';
@@ -95,7 +95,7 @@ class RangeReader extends Readable {
   }
 }
 
-type ZstdFactory = () => NodeJS.ReadWriteStream;
+type ZstdFactory = (o?: object) => NodeJS.ReadWriteStream;
 
 /** Node >= 22.15 has zstd in zlib; on Node 20 we use the `zstd` program. */
 function nativeZstd(): ZstdFactory | undefined {
@@ -129,11 +129,12 @@ export async function openByteStream(
   // Errors name the input as the user knows it: `-` is standard input.
   const name = source.kind === 'stdin' ? 'standard input' : source.path;
   if (compression === 'gzip') {
-    const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20) });
+    // Not destroyed at its error: what it decoded before it still flows out (pipeInto).
+    const gunzip = zlib.createGunzip({ chunkSize: Math.min(highWaterMark, 1 << 20), autoDestroy: false } as zlib.ZlibOptions);
     return { stream: pipeInto(raw, gunzip, name), compression };
   }
   const native = nativeZstd();
-  if (native) return { stream: pipeInto(raw, native(), name), compression };
+  if (native) return { stream: pipeInto(raw, native({ autoDestroy: false }), name), compression };
   return { stream: spawnZstd(source, raw), compression };
 }
 
@@ -144,20 +145,60 @@ function withInputErrors(stream: Readable, path: string): Readable {
   return out;
 }
 
+/**
+ * The decompressed bytes, ending in the decompressor's error only once
+ * every byte it produced before the error has been read. Destroying the
+ * output at the error would drop what sat in its buffers, an amount that
+ * depends on how far the reader had got: the same broken input would then
+ * stop at a different byte from one run to the next. So the output is not
+ * destroyed on error (autoDestroy off): its reader takes the bytes, then the error.
+ */
+class DrainThenFail extends Transform {
+  private failure: FlatloadError | undefined;
+
+  constructor() {
+    super({ highWaterMark: 1 << 20, autoDestroy: false });
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    cb(null, chunk);
+  }
+
+  override _flush(cb: TransformCallback): void {
+    cb(this.failure);
+  }
+
+  /** Ends the output with `err` after what was written so far. */
+  fail(err: FlatloadError): void {
+    this.failure ??= err;
+    if (!this.writableEnded) this.end();
+  }
+}
+
+function malformed(err: Error, path: string): FlatloadError {
+  return err instanceof FlatloadError ? err : new FlatloadError('INPUT_MALFORMED', `cannot decompress ${path}: ${err.message}`, { file: path });
+}
+
 function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string): Readable {
   const t = transform as unknown as Readable & NodeJS.WritableStream;
+  const out = new DrainThenFail();
   raw.on('error', (err) => t.destroy(inputError(err, path)));
-  t.on('error', () => undefined);
-  raw.pipe(t);
-  const out = new PassThrough({ highWaterMark: 1 << 20 });
-  t.on('error', (err: Error) =>
-    out.destroy(
-      err instanceof FlatloadError
-        ? err
-        : new FlatloadError('INPUT_MALFORMED', `cannot decompress ${path}: ${err.message}`, { file: path }),
-    ),
-  );
   t.pipe(out);
+  t.on('error', (err: Error) => {
+    // What the decompressor produced before the error still flows into `out`; the error follows the last of it.
+    const after = (): void => {
+      if (t.readableLength > 0) {
+        t.once('data', () => process.nextTick(after));
+        return;
+      }
+      t.unpipe(out);
+      out.fail(malformed(err, path));
+      t.destroy();
+    };
+    after();
+  });
+  out.on('close', () => t.destroy());
+  raw.pipe(t);
   return out;
 }
 
@@ -172,7 +213,7 @@ function spawnZstd(source: InputSource, raw: Readable): Readable {
     child.stdin.on('error', () => undefined);
     raw.pipe(child.stdin);
   } else raw.destroy();
-  const out = new PassThrough({ highWaterMark: 1 << 20 });
+  const out = new DrainThenFail();
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   child.on('error', (err: NodeJS.ErrnoException) => {
@@ -184,8 +225,9 @@ function spawnZstd(source: InputSource, raw: Readable): Readable {
   });
   child.stdout!.pipe(out, { end: false });
   child.on('close', (code) => {
+    // By 'close' its stdout has ended: everything it wrote is in `out`, ahead of the error.
     if (code === 0) out.end();
-    else out.destroy(new FlatloadError('INPUT_MALFORMED', `cannot decompress ${source.path}: ${stderr.trim() || `zstd exited ${code}`}`, { file: source.path }));
+    else out.fail(new FlatloadError('INPUT_MALFORMED', `cannot decompress ${source.path}: ${stderr.trim() || `zstd exited ${code}`}`, { file: source.path }));
   });
   out.on('close', () => {
     if (child.exitCode === null) child.kill();
