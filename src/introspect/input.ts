@@ -5,6 +5,7 @@ import { parseRecord } from '../chunking/fields.js';
 import { inKeyOrder } from '../order/sortChunk.js';
 import { clusteredKeyInFile } from './keySpec.js';
 import { headerNames } from './header.js';
+import { sampleRunRatio } from './runRatio.js';
 import { openByteStream } from '../input/streams.js';
 import type { InputSource } from '../input/source.js';
 import type { ColumnTarget } from '../config/loadOptions.js';
@@ -91,6 +92,8 @@ export function describeSample(head: Buffer, complete: boolean, facts: InputFact
   let records = locateRecords(head.subarray(start), start, 1, ctx.format, ctx.charset, ctx.targets);
   // Without the end of the input the last record may be cut short.
   if (!complete) records = records.slice(0, -1);
+  // The whole MiB, as a run holds it: the ratio the planner scales the runs' size by.
+  facts.sampleRunRatio = sampleRunRatio(head, records);
   records = records.slice(0, SAMPLE_RECORDS);
   if (records.length === 0) return facts;
   // Fields are counted with room for a few more than the targets; only a record that overflows

@@ -120,6 +120,8 @@ export interface InputFacts {
   /** Fields per record in the sample (most common count), undefined when the sample was empty. */
   sampleFieldCount: number | undefined;
   sampleRecords: number;
+  /** The sample laid out as a sorted run and compressed with the runs' codec: compressed / raw bytes (introspect/runRatio.ts). */
+  sampleRunRatio?: number | undefined;
   /** Average record length in the sample, bytes. */
   avgRecordBytes: number | undefined;
   /** Estimated records in the whole input (size / avg), undefined when unknown. */

@@ -1,3 +1,4 @@
+import { runSpaceText } from './runSpace.js';
 import type { LoadPlan, PlanFacts } from './types.js';
 
 /** Where the input comes from, how it is read, and the local disk the load needs for it. */
@@ -29,7 +30,8 @@ export function describeSource(facts: PlanFacts, plan: LoadPlan): SourceReading 
   // A compressed file not spooled is decompressed once as it is read: into runs (key order) or chunk files (file order).
   const onePass = !streamed && (i.compression !== 'none' || i.kind === 'stdin');
   const spool = streamed ? (i.sizeBytes ?? 0) : 0;
-  const runs = plan.order.kind === 'key' && !plan.order.inMemory ? plan.order.spillBytes : 0;
+  // A stream's decompressed size is unknown when it is planned: its runs are told per byte of it.
+  const runs = plan.order.kind === 'key' && !plan.order.inMemory && i.sizeBytes !== undefined ? plan.order.spillBytes : 0;
   const chunkFiles = onePass && plan.order.kind !== 'key' ? (plan.concurrency + 1) * plan.chunkSizeBytes : 0;
   const how = streamed
     ? `streamed once${i.compression !== 'none' ? ` (${i.compression})` : ''} into --tmpdir, ${mb(spool)} decompressed, then read by ranges in parallel from there`
@@ -38,7 +40,7 @@ export function describeSource(facts: PlanFacts, plan: LoadPlan): SourceReading 
       : over === 'local file'
       ? 'read by byte ranges in parallel, in place'
       : `read by byte ranges in parallel over ${over === 's3' ? 'S3' : 'HTTP'} (scanned once, then each chunk fetched; no local copy)`;
-  const disk = [streamed ? `${mb(spool)} spool` : '', runs > 0 ? `${mb(runs)} sort runs` : onePass && plan.order.kind === 'key' ? 'sort runs of about 1.2x the decompressed size' : '', chunkFiles > 0 ? `${mb(chunkFiles)} of chunks` : ''].filter((s) => s !== '').join(' + ');
+  const disk = [streamed ? `${mb(spool)} spool` : '', runs > 0 ? `${mb(runs)} sort runs` : onePass && plan.order.kind === 'key' && !plan.order.inMemory ? `sort ${runSpaceText(undefined, { bytes: 0, ratio: plan.order.runRatio }, i.avgRecordBytes)}` : '', chunkFiles > 0 ? `${mb(chunkFiles)} of chunks` : ''].filter((s) => s !== '').join(' + ');
   return {
     source: i.kind === 'stdin' ? 'standard input' : i.path,
     over,

@@ -73,9 +73,10 @@ export type OrderPlan =
    * --tmpdir, merged; or, inMemory, read whole and sorted in one piece, and
    * spillBytes 0), cut into chunks whose key ranges are disjoint and
    * adjacent, so the engine appends instead of inserting all over its tree.
-   * A stored plan without inMemory sorts out of core.
+   * A stored plan without inMemory sorts out of core. runRatio: the sample's
+   * compressed / raw ratio spillBytes was scaled by (absent: uncompressed).
    */
-  | { kind: 'key'; key: FileKey; spillBytes: number; inMemory?: boolean };
+  | { kind: 'key'; key: FileKey; spillBytes: number; inMemory?: boolean; runRatio?: number };
 
 /**
  * The stored plan's format: a resumed load runs the plan it stored, so a

@@ -7,13 +7,15 @@
  * away; a transactional MyRocks load leaves its rows in the memtable).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ddl, fileColumns, generateToFile, type FixtureTable, type GenerateOptions } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, hasRocksdb, tableDigest, type TestDatabase } from '../support/db.js';
+import { spillBytesEstimate } from '../../src/order/spillDir.js';
 
 let db: TestDatabase;
 let dir: string;
@@ -229,5 +231,59 @@ describe('MyRocks plans', { skip: hasRocksdb() ? false : 'no MyRocks plugin' }, 
     assert.deepEqual(rep.plan.sessionSettings, []);
     assert.equal(await sstFiles('r_tx'), 0);
     await assertSameAsServer('r_tx');
+  });
+});
+
+/** A tmpfs of `bytes` mounted at a new directory; undefined where this process cannot mount (not root). */
+function mountTmpfs(bytes: number): string | undefined {
+  const at = mkdtempSync(join(tmpdir(), 'flatload-tmpfs-'));
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${Math.ceil(bytes / 4096) * 4}k`, 'tmpfs', at], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(at, { recursive: true, force: true });
+    return undefined;
+  }
+  return at;
+}
+
+describe('a --tmpdir with room for the compressed runs only', () => {
+  const RUN_ROWS = 200_000;
+  let small: string | undefined;
+  let file = '';
+  let bound = 0;
+  before(async () => {
+    file = join(dir, 'us-runs.tsv');
+    await generateToFile(file, { table: 'user_summary', rows: RUN_ROWS, seed: 5 });
+    // The runs uncompressed would not fit; compressed (about 0.45 of that for these rows) they do.
+    bound = spillBytesEstimate(statSync(file).size, RUN_ROWS);
+    small = mountTmpfs(0.8 * bound);
+  });
+  after(() => {
+    if (!small) return;
+    spawnSync('umount', [small]);
+    if (existsSync(small)) rmSync(small, { recursive: true, force: true });
+  });
+
+  test('--order key is accepted and the plan says what it assumed; the rows are the server\'s own', async (t) => {
+    if (!small) {
+      t.skip('mounting a tmpfs needs root (CAP_SYS_ADMIN)');
+      return;
+    }
+    const name = 'i_us_small_tmp';
+    await db.conn.query(`DROP TABLE IF EXISTS \`${name}\``);
+    await db.conn.query(`DROP TABLE IF EXISTS \`${name}_ref\``);
+    for (const tbl of [name, `${name}_ref`]) await db.conn.query(`${ddl('user_summary')} ENGINE=InnoDB`.replace(/CREATE TABLE \S+/, `CREATE TABLE \`${tbl}\``));
+    await db.conn.query(`LOAD DATA INFILE ? INTO TABLE \`${name}_ref\``, [file]);
+    const args = [file, '--table', name, '--order', 'key', '--sort-memory', '0', '--tmpdir', small];
+    const plan = await runCli(['plan', ...args], { env: { DATABASE_URL: db.url } });
+    assert.equal(plan.code, 0, plan.stderr);
+    const said = /about (\d+) MB of runs, compressed \(sample ratio (0\.\d+)x\), in --tmpdir/.exec(plan.stdout);
+    assert.ok(said, plan.stdout);
+    assert.ok(Number(said[1]) * 1e6 < 0.8 * bound && Number(said[2]) < 0.6, `${said[0]} for an uncompressed bound of ${bound} bytes`);
+    const r = await runCli(['load', ...args, '--progress', 'none', '--json', '--skip-size-report'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as Report;
+    assert.equal(report.plan.order.kind, 'key');
+    assert.equal(report.rows, RUN_ROWS);
+    assert.deepEqual(await tableDigest(db.conn, `\`${name}\``), await tableDigest(db.conn, `\`${name}_ref\``));
   });
 });

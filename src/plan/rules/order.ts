@@ -10,7 +10,7 @@ import { formatBytes } from '../../config/size.js';
 import { FlatloadError } from '../../errors/index.js';
 import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
 import type { IndexFacts } from '../../introspect/types.js';
-import { spillBytesEstimate } from '../../order/spillDir.js';
+import { runSpaceEstimate, runSpaceText } from '../runSpace.js';
 import type { Ctx } from './context.js';
 
 const MB = 1e6;
@@ -138,7 +138,9 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory, holding about ${fmtMB(holds)} while it sorts: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
   } else {
-    const need = spillBytesEstimate(size, records);
+    const space = runSpaceEstimate(size, records, input.sampleRunRatio);
+    const need = space.bytes;
+    const runs = runSpaceText(input.sizeBytes, space, input.avgRecordBytes);
     const where = input.spillDir ? `--tmpdir (${input.spillDir})` : '--tmpdir';
     // The automatic order falls back to file order, saying why; --order key, which the user asked for, is refused.
     if (input.spillUnwritable) {
@@ -152,17 +154,17 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     }
     if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
       if (forced) {
-        throw new FlatloadError('SPILL', `--order key cannot be honoured: sorting the input needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, {
+        throw new FlatloadError('SPILL', `--order key cannot be honoured: sorting the input needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, {
           hint: 'point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use --order file',
         });
       }
       warnings.push(
-        `the input is not in ${key.name} order, and sorting it needs about ${fmtMB(need)} in ${where}, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
+        `the input is not in ${key.name} order, and sorting it needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
       );
       return;
     }
-    ctx.order = { kind: 'key', key, spillBytes: need };
-    ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: about ${fmtMB(need)} of sorted runs in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
+    ctx.order = { kind: 'key', key, spillBytes: need, ...(space.ratio !== undefined ? { runRatio: space.ratio } : {}) };
+    ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (out of core: ${runs}, in --tmpdir, deleted afterwards), so chunks arrive with disjoint, ascending key ranges`;
   }
   ctx.keyOrdered = true;
   if (numbered) {

@@ -1,0 +1,53 @@
+import { compressBlock, RUN_BLOCK_BYTES } from '../order/codec.js';
+
+/**
+ * How the sorted runs' codec shrinks the sample laid out as a run would be:
+ * its records in 64 KiB blocks, then their meta entries (varint offset,
+ * length, line) in a shuffled order, as a sort of unordered input leaves
+ * them. Compressed bytes over raw bytes; undefined for an empty sample.
+ */
+export function sampleRunRatio(head: Buffer, records: ReadonlyArray<{ offset: number; length: number }>): number | undefined {
+  if (records.length === 0) return undefined;
+  const first = records[0]!.offset;
+  const last = records[records.length - 1]!;
+  const body = head.subarray(first, last.offset + last.length);
+  const meta = Buffer.alloc(records.length * 15);
+  let pos = 0;
+  for (const i of shuffled(records.length)) {
+    pos = varint(meta, pos, records[i]!.offset - first);
+    pos = varint(meta, pos, records[i]!.length);
+    pos = varint(meta, pos, i);
+  }
+  const raw = body.length + pos;
+  return raw === 0 ? undefined : (packed(body) + packed(meta.subarray(0, pos))) / raw;
+}
+
+function packed(section: Buffer): number {
+  let n = 0;
+  for (let p = 0; p < section.length; p += RUN_BLOCK_BYTES) n += compressBlock(section.subarray(p, p + RUN_BLOCK_BYTES)).length;
+  return n;
+}
+
+function varint(out: Buffer, pos: number, v: number): number {
+  while (v >= 0x80) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  out[pos++] = v;
+  return pos;
+}
+
+/** 0..n-1 in a fixed pseudo-random order (the same sample always gives the same ratio). */
+function shuffled(n: number): Uint32Array {
+  const a = new Uint32Array(n);
+  for (let i = 0; i < n; i++) a[i] = i;
+  let s = 0x9e3779b9;
+  for (let i = n - 1; i > 0; i--) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const j = s % (i + 1);
+    const t = a[i]!;
+    a[i] = a[j]!;
+    a[j] = t;
+  }
+  return a;
+}
