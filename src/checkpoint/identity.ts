@@ -33,7 +33,7 @@ export interface JobIdentity {
      * is known of it before the load. An unfinished job with the same start is
      * resumed, each committed chunk's bytes checked as they come again; a
      * finished one is trusted only once the whole stream was found the same
-     * (src/load/stdinAgain.ts). Absent otherwise.
+     * (spoolFinishedStdin in src/load/execute.ts). Absent otherwise.
      */
     headSha256?: string;
   };
