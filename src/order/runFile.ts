@@ -219,9 +219,23 @@ function sparseFor(n: number, every: number): Sparse {
   return { every, ordinals: new Uint32Array(entries), rec: new Float64Array(entries), meta: new Float64Array(entries) };
 }
 
-/** The records section, in key order; returns the longest record. Input already in key order is written as it is. */
-async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, terminator: Buffer): Promise<number> {
-  const { ends } = sorted.table;
+/** Each record's bounds and line in key order (j-th in key order at [j]), kept by writeRecords for writeMeta. */
+interface Gathered {
+  starts: Uint32Array;
+  stops: Uint32Array;
+  lines: Uint32Array;
+}
+
+function gatheredFor(scratch: SortScratch, n: number): Gathered {
+  return { starts: scratch.uint32('gather.starts', n), stops: scratch.uint32('gather.stops', n), lines: scratch.uint32('gather.lines', n) };
+}
+
+/**
+ * The records section, in key order; returns the longest record. Input already in key order is written as it is.
+ * Fills `g`, so the meta section is written from sequential reads.
+ */
+async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, g: Gathered): Promise<number> {
+  const { ends, lineOffsets } = sorted.table;
   const { perm } = sorted;
   const n = ends.length;
   const every = sparse.every;
@@ -234,6 +248,10 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
       sparse.rec[e] = recordStart(ends, i);
     }
     for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, recordLength(ends, i));
+    g.starts[0] = 0;
+    g.starts.set(ends.subarray(0, n - 1), 1);
+    g.stops.set(ends);
+    g.lines.set(lineOffsets);
     for (let p = 0; p < bytes.length; p += WRITE_BYTES) {
       w.put(bytes, p, Math.min(bytes.length, p + WRITE_BYTES));
       await w.drain();
@@ -244,22 +262,22 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
   // Records are gathered in batches: first every bound of the batch, then one byte of each record's first and last
   // cache line, then the copies. The loads of the first two loops do not depend on one another, so their cache
   // misses overlap; one record at a time they came one after the other (docs/ordering.md, where the CPU goes).
-  const starts = new Uint32Array(GATHER_BATCH);
-  const stops = new Uint32Array(GATHER_BATCH);
+  const { starts, stops, lines } = g;
   for (let j0 = 0; j0 < n; j0 += GATHER_BATCH) {
     const m = Math.min(GATHER_BATCH, n - j0);
-    for (let k = 0; k < m; k++) {
-      const i = perm[j0 + k]!;
-      starts[k] = i === 0 ? 0 : ends[i - 1]!;
-      stops[k] = ends[i]!;
+    for (let j = j0; j < j0 + m; j++) {
+      const i = perm[j]!;
+      starts[j] = i === 0 ? 0 : ends[i - 1]!;
+      stops[j] = ends[i]!;
+      lines[j] = lineOffsets[i]!;
     }
     let touched = 0;
-    for (let k = 0; k < m; k++) touched += bytes[starts[k]!]! + bytes[stops[k]! - 1]!;
+    for (let j = j0; j < j0 + m; j++) touched += bytes[starts[j]!]! + bytes[stops[j]! - 1]!;
     _gatherSink ^= touched;
     for (let k = 0; k < m; k++) {
       const j = j0 + k;
-      const start = starts[k]!;
-      const end = stops[k]!;
+      const start = starts[j]!;
+      const end = stops[j]!;
       const last = lastRecord !== -1 && perm[j] === lastRecord;
       const len = end - start + (last ? terminator.length : 0);
       if (len > maxRecordBytes) maxRecordBytes = len;
@@ -278,53 +296,39 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
   return maxRecordBytes;
 }
 
-/** The meta section (offsets, lengths, lines and stored keys in key order); returns the longest stored key. */
-async function writeMeta(w: BlockWriter, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, base: number): Promise<number> {
-  const { ends, lineOffsets } = sorted.table;
+/** The meta section (offsets, lengths, lines and stored keys in key order, read from `g`); returns the longest stored key. */
+async function writeMeta(w: BlockWriter, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, base: number, g: Gathered): Promise<number> {
   const { perm, keyBytes, keyEnds } = sorted;
-  const n = ends.length;
+  const { starts, stops, lines } = g;
+  const n = sorted.table.ends.length;
   const every = sparse.every;
   const lastRecord = sorted.table.terminated ? -1 : n - 1;
   let maxKeyBytes = 0;
   let tmp = Buffer.allocUnsafe(64);
-  // Batched as in writeRecords: the random loads of a batch first, so their cache misses overlap.
-  const starts = new Uint32Array(GATHER_BATCH);
-  const stops = new Uint32Array(GATHER_BATCH);
-  const lines = new Uint32Array(GATHER_BATCH);
-  for (let j0 = 0; j0 < n; j0 += GATHER_BATCH) {
-    const m = Math.min(GATHER_BATCH, n - j0);
-    for (let k = 0; k < m; k++) {
-      const i = perm[j0 + k]!;
-      starts[k] = i === 0 ? 0 : ends[i - 1]!;
-      stops[k] = ends[i]!;
-      lines[k] = lineOffsets[i]!;
+  for (let j = 0; j < n; j++) {
+    const start = starts[j]!;
+    const len = stops[j]! - start + (lastRecord !== -1 && perm[j] === lastRecord ? terminator.length : 0);
+    const i = keyEnds ? perm[j]! : 0;
+    const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
+    const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
+    if (kLen > maxKeyBytes) maxKeyBytes = kLen;
+    if (j % every === 0) sparse.meta[j / every] = w.offset - base;
+    // Straight into the block when the entry fits, else through tmp and across the block's end.
+    const direct = w.room >= 20 + kLen;
+    if (!direct && tmp.length < 20 + kLen) tmp = Buffer.allocUnsafe(20 + kLen);
+    const out = direct ? w.buf : tmp;
+    let p = putVarint(out, direct ? w.pos : 0, start);
+    p = putVarint(out, p, len);
+    p = putVarint(out, p, lines[j]!);
+    if (keyEnds) {
+      p = putVarint(out, p, kLen);
+      p += keyBytes!.copy(out, p, kStart, kStart + kLen);
     }
-    for (let k = 0; k < m; k++) {
-      const j = j0 + k;
-      const i = perm[j]!;
-      const start = starts[k]!;
-      const len = stops[k]! - start + (i === lastRecord ? terminator.length : 0);
-      const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
-      const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
-      if (kLen > maxKeyBytes) maxKeyBytes = kLen;
-      if (j % every === 0) sparse.meta[j / every] = w.offset - base;
-      // Straight into the block when the entry fits, else through tmp and across the block's end.
-      const direct = w.room >= 20 + kLen;
-      if (!direct && tmp.length < 20 + kLen) tmp = Buffer.allocUnsafe(20 + kLen);
-      const out = direct ? w.buf : tmp;
-      let p = putVarint(out, direct ? w.pos : 0, start);
-      p = putVarint(out, p, len);
-      p = putVarint(out, p, lines[k]!);
-      if (keyEnds) {
-        p = putVarint(out, p, kLen);
-        p += keyBytes!.copy(out, p, kStart, kStart + kLen);
-      }
-      if (direct) {
-        w.pos = p;
-        if (w.pos === RUN_BLOCK_BYTES) w.seal();
-      } else w.put(tmp, 0, p);
-      if (w.full) await w.drain();
-    }
+    if (direct) {
+      w.pos = p;
+      if (w.pos === RUN_BLOCK_BYTES) w.seal();
+    } else w.put(tmp, 0, p);
+    if (w.full) await w.drain();
   }
   return maxKeyBytes;
 }
@@ -361,12 +365,13 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
   }
   try {
     const w = new BlockWriter(fh, path, scratch);
-    const maxRecordBytes = await writeRecords(w, bytes, sorted, sparse, terminator);
+    const gathered = gatheredFor(scratch, n);
+    const maxRecordBytes = await writeRecords(w, bytes, sorted, sparse, terminator, gathered);
     w.seal();
     const recordBytes = w.offset;
     const recordBlocks = w.blockSizes.length;
     const recordFileBytes = w.fileOffset;
-    const maxKeyBytes = await writeMeta(w, sorted, sparse, terminator, recordBytes);
+    const maxKeyBytes = await writeMeta(w, sorted, sparse, terminator, recordBytes, gathered);
     w.seal();
     const metaBytes = w.offset - recordBytes;
     const metaFileBytes = w.fileOffset - recordFileBytes;
