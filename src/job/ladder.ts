@@ -23,7 +23,7 @@ import { identityDifferences, jobIdOf, type JobIdentity } from '../checkpoint/id
 import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
 import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
 import type { Session } from '../db/connect.js';
-import type { CheckpointContext } from '../checkpoint/resume.js';
+import type { CheckpointContext } from '../load/resume.js';
 import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 
 export interface Job {
