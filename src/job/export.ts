@@ -1,11 +1,11 @@
 /**
- * A whole export as one job, up the same ladder as a table's (docs/jobs.md):
- * find the tables → hold the export → find it (fresh | resume | already
- * done) → prepare (create missing tables, make the shadows or empty the
- * tables) → load every table, each file as a table job of its own over the
- * streams the tables share chunk by chunk, smallest first → verify (each
- * table against the exporter's figures) → finish (swap: one RENAME TABLE
- * publishes all) or mark it failed or interrupted.
+ * A whole export as one job, its hooks for the one ladder (climb.ts,
+ * docs/jobs.md), once its tables are found: held (the export's lock) →
+ * found (fresh | resume | already done) → prepared (create missing tables,
+ * make the shadows or empty the tables) → loaded (every table, each file as
+ * a table job of its own over the streams the tables share chunk by chunk,
+ * smallest first) → verified (each table against the exporter's figures) →
+ * finished (swap: one RENAME TABLE publishes all), or stopped.
  */
 import { exportIdOf, ExportStore, type ExportMember } from '../checkpoint/exports.js';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
