@@ -1,11 +1,11 @@
 /**
- * A whole export as one job, up the same ladder as a table's (docs/jobs.md):
- * find the tables → hold the export → find it (fresh | resume | already
- * done) → prepare (create missing tables, make the shadows or empty the
- * tables) → load every table, each file as a table job of its own over the
- * streams the tables share chunk by chunk, smallest first → verify (each
- * table against the exporter's figures) → finish (swap: one RENAME TABLE
- * publishes all) or mark it failed or interrupted.
+ * A whole export as one job, its hooks for the one ladder (climb.ts,
+ * docs/jobs.md), once its tables are found: held (the export's lock) →
+ * found (fresh | resume | already done) → prepared (create missing tables,
+ * make the shadows or empty the tables) → loaded (every table, each file as
+ * a table job of its own over the streams the tables share chunk by chunk,
+ * smallest first) → verified (each table against the exporter's figures) →
+ * finished (swap: one RENAME TABLE publishes all), or stopped.
  */
 import { exportIdOf, ExportStore, type ExportMember } from '../checkpoint/exports.js';
 import { acquireJobLock, jobLockHolder, ownerText } from '../checkpoint/lock.js';
@@ -55,6 +55,7 @@ import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
 import { renderRoute } from '../plan/route.js';
 import { EventHub } from '../report/events.js';
+import { climb, type Found, type LadderJob, type StopRules } from './climb.js';
 import { runLoad } from './run.js';
 import type { JobResult } from './types.js';
 
@@ -110,20 +111,20 @@ async function holdExport(x: ExportJob): Promise<{ store: ExportStore; exportId:
 }
 
 /** Rung: this export fresh, resumed (at its phase), or already done. */
-async function findExport(x: ExportJob, store: ExportStore, exportId: string, members: ExportMember[], source: string): Promise<{ done: true } | { done: false; phase: string }> {
+async function findExport(x: ExportJob, store: ExportStore, exportId: string, members: ExportMember[], source: string): Promise<{ found: Found; phase: string }> {
   const stored = await store.get(exportId);
   if (stored?.state === 'done' && !x.base.restart) {
     x.notes.push(`this export (the same files, sizes and modification times, into the same tables) was loaded at ${stored.finishedAt ?? stored.updatedAt} (export ${exportId}); add --restart to load it again`);
     for (const r of x.reports) r.status = 'already-loaded';
-    return { done: true };
+    return { found: 'done', phase: stored.phase };
   }
   if (!stored || stored.state === 'done' || x.base.restart) {
     await store.create({ exportId, source, mode: x.mode, members, owner: ownerText() });
-    return { done: false, phase: (await store.get(exportId))!.phase };
+    return { found: 'fresh', phase: (await store.get(exportId))!.phase };
   }
   x.notes.push(`resuming export ${exportId} (${stored.phase})`);
   await store.update(exportId, { state: 'running', owner: ownerText(), message: null });
-  return { done: false, phase: stored.phase };
+  return { found: 'resume', phase: stored.phase };
 }
 
 /** One file of a table as a table job of its own. */
@@ -234,25 +235,33 @@ async function loadTables(x: ExportJob, connections: SharedConnections, stop: Ab
   return out;
 }
 
-/** Rungs after the load: mark it stopped, or (every table matching) publish a swap and finish. */
-async function finishExport(x: ExportJob, store: ExportStore, exportId: string, outcome: { firstError: FlatloadError | undefined; mismatches: FlatloadError[] }, aborted: boolean): Promise<FlatloadError | undefined> {
-  const { firstError, mismatches } = outcome;
-  if (firstError || aborted) {
-    const error = firstError ?? new FlatloadError('INTERRUPTED', 'interrupted: the tables in flight committed or rolled back their chunks; nothing is half-loaded');
-    await store.update(exportId, { state: error.code === 'INTERRUPTED' ? 'interrupted' : 'failed', message: error.message });
-    return error.context.resumeCommand || !x.io.resumeCommand ? error : error.withContext({ resumeCommand: x.io.resumeCommand });
-  }
-  if (mismatches.length > 0) {
-    // Not marked loaded: the rerun loads nothing again (every file is done) but checks again, and publishes only then.
-    const error = mismatches.length === 1 ? mismatches[0]! : new FlatloadError('EXPECTATION_MISMATCH', `${mismatches.length} tables do not match the export: ${mismatches.map((m) => m.message).join('; ')}`, { hint: mismatches[0]!.context.hint });
-    await store.update(exportId, { state: 'failed', message: error.message });
-    if (x.mode === 'swap') x.notes.push('no table was swapped in: the set is published only when every table matches the export');
-    return error;
-  }
+/** Rung: every table against the exporter's figures (checked as each finished loading); a mismatch keeps the set unpublished. */
+function verifyExport(x: ExportJob, mismatches: FlatloadError[]): FlatloadError | undefined {
+  if (mismatches.length === 0) return undefined;
+  // Not marked loaded: the rerun loads nothing again (every file is done) but checks again, and publishes only then.
+  const error = mismatches.length === 1 ? mismatches[0]! : new FlatloadError('EXPECTATION_MISMATCH', `${mismatches.length} tables do not match the export: ${mismatches.map((m) => m.message).join('; ')}`, { hint: mismatches[0]!.context.hint });
+  if (x.mode === 'swap') x.notes.push('no table was swapped in: the set is published only when every table matches the export');
+  return error;
+}
+
+/** Rung: publish a swap (one RENAME TABLE) and mark the export done. */
+async function finishExport(x: ExportJob, store: ExportStore, exportId: string): Promise<void> {
   await store.update(exportId, { phase: 'loaded' });
   if (x.mode === 'swap') await swapAll(x.control, x.targets, x.base.keepOld, x.notes);
   await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
-  return undefined;
+}
+
+/** Rung: the tables made ready — missing ones created, then (once per export) shadows made or tables emptied. */
+async function prepareExport(x: ExportJob, store: ExportStore, exportId: string, phase: string, sidecars: ReadonlyMap<string, Sidecar>): Promise<void> {
+  // Tables first, then rows: every missing table is created before any table loads.
+  await createMissing(x.control, x.targets, sidecars, x.notes);
+  refuseSpiderSwap(x.targets, x.mode);
+  // Swap and replace prepare every table once per export; a resumed export finds them prepared.
+  if (phase !== 'created') return;
+  await prepareTables(x.control, x.targets, x.mode);
+  // The tables were just emptied or made anew: earlier loads of these files into them count for nothing.
+  if (x.mode !== 'append') x.restartMembers = true;
+  await store.update(exportId, { phase: 'prepared' });
 }
 
 /** The load rung with what it needs around it: the shared connections, the stop signal, the progress display. */
@@ -302,30 +311,57 @@ function exportRun(x: ExportJob, t0: number, exportId: string | null, source: st
   };
 }
 
-/** The rungs once the export is held, up to its report; a failure is written to its bookkeeping row. */
-async function heldExport(x: ExportJob, t0: number, source: string, sidecars: ReadonlyMap<string, Sidecar>, throttleEvents: EventHub): Promise<ExportRun> {
-  const { store, exportId, members } = await holdExport(x);
-  try {
-    const found = await findExport(x, store, exportId, members, source);
-    if (found.done) return exportRun(x, t0, exportId, source, undefined, 'already-loaded');
-    // Tables first, then rows: every missing table is created before any table loads.
-    await createMissing(x.control, x.targets, sidecars, x.notes);
-    refuseSpiderSwap(x.targets, x.mode);
-    // Swap and replace prepare every table once per export; a resumed export finds them prepared.
-    if (found.phase === 'created') {
-      await prepareTables(x.control, x.targets, x.mode);
-      // The tables were just emptied or made anew: earlier loads of these files into them count for nothing.
-      if (x.mode !== 'append') x.restartMembers = true;
-      await store.update(exportId, { phase: 'prepared' });
-    }
-    const outcome = await loadAll(x, found.phase, throttleEvents);
-    return exportRun(x, t0, exportId, source, await finishExport(x, store, exportId, outcome, outcome.aborted));
-  } catch (err) {
-    const fe = toFlatloadError(err, 'loading the export');
-    // Whatever stopped it (a RENAME refused, the server gone), the export must not go on saying it is running.
-    await store.update(exportId, { state: 'failed', message: fe.message }).catch(() => undefined);
-    throw fe;
-  }
+/** An export's stops: anything thrown once it is held is recorded; a table's stop is returned by the load. */
+const EXPORT_STOPS: StopRules = {
+  recordThrownIn: ['found', 'prepared', 'started', 'loaded', 'reported', 'verified', 'finished'],
+  loadRecordsItsStops: false,
+  verifyGatesFinish: true,
+  resumeThrownOnceStarted: false,
+};
+
+/** What the export's rungs hand on. */
+interface ExportClimb {
+  store?: ExportStore;
+  exportId?: string;
+  members?: ExportMember[];
+  phase?: string;
+  mismatches?: FlatloadError[];
+}
+
+/** The export's hooks for the ladder (climb.ts): held, found, prepared, loaded, verified, finished — or stopped. */
+function exportLadder(x: ExportJob, t0: number, source: string, sidecars: ReadonlyMap<string, Sidecar>, throttleEvents: EventHub): LadderJob<ExportRun> {
+  const k: ExportClimb = {};
+  return {
+    kind: 'export',
+    doing: 'loading the export',
+    rules: EXPORT_STOPS,
+    hold: async () => {
+      Object.assign(k, await holdExport(x));
+    },
+    find: async () => {
+      const { found, phase } = await findExport(x, k.store!, k.exportId!, k.members!, source);
+      k.phase = phase;
+      return found;
+    },
+    endsAtFound: async (found) => (found === 'done' ? exportRun(x, t0, k.exportId!, source, undefined, 'already-loaded') : undefined),
+    prepare: () => prepareExport(x, k.store!, k.exportId!, k.phase!, sidecars),
+    // Recorded as running when it was found.
+    start: async () => undefined,
+    load: async () => {
+      const { firstError, mismatches, aborted } = await loadAll(x, k.phase!, throttleEvents);
+      k.mismatches = mismatches;
+      return firstError ?? (aborted ? new FlatloadError('INTERRUPTED', 'interrupted: the tables in flight committed or rolled back their chunks; nothing is half-loaded') : undefined);
+    },
+    // Each table's report was written as it loaded.
+    report: async () => undefined,
+    verify: async () => verifyExport(x, k.mismatches!),
+    finish: () => finishExport(x, k.store!, k.exportId!),
+    mark: (state, e) => k.store!.update(k.exportId!, { state, message: e.message }),
+    withResume: (e) => (e.context.resumeCommand || !x.io.resumeCommand ? e : e.withContext({ resumeCommand: x.io.resumeCommand })),
+    result: (error) => exportRun(x, t0, k.exportId ?? null, source, error),
+    // The export's lock goes with its control connection, which the command closes.
+    release: async () => undefined,
+  };
 }
 
 /** `flatload plan DIR`: each table's plan as its single load would run it, plus what the export adds. */
@@ -388,7 +424,7 @@ export async function executeExport(a: ExportArgs, conn: ConnectionOptions, io: 
     const x: ExportJob = { a, conn, io, base, mode: base.mode, session, control, targets, jobs: layout.jobs, tablesAtOnce: layout.tables, notes, reports: targets.map((t) => tableReport(t, 'not-started')), throttle, restartMembers: base.restart };
     if (base.dryRun) return await planExport(x, found.source);
     warmSortAside();
-    return await heldExport(x, t0, found.source, sidecars, throttleEvents);
+    return await climb(exportLadder(x, t0, found.source, sidecars, throttleEvents));
   } catch (err) {
     throw toFlatloadError(err, 'loading the export');
   } finally {

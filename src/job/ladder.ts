@@ -1,5 +1,5 @@
 /**
- * The job ladder's rungs that decide which job this run is (docs/jobs.md):
+ * The parts of the ladder's rungs (climb.ts) that decide which job this run is (docs/jobs.md):
  * hold the job's lock, then find the unfinished run it continues (with its
  * stored plan), a finished one it must not repeat (while its rows are still
  * there), or none — then it plans anew; at the end the job is finished or
@@ -23,7 +23,7 @@ import { identityDifferences, jobIdOf, type JobIdentity } from '../checkpoint/id
 import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
 import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
 import type { Session } from '../db/connect.js';
-import type { CheckpointContext } from '../checkpoint/resume.js';
+import type { CheckpointContext } from '../load/resume.js';
 import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from '../checkpoint/store.js';
 
 export interface Job {

@@ -1,9 +1,10 @@
 /**
- * The table job's ladder (docs/jobs.md): read the input's facts → prepare
- * the target → hold the job → find it (fresh | resume | already done) →
- * start it → load → report → verify → finish, or mark it failed or
- * interrupted. Each rung is one function below; the target (single server,
- * Galera, Spider front) adds what is its own through its hooks.
+ * A table job's hooks for the one ladder (climb.ts, docs/jobs.md): held
+ * (the input's facts read, the target prepared, the job's lock) → found
+ * (fresh | resume | already done) → prepared (the input as the plan reads
+ * it) → started → loaded → reported → verified → finished, or stopped. Each
+ * rung is one function below; the target (single server, Galera, Spider
+ * front) adds what is its own through its own hooks.
  */
 import { jobIdOf } from '../checkpoint/identity.js';
 import type { JobLease } from '../checkpoint/lease.js';
@@ -36,6 +37,7 @@ import type { ChunkSqlContext } from '../plan/sql.js';
 import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
 import { checkPlanPrivileges, findOrPlanJob, holdJob, markStopped, withResumeCommand, type Job } from './ladder.js';
+import { climb, type LadderJob, type StopRules } from './climb.js';
 import type { JobRequest, JobResult, LoadTarget, Opened } from './types.js';
 
 /** What the rungs hand on, and what the last one releases. */
@@ -46,8 +48,6 @@ interface Rungs {
   lease?: JobLease | undefined;
   /** Once the server stops answering, nothing more is asked of it. */
   reachable: boolean;
-  /** Once the job is recorded, a stop is resumable. */
-  started: boolean;
 }
 
 /** The job held and found: where its bookkeeping is, and which job this run is. */
@@ -80,13 +80,19 @@ async function readInput(req: JobRequest, opened: Opened, r: Rungs): Promise<Fac
   return f;
 }
 
-/** Rungs: hold the job, then find it (fresh, resumed or already done), and check the plan can run. */
-async function claim(req: JobRequest, f: Facts, opened: Opened, r: Rungs): Promise<Claimed> {
+/** Rung: the job held — the server's lock, and on a Galera cluster its lease (nothing in a dry run). */
+async function hold(req: JobRequest, f: Facts, opened: Opened, r: Rungs): Promise<CheckpointStore> {
   const { o, prep } = f;
-  const { control, session } = opened;
-  const schema = o.bookkeepingSchema ?? prep.db;
-  const store = new CheckpointStore(control, schema);
-  if (!o.dryRun) r.lease = await holdJob(control, session, store, jobIdOf(f.identity), o, req.events, prep.server.galera !== undefined);
+  const store = new CheckpointStore(opened.control, o.bookkeepingSchema ?? prep.db);
+  if (!o.dryRun) r.lease = await holdJob(opened.control, opened.session, store, jobIdOf(f.identity), o, req.events, prep.server.galera !== undefined);
+  return store;
+}
+
+/** Rung: find the job (fresh, resumed or already done), and check the plan can run. */
+async function claim(req: JobRequest, f: Facts, opened: Opened, store: CheckpointStore, r: Rungs): Promise<Claimed> {
+  const { o, prep } = f;
+  const { control } = opened;
+  const schema = store.schema;
   const planOptions = req.inExport ? { ...f.planOptions, connectionsBudgeted: true } : f.planOptions;
   let job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
   if (job.finished && !o.dryRun && (await spoolFinishedStdin(f, job.finished.inputSha256, req.events, (l) => (r.local = l)))) {
@@ -145,56 +151,61 @@ async function alreadyDone(c: Claimed, control: ControlConnection, report: LoadR
   return { report, plan: c.job.plan, facts: c.f.facts, sql: c.sql, error };
 }
 
-/** Rungs: start the job (every record boundary found), then load its chunks; a stop marks it failed or interrupted. */
-async function loadRows(req: JobRequest, c: Claimed, opened: Opened, report: LoadReport, throttle: Throttle | undefined, r: Rungs): Promise<{ applied: Applied; sizeBefore: number | null }> {
+/** The job started: its id, the chunks to load, and (an append to a table with rows) the table's size before. */
+interface Started {
+  jobId: string;
+  chunkInput: Parameters<typeof applyPlan>[0]['input'];
+  sizeBefore: number | null;
+}
+
+/** Rung: start the job — every record boundary found, the job row written. */
+async function startRows(req: JobRequest, c: Claimed, opened: Opened, r: Rungs): Promise<Started> {
+  const { o, job, store, f } = c;
+  const { prep } = f;
+  const { jobId, chunkInput } = await startJob(f, job, store, o, req.resumeCommand, req.events, (i) => (r.chunks = i), req.inExport !== undefined);
+  // For an append to a table with rows, the size before, so the report can show the growth.
+  const sizeBefore =
+    o.sizeReport && !prep.table.empty && job.plan.mode === 'append' ? ((await measureTableSizes(opened.control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null) : null;
+  return { jobId, chunkInput, sizeBefore };
+}
+
+/** Rung: load the chunks; the apply step records a stop it comes through, and the job's end (done) with its last step. */
+async function loadRows(req: JobRequest, c: Claimed, opened: Opened, report: LoadReport, throttle: Throttle | undefined, s: Started): Promise<Applied> {
   const { o, job, store, f } = c;
   const { prep } = f;
   const { control, session } = opened;
-  r.local = await localForPlan(f, job.plan, o, req.events);
-  const { jobId, chunkInput } = await startJob(f, job, store, o, req.resumeCommand, req.events, (i) => (r.chunks = i), req.inExport !== undefined);
-  r.started = true;
-  // For an append to a table with rows, the size before, so the report can show the growth.
-  const sizeBefore =
-    o.sizeReport && !prep.table.empty && job.plan.mode === 'append' ? ((await measureTableSizes(control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null) : null;
   const expect = o.expect;
-  try {
-    const applied = await applyPlan({
-      plan: job.plan,
-      prep,
-      o,
-      input: chunkInput,
-      session,
-      control,
-      events: req.events,
-      signal: req.signal,
-      rejectPath: c.rejectPath,
-      gate: req.inExport?.streams?.gate,
-      shared: req.inExport?.streams?.connections,
-      checkBeforeSwap: expect
-        ? async (shadow) => {
-            const e = await checkTable(control, shadow, prep.display, expect, report);
-            if (e) throw e;
-          }
-        : undefined,
-      throttle,
-      cp: {
-        store,
-        schema: c.schema,
-        jobId,
-        done: job.done,
-        phase: job.phase,
-        resumed: job.stored !== undefined,
-        keepHistory: o.keepHistory,
-        rowsBefore: job.stored ? job.stored.rowsBefore : null,
-        tableFingerprint: job.stored ? job.stored.tableFingerprint : null,
-      },
-    });
-    return { applied, sizeBefore };
-  } catch (err) {
-    const fe = toFlatloadError(err, 'loading');
-    await markStopped(store, jobId, fe);
-    throw fe;
-  }
+  return applyPlan({
+    plan: job.plan,
+    prep,
+    o,
+    input: s.chunkInput,
+    session,
+    control,
+    events: req.events,
+    signal: req.signal,
+    rejectPath: c.rejectPath,
+    gate: req.inExport?.streams?.gate,
+    shared: req.inExport?.streams?.connections,
+    checkBeforeSwap: expect
+      ? async (shadow) => {
+          const e = await checkTable(control, shadow, prep.display, expect, report);
+          if (e) throw e;
+        }
+      : undefined,
+    throttle,
+    cp: {
+      store,
+      schema: c.schema,
+      jobId: s.jobId,
+      done: job.done,
+      phase: job.phase,
+      resumed: job.stored !== undefined,
+      keepHistory: o.keepHistory,
+      rowsBefore: job.stored ? job.stored.rowsBefore : null,
+      tableFingerprint: job.stored ? job.stored.tableFingerprint : null,
+    },
+  });
 }
 
 /** Rung: what loaded, ANALYZE and the table's size on disk. */
@@ -218,12 +229,15 @@ async function loadedTable(c: Claimed, control: ControlConnection, report: LoadR
   }
 }
 
-/** Rungs: the target's own report and --verify, then the exporter's figures; the error the job ends with, if any. */
-async function verifyTable(req: JobRequest, c: Claimed, control: ControlConnection, target: LoadTarget, report: LoadReport, stoppedBy: FlatloadError | undefined, r: Rungs): Promise<FlatloadError | undefined> {
+/** Rung: the target's own report (a cluster's nodes), once the rows are in or the load stopped. */
+async function targetReport(target: LoadTarget, report: LoadReport, stoppedBy: FlatloadError | undefined, r: Rungs): Promise<void> {
   // With every node gone, asking one again only waits out the control connection's reconnects.
   r.reachable = stoppedBy?.code !== 'CONNECTION_LOST';
   await target.report(report, r.reachable);
-  if (stoppedBy) return withResumeCommand(stoppedBy, req.resumeCommand);
+}
+
+/** Rung: --verify as the target does it, then the exporter's figures; the error the job ends with, if any. */
+async function verifyTable(c: Claimed, control: ControlConnection, target: LoadTarget, report: LoadReport): Promise<FlatloadError | undefined> {
   if (c.o.verify) {
     const e = await target.verify(report, c.job.plan);
     if (e) return e;
@@ -232,42 +246,84 @@ async function verifyTable(req: JobRequest, c: Claimed, control: ControlConnecti
   return undefined;
 }
 
+/** A table job's stops: the apply step records those it comes through; one it throws is recorded here. */
+const TABLE_STOPS: StopRules = { recordThrownIn: ['loaded'], loadRecordsItsStops: true, verifyGatesFinish: false, resumeThrownOnceStarted: true };
+
+/** What the table's rungs hand on. */
+interface Climbed {
+  f?: Facts;
+  store?: CheckpointStore;
+  c?: Claimed;
+  report?: LoadReport;
+  started?: Started;
+  applied?: Applied;
+}
+
+/** The table job's hooks for the ladder (climb.ts). */
+function tableLadder(req: JobRequest, opened: Opened, target: LoadTarget, own: ServerThrottle | undefined, r: Rungs): LadderJob<JobResult> {
+  const k: Climbed = {};
+  const result = (error: FlatloadError | undefined): JobResult => ({ report: k.report!, plan: k.c!.job.plan, facts: k.f!.facts, sql: k.c!.sql, error });
+  return {
+    kind: 'table',
+    doing: 'loading',
+    rules: TABLE_STOPS,
+    hold: async () => {
+      // Every replica is reached and confirmed to replicate before anything is read or changed.
+      await own?.check();
+      k.f = await readInput(req, opened, r);
+      await target.prepare();
+      k.store = await hold(req, k.f, opened, r);
+    },
+    find: async () => {
+      k.c = await claim(req, k.f!, opened, k.store!, r);
+      return k.c.job.finished ? 'done' : k.c.job.stored ? 'resume' : 'fresh';
+    },
+    endsAtFound: async (found) => {
+      k.report = plannedReport(req, k.c!, opened.session, own);
+      if (k.c!.o.dryRun) return result(undefined);
+      return found === 'done' ? alreadyDone(k.c!, opened.control, k.report, r) : undefined;
+    },
+    prepare: async () => {
+      r.local = await localForPlan(k.f!, k.c!.job.plan, k.c!.o, req.events);
+    },
+    start: async () => {
+      k.started = await startRows(req, k.c!, opened, r);
+    },
+    load: async () => {
+      k.applied = await loadRows(req, k.c!, opened, k.report!, req.inExport ? req.inExport.throttle : own?.throttle, k.started!);
+      req.events.emit({ type: 'done' });
+      return k.applied.run.stoppedBy;
+    },
+    report: async (stoppedBy) => {
+      await loadedTable(k.c!, opened.control, k.report!, { applied: k.applied!, sizeBefore: k.started!.sizeBefore }, r);
+      if (own) k.report!.throttle = own.throttle.report();
+      await targetReport(target, k.report!, stoppedBy, r);
+    },
+    verify: () => verifyTable(k.c!, opened.control, target, k.report!),
+    // The apply step wrote the job's end with the load's last step (its RENAME, its final commit).
+    finish: async () => undefined,
+    mark: (_state, e) => markStopped(k.store!, k.started!.jobId, e),
+    withResume: (e) => withResumeCommand(e, req.resumeCommand),
+    result,
+    release: async (thrown) => {
+      if (thrown?.code === 'CONNECTION_LOST') r.reachable = false;
+      r.chunks?.dispose?.();
+      r.local?.dispose();
+      // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
+      if (r.reachable) await r.lease?.release();
+      target.close();
+      own?.close();
+      await opened.control.end();
+    },
+  };
+}
+
 /**
  * One table's job, end to end, up the ladder. `opened` is the job's own
  * (its control connection is closed at the end); the target is where the
  * rows go.
  */
-export async function runTableJob(req: JobRequest, opened: Opened, target: LoadTarget): Promise<JobResult> {
-  const r: Rungs = { t0: Date.now(), reachable: true, started: false };
-  const own = ownThrottle(req, opened.session);
-  try {
-    // Every replica is reached and confirmed to replicate before anything is read or changed.
-    await own?.check();
-    const f = await readInput(req, opened, r);
-    await target.prepare();
-    const c = await claim(req, f, opened, r);
-    const report = plannedReport(req, c, opened.session, own);
-    const result = { report, plan: c.job.plan, facts: f.facts, sql: c.sql };
-    if (c.o.dryRun) return { ...result, error: undefined };
-    if (c.job.finished) return await alreadyDone(c, opened.control, report, r);
-    const loaded = await loadRows(req, c, opened, report, req.inExport ? req.inExport.throttle : own?.throttle, r);
-    req.events.emit({ type: 'done' });
-    await loadedTable(c, opened.control, report, loaded, r);
-    if (own) report.throttle = own.throttle.report();
-    return { ...result, error: await verifyTable(req, c, opened.control, target, report, loaded.applied.run.stoppedBy, r) };
-  } catch (err) {
-    // Anything the server said that no step mapped is still a server error, not a crash.
-    const fe = toFlatloadError(err, 'loading');
-    if (fe.code === 'CONNECTION_LOST') r.reachable = false;
-    // Once the job is recorded, a load stopped by the server (a cluster with every node gone) resumes like any other.
-    throw r.started ? withResumeCommand(fe, req.resumeCommand) : fe;
-  } finally {
-    r.chunks?.dispose?.();
-    r.local?.dispose();
-    // A lease not released (the cluster unreachable) is taken over by the rerun: its owner's process is gone.
-    if (r.reachable) await r.lease?.release();
-    target.close();
-    own?.close();
-    await opened.control.end();
-  }
+export function runTableJob(req: JobRequest, opened: Opened, target: LoadTarget): Promise<JobResult> {
+  const r: Rungs = { t0: Date.now(), reachable: true };
+  return climb(tableLadder(req, opened, target, ownThrottle(req, opened.session), r));
 }

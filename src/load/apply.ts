@@ -7,8 +7,8 @@
  */
 import { selectNumber } from '../db/rows.js';
 import type { CutChunk } from '../chunking/types.js';
-import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
-import { landedPrefix, skippingDone } from '../checkpoint/resume.js';
+import type { CheckpointContext, ResumedChunk } from './resume.js';
+import { landedPrefix, skippingDone } from './resume.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { nodeOf, openPool, type Session } from '../db/connect.js';

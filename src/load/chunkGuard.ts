@@ -1,5 +1,5 @@
 import { selectNumber } from '../db/rows.js';
-import type { CheckpointContext, ResumedChunk } from '../checkpoint/resume.js';
+import type { CheckpointContext, ResumedChunk } from './resume.js';
 import { locateRecords } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';

@@ -1,4 +1,4 @@
-import type { CheckpointContext } from '../checkpoint/resume.js';
+import type { CheckpointContext } from './resume.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';

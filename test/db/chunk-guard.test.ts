@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
 import type { CutChunk } from '../../src/chunking/types.js';
 import type { JobIdentity } from '../../src/checkpoint/identity.js';
-import type { CheckpointContext } from '../../src/checkpoint/resume.js';
+import type { CheckpointContext } from '../../src/load/resume.js';
 import { CheckpointStore, type DoneChunk } from '../../src/checkpoint/store.js';
 import { resolveConnection } from '../../src/config/connection.js';
 import { openPool, openSession } from '../../src/db/connect.js';

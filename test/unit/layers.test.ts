@@ -35,7 +35,7 @@
  * list when you fix it), so it can only shrink.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -215,4 +215,9 @@ test('src/ holds the product: under 300 lines of it are never loaded by src/cli/
   const lines = missed.reduce((n, m) => n + m.lines, 0);
   const list = missed.map((m) => `${m.lines} ${relative(srcDir, m.file)}`).join('\n');
   assert.ok(lines < 300, `${lines} lines of src/ are not reached from the shipped command (benchmarks, research and dev tools go to bench/ or dev/):\n${list}`);
+});
+
+test('checkpoint/ is storage only: the job rows, identities, locks and leases (what to resume is decided in job/ and load/)', () => {
+  const storage = ['exports.ts', 'identity.ts', 'lease.ts', 'lock.ts', 'store.ts'];
+  assert.deepEqual(readdirSync(join(srcDir, 'checkpoint')).sort(), storage);
 });

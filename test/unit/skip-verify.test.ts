@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { skippingDone } from '../../src/checkpoint/resume.js';
+import { skippingDone } from '../../src/load/resume.js';
 import type { DoneChunk } from '../../src/checkpoint/store.js';
 import type { CutChunk } from '../../src/chunking/types.js';
 

@@ -6,8 +6,9 @@
  * the same transaction as its rows, so it lives where the rows do: on the
  * backend. The front keeps the routed job itself, whose identity holds the
  * shard map, so a rerun against a changed map is refused before any
- * backend is touched. Its ladder is the table job's: hold → find (fresh |
- * resume) → prepare (split) → load (the shares) → report → verify → finish.
+ * backend is touched. It climbs the one ladder (climb.ts): held → found
+ * (fresh | resume) → prepared (split) → started → loaded (the shares) →
+ * reported → verified → finished, or stopped.
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +16,6 @@ import { identityDifferences, jobIdentity, jobIdOf, routedIdentity, type JobIden
 import { ownerText } from '../../checkpoint/lock.js';
 import { CheckpointStore } from '../../checkpoint/store.js';
 import type { LoadOptions } from '../../config/loadOptions.js';
-import { toFlatloadError } from '../../db/errors.js';
 import { FlatloadError } from '../../errors/index.js';
 import { isRemoteInput, maskInputUrl } from '../../input/remote.js';
 import { materializeInput, type LocalInput } from '../../input/spool.js';
@@ -26,6 +26,7 @@ import type { RoutePlan } from '../../plan/route.js';
 import { defaultRejectPath } from '../../report/rejectFile.js';
 import type { ShardMap } from '../../shard/map.js';
 import { findStored, holdJob, markStopped, refuseIfRunning, withResumeCommand } from '../ladder.js';
+import { climb, type LadderJob, type StopRules } from '../climb.js';
 import type { JobRequest, JobResult, LoadTarget, Opened } from '../types.js';
 
 type Route = { plan: RoutePlan; map: ShardMap };
@@ -126,42 +127,71 @@ async function loadShares(req: JobRequest, route: Route, split: ShardSplit, iden
   return results;
 }
 
-/** The routed job, up the ladder, on the front's control connection (closed at the end). */
-async function loadDirect(req: JobRequest, opened: Opened, route: Route, runShare: RunShare): Promise<JobResult> {
+/** A routed job's stops: a share's stop is returned by the load and recorded here; nothing thrown is. */
+const ROUTED_STOPS: StopRules = { recordThrownIn: [], loadRecordsItsStops: false, verifyGatesFinish: false, resumeThrownOnceStarted: false };
+
+/** What the routed job's rungs hand on. */
+interface Routed {
+  local?: LocalInput;
+  store?: CheckpointStore;
+  identity?: JobIdentity;
+  jobId?: string;
+  continues?: boolean;
+  dir?: string;
+  split?: ShardSplit;
+  result?: Omit<JobResult, 'error'>;
+}
+
+/** The routed job's hooks for the ladder (climb.ts), on the front's control connection (closed at the end). */
+function routedLadder(req: JobRequest, opened: Opened, route: Route, runShare: RunShare): LadderJob<JobResult> {
   const t0 = Date.now();
   const { o } = req;
   const { session, control, prep } = opened;
   const tmp = o.tmpdir ?? tmpdir();
-  let local: LocalInput | undefined;
-  let dir: string | undefined;
-  try {
-    local = await materializeInput(opened.source, tmp);
-    const store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
-    const own = jobIdentity(o, opened.source, local, prep.db, o.chunkSizeBytes ?? autoChunkSize(local.sizeBytes), prep.characterSet, prep.server.lowerCaseTableNames);
-    const repeat = req.inExport?.repeat ?? 0;
-    const identity = { ...routedIdentity(own, route.map), ...(repeat > 0 ? { repeat } : {}) };
-    const jobId = jobIdOf(identity);
-    await holdJob(control, session, store, jobId, o, req.events, false);
-    const continues = await findRoutedJob(store, identity, o, tmp, prep.server.lowerCaseTableNames !== 0);
-    dir = routeDir(tmp, jobId);
-    const split = await splitInput(req, opened, route, local, dir);
-    await startRoutedJob(store, identity, continues, route.plan, req.resumeCommand);
-    const results = await loadShares(req, route, split, identity, prep.display, runShare);
-    const { result, firstError } = directReport(route.plan, results, local, split, prep.display, (Date.now() - t0) / 1000);
-    if (firstError) {
-      await markStopped(store, jobId, firstError);
-      return { ...result, error: withResumeCommand(firstError, req.resumeCommand), route };
-    }
-    await store.finish(jobId, o.keepHistory, null);
-    const error = o.verify ? await verified(result.report, req.conn, o, route.map, route.plan, control) : undefined;
-    return { ...result, error, route };
-  } catch (err) {
-    throw toFlatloadError(err, 'loading');
-  } finally {
-    if (dir) removeDir(dir);
-    local?.dispose();
-    await control.end();
-  }
+  const k: Routed = {};
+  return {
+    kind: 'spider-direct',
+    doing: 'loading',
+    rules: ROUTED_STOPS,
+    hold: async () => {
+      k.local = await materializeInput(opened.source, tmp);
+      k.store = new CheckpointStore(control, o.bookkeepingSchema ?? prep.db);
+      const own = jobIdentity(o, opened.source, k.local, prep.db, o.chunkSizeBytes ?? autoChunkSize(k.local.sizeBytes), prep.characterSet, prep.server.lowerCaseTableNames);
+      const repeat = req.inExport?.repeat ?? 0;
+      k.identity = { ...routedIdentity(own, route.map), ...(repeat > 0 ? { repeat } : {}) };
+      k.jobId = jobIdOf(k.identity);
+      await holdJob(control, session, k.store, k.jobId, o, req.events, false);
+    },
+    find: async () => {
+      k.continues = await findRoutedJob(k.store!, k.identity!, o, tmp, prep.server.lowerCaseTableNames !== 0);
+      return k.continues ? 'resume' : 'fresh';
+    },
+    // Each share finds for itself whether it is already loaded.
+    endsAtFound: async () => undefined,
+    prepare: async () => {
+      k.dir = routeDir(tmp, k.jobId!);
+      k.split = await splitInput(req, opened, route, k.local!, k.dir);
+    },
+    start: () => startRoutedJob(k.store!, k.identity!, k.continues!, route.plan, req.resumeCommand),
+    load: async () => {
+      const results = await loadShares(req, route, k.split!, k.identity!, prep.display, runShare);
+      const { result, firstError } = directReport(route.plan, results, k.local!, k.split!, prep.display, (Date.now() - t0) / 1000);
+      k.result = result;
+      return firstError;
+    },
+    // The shares' sums were added up with the load.
+    report: async () => undefined,
+    verify: async () => (o.verify ? verified(k.result!.report, req.conn, o, route.map, route.plan, control) : undefined),
+    finish: () => k.store!.finish(k.jobId!, o.keepHistory, null),
+    mark: (_state, e) => markStopped(k.store!, k.jobId!, e),
+    withResume: (e) => withResumeCommand(e, req.resumeCommand),
+    result: (error) => ({ ...k.result!, error, route }),
+    release: async () => {
+      if (k.dir) removeDir(k.dir);
+      k.local?.dispose();
+      await control.end();
+    },
+  };
 }
 
 /** The first backend's share planned on its backend: what each share's plan looks like (a dry run). */
@@ -184,7 +214,7 @@ export function spiderDirectTarget(req: JobRequest, opened: Opened, route: Route
         // Splitting by the partition rule reads a local file; a remote one would have to be fetched whole first.
         throw new FlatloadError('UNSUPPORTED', `${maskInputUrl(req.o.file)}: a Spider table's direct route splits a local file; a remote input loads through the front`, { hint: 'add --route front, or download the file first' });
       }
-      return loadDirect(req, opened, route, runShare);
+      return climb(routedLadder(req, opened, route, runShare));
     },
     // The routed ladder reports and verifies across its backends itself.
     report: async () => undefined,

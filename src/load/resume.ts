@@ -1,5 +1,10 @@
+/**
+ * What a resumed table load skips and checks, from what checkpoint/ stored:
+ * the chunks an earlier run committed, and (engines that cannot roll back)
+ * the prefix of an interrupted chunk already in the table.
+ */
 import { selectNumber } from '../db/rows.js';
-import type { CheckpointStore, DoneChunk, JobPhase } from './store.js';
+import type { CheckpointStore, DoneChunk, JobPhase } from '../checkpoint/store.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
