@@ -21,6 +21,7 @@ import { resolveBaseline, type Baseline } from './competitors.js';
 import { estimateSeconds, type Mode } from './estimate.js';
 import { formatEstimate, session, waitQuiet } from './quiet.js';
 import { runScaleBench, scalePreamble } from './scale.js';
+import { compressedPreamble, runCompressedBench } from './compressed.js';
 
 const USAGE = `usage: npm run bench -- [MODE] [OPTIONS]
 
@@ -37,6 +38,10 @@ modes (one at a time; the default compares flatload with what a DBA would otherw
                                     the seed's experiment: a random-order user_summary file (generated once, cached under
                                     --cache, default the OS tmp dir) into a 128 MiB buffer pool; flatload --jobs 2 beside
                                     the client on a copy sorted beforehand and the naive client's first --naive-seconds
+  --compressed   [--rows 10000000] [--naive-seconds 120] [--jobs 2] [--cache DIR]
+                                    the same generated file gzipped (gzip -6, cached beside it): flatload on the .gz
+                                    against flatload on the plain file (time ratio, peak --tmpdir, RSS, CPU), and once
+                                    zcat FILE | mariadb … LOAD DATA LOCAL INFILE '/dev/stdin' for its first --naive-seconds
 
 options:
   --repeat N         rounds; competitors rotate every round (default 5; --scale 1)
@@ -70,7 +75,8 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     repeat: { type: 'string' },
     scale: { type: 'boolean', default: false },
-    'naive-seconds': { type: 'string', default: '300' },
+    compressed: { type: 'boolean', default: false },
+    'naive-seconds': { type: 'string' },
     cache: { type: 'string' },
     baseline: { type: 'string' },
     force: { type: 'boolean', default: false },
@@ -86,14 +92,14 @@ function positive(name: string, value: string): number {
   return n;
 }
 
-function modeOf(): Mode {
-  const chosen = (['strategies', 'cluster', 'engines', 'export', 'memory', 'scale'] as const).filter((m) => args[m]);
+function modeOf(): Mode | 'compressed' {
+  const chosen = (['strategies', 'cluster', 'engines', 'export', 'memory', 'scale', 'compressed'] as const).filter((m) => args[m]);
   if (chosen.length > 1) throw new FlatloadError('USAGE', `one mode at a time: ${chosen.map((m) => `--${m}`).join(', ')}`);
   return chosen[0] ?? 'comparison';
 }
 
 /** --memory is sized by --memory-gb, not rows. */
-const DEFAULT_ROWS: Record<Mode, string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '1', scale: '200000000' };
+const DEFAULT_ROWS: Record<Mode | 'compressed', string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '1', scale: '200000000', compressed: '10000000' };
 
 async function main(): Promise<void> {
   if (args.help) {
@@ -111,9 +117,18 @@ async function main(): Promise<void> {
   }
   const only = (args.only ?? SCENARIOS.join(',')).split(',').map((s) => s.trim());
   for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new FlatloadError('USAGE', `--only: "${s}" is not one of ${SCENARIOS.join(', ')}`);
-  const naiveSeconds = positive('naive-seconds', args['naive-seconds']);
-  const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
+  const naiveSeconds = positive('naive-seconds', args['naive-seconds'] ?? (mode === 'compressed' ? '120' : '300'));
   const cacheDir = args.cache ?? join(tmpdir(), 'flatload-bench-cache');
+  if (mode === 'compressed') {
+    // Its own preamble: it knows what its cache already holds.
+    process.stderr.write(`${compressedPreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
+    session.force = args.force;
+    const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
+    process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
+    await runCompressedBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
+    return;
+  }
+  const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
   // --scale's knows what its cache already holds, and what disk it needs.
   if (mode === 'scale') process.stderr.write(`${scalePreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
   else process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);

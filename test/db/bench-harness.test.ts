@@ -9,6 +9,8 @@ import { ddl, generateToFile } from '../../fixtures/generate.js';
 import { clientLoad, parallelClients, resolveBaseline, splitByHand } from '../../bench/competitors.js';
 import { runExportBench } from '../../bench/exportBench.js';
 import { runScaleBench } from '../../bench/scale.js';
+import { runCompressedBench } from '../../bench/compressed.js';
+import { session } from '../../bench/quiet.js';
 import { settle } from '../../bench/settle.js';
 import { startThrowawayServer } from '../../src/devserver/server.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
@@ -135,4 +137,41 @@ test('--scale, tiny: flatload with its peak RSS, --tmpdir, CPU and size, the sor
   assert.ok(reached > 0 && reached < rows, `part of the file reached: ${naive[2]}`);
   assert.match(text, /the published experiment this project answers: one LOAD DATA into TokuDB.*\| 348 \(5 min 48 s\) \| 574,000 \|/);
   assert.match(text, /Sorting the copy beforehand \(GNU `sort.*\): \d+\.\d s/);
+});
+
+test('--compressed, tiny: flatload on the .gz beside the plain file (ratio, peak --tmpdir against the decompressed size), the zcat pipe once', { timeout: 300_000 }, async () => {
+  assert.ok(readFileSync(cli).length > 0, 'the build (npm run build) is there');
+  const rows = 20_000;
+  const read = session.read;
+  // An injected load average: the figure printed at each run's start is the one read.
+  session.read = () => 0.37;
+  let text: string;
+  try {
+    text = await runCompressedBench({ rows, repeat: 2, naiveSeconds: 1, cacheDir: join(dir, 'gz-cache'), write: false, root, cli });
+  } finally {
+    session.read = read;
+  }
+  const cells = (start: string): string[] => {
+    const l = text.split('\n').find((x) => x.startsWith(`| ${start}`));
+    assert.ok(l, `a row starting "${start}":\n${text}`);
+    // An escaped pipe (\|) is inside a cell, not between two.
+    return l.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+  };
+  assert.match(text, /median s \[min–max\] \(2 rounds, in order\)/);
+  for (const name of ['flatload load FILE --table T --jobs 2 (plain)', 'flatload load FILE.gz --table T --jobs 2']) {
+    const c = cells(name);
+    assert.match(c[1]!, /^\d+\.\d\d \[\d+\.\d–\d+\.\d\] \(\d+\.\d, \d+\.\d\)$/, `${name}: median, min–max and both runs`);
+    assert.match(c[2]!, /^[\d,]+$/, 'rows/s');
+    assert.match(c[3]!, /^\d+ MB$/, 'peak RSS');
+    assert.match(c[4]!, /^\d+ MB \(\d+\.\d\d×\)$/, 'peak --tmpdir and its fraction of the decompressed size');
+    assert.match(c[5]!, /^\d+\.\d$/, 'client CPU');
+    assert.equal(c[6], '0.37, 0.37', 'the load average at each run\'s start');
+  }
+  const naive = cells("zcat FILE.gz \\| mariadb … LOAD DATA LOCAL INFILE '/dev/stdin', stopped after 1 s");
+  assert.equal(naive[6], '0.37', 'run once');
+  // 20,000 rows may finish within the second: either way, rows are counted.
+  assert.match(naive[2]!, /^[\d,]+( rows reached)?$/);
+  assert.match(text, /- gz\/plain time: \d+\.\d\d \(medians; per round \d+\.\d\d, \d+\.\d\d\)\./);
+  assert.match(text, /\d+\.\d MB gzipped \(\d\.\d\d×, `gzip -6`\)/);
+  assert.ok(readFileSync(join(dir, 'gz-cache', `user_summary-${rows}-seed1.tsv.gz`)).length > 0, 'the .gz is cached beside the file');
 });
