@@ -20,7 +20,7 @@ import { measure, type Measured } from './measure.js';
 import { formatEstimate } from './quiet.js';
 import { machineDescription } from './report.js';
 import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
-import { cachedInput, cachePaths, withPeakDisk } from './scale.js';
+import { cachedInput, cachePaths, naiveFor, withPeakDisk } from './scale.js';
 
 const DB = 'flatload_gz';
 const TABLE = 'user_summary';
@@ -103,44 +103,6 @@ async function count(admin: Connection): Promise<number> {
   return Number((c as Array<{ n: unknown }>)[0]!.n);
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/**
- * The naive pipe for `seconds`, then KILL QUERY: the rows its transaction had
- * inserted by then (INNODB_TRX, polled every second); a load ending sooner
- * reports its whole count.
- */
-async function naiveFor(admin: Connection, t: Target, gz: string, seconds: number): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
-  const t0 = Date.now();
-  let done = false;
-  const run = zcatClient(t, gz).finally(() => (done = true));
-  let rowsReached = 0;
-  let thread: number | undefined;
-  const poll = async (): Promise<void> => {
-    const [r] = await admin.query("SELECT trx_mysql_thread_id AS id, trx_rows_modified AS n FROM information_schema.INNODB_TRX WHERE trx_query LIKE 'LOAD DATA%'");
-    const row = (r as Array<{ id: number; n: number }>)[0];
-    if (row) {
-      thread = Number(row.id);
-      rowsReached = Math.max(rowsReached, Number(row.n));
-    }
-  };
-  while (!done && Date.now() - t0 < seconds * 1000) {
-    await sleep(Math.min(1000, Math.max(10, seconds * 1000 - (Date.now() - t0))));
-    await poll();
-  }
-  const wall = (Date.now() - t0) / 1000;
-  // A statement not yet seen (a very short limit): find it to stop it, for at most half a minute.
-  while (!done && thread === undefined && Date.now() - t0 < seconds * 1000 + 30_000) {
-    await sleep(100);
-    await poll();
-  }
-  if (!done && thread !== undefined) await admin.query(`KILL QUERY ${thread}`);
-  const m = await run;
-  const finished = m.code === 0;
-  if (finished) rowsReached = await count(admin);
-  // Stopped on purpose: the rows reached are the result, not the exit status.
-  return { measured: { ...m, code: 0, wallSeconds: finished ? m.wallSeconds : wall }, rowsReached, finished };
-}
 
 interface Contender {
   name: string;
@@ -185,7 +147,7 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
         },
         run: async () => {
           if (c.kind === 'naive') {
-            const n = await naiveFor(admin!, target, gz.gz, o.naiveSeconds);
+            const n = await naiveFor(admin!, () => zcatClient(target, gz.gz), o.naiveSeconds, count);
             extra = { ...extra, rowsReached: n.rowsReached, finished: n.finished };
             return n.measured;
           }

@@ -189,14 +189,14 @@ async function onDisk(admin: Connection): Promise<{ fileBytes: number | null; sc
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * The naive client's LOAD DATA LOCAL for `seconds`, then KILL QUERY: how
+ * A naive LOAD DATA LOCAL (`start`) for `seconds`, then KILL QUERY: how
  * many rows its transaction had inserted by then (INNODB_TRX, polled every
  * second). A load that ends sooner reports its whole count.
  */
-async function naiveFor(admin: Connection, t: Target, file: string, seconds: number): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
+export async function naiveFor(admin: Connection, start: () => Promise<Measured>, seconds: number, count: (admin: Connection) => Promise<number>): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
   const t0 = Date.now();
   let done = false;
-  const run = clientLoad(t, file).finally(() => (done = true));
+  const run = start().finally(() => (done = true));
   let rowsReached = 0;
   let thread: number | undefined;
   const poll = async (): Promise<void> => {
@@ -283,7 +283,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
         },
         run: async () => {
           if (c.kind === 'naive') {
-            const n = await naiveFor(admin!, target, input.file, o.naiveSeconds);
+            const n = await naiveFor(admin!, () => clientLoad(target, input.file), o.naiveSeconds, count);
             extra = { ...extra, rowsReached: n.rowsReached, finished: n.finished };
             return n.measured;
           }

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { constants, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { pollUntil, running } from '../support/poll.js';
+import { watchTmp } from '../support/tmpWatch.js';
 import { spawnCli, type Spawned } from '../support/spawn.js';
 
 /**
@@ -48,48 +48,6 @@ async function freshTable(name: string): Promise<void> {
 async function rowsIn(name: string): Promise<number> {
   const [r] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${name}`);
   return Number((r as Array<{ n: unknown }>)[0]!.n);
-}
-
-/** Bytes of the files under `path` and the names directly in it. */
-function usage(path: string): { bytes: number; names: string[] } {
-  let bytes = 0;
-  const walk = (p: string): void => {
-    for (const e of readdirSync(p, { withFileTypes: true })) {
-      const full = join(p, e.name);
-      try {
-        if (e.isDirectory()) walk(full);
-        else bytes += statSync(full).size;
-      } catch {
-        // removed between the listing and the stat
-      }
-    }
-  };
-  let names: string[] = [];
-  try {
-    names = readdirSync(path);
-    walk(path);
-  } catch {
-    // a directory removed mid-walk is counted as far as it was seen
-  }
-  return { bytes, names };
-}
-
-/** Watches a tmpdir while a load runs (until it exits, with a deadline): the most it held, and every entry seen. */
-async function watchTmp(path: string, s: Spawned, deadlineMs = 120_000): Promise<{ peak: number; seen: Set<string> }> {
-  const end = Date.now() + deadlineMs;
-  let peak = 0;
-  const seen = new Set<string>();
-  while (running(s)) {
-    if (Date.now() > end) {
-      s.child.kill('SIGKILL');
-      throw new Error(`the load did not finish within ${deadlineMs / 1000} s`);
-    }
-    const u = usage(path);
-    peak = Math.max(peak, u.bytes);
-    for (const n of u.names) seen.add(n.replace(/-\d.*$/, '-*'));
-    await sleep(5);
-  }
-  return { peak, seen };
 }
 
 /** Kills a load once it has committed more than `rows` rows (it must still be running then). */
