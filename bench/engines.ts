@@ -50,7 +50,7 @@ export async function runEnginesBench(rows: number, root: string, write: boolean
       const chart = join(root, 'docs', `engines-${table}.svg`);
       const columns = table === 'user_summary' ? [] : ['--columns', fileColumns(gen).join(',')];
       process.stderr.write(`flatload bench ${table}.tsv (${rows.toLocaleString('en-US')} rows) …\n`);
-      const load1 = session.start(`engines: ${table}`);
+      const load1 = await session.quietStart(`engines: ${table}`);
       process.stderr.write(`  [load ${load1.toFixed(2)} at start]\n`);
       const m = await measure(process.execPath, [cli, 'bench', file, '--fixture', table, '--json', '--chart', write ? chart : join(dir, 'chart.svg'), ...columns], { env: process.env });
       if (m.code !== 0 && !m.stdout.trim()) throw new FlatloadError('INTERNAL', `flatload bench ${table} failed:\n${m.stderr}`);

@@ -50,7 +50,8 @@ options:
   --no-write         print the tables, write no docs
   --force            write docs even after a run that started with the load average at or above 1.0 (the text
                      then says so), and start after --wait-quiet without a quiet machine
-  --wait-quiet S     wait up to S seconds (default 120) for the 1-minute load average to drop under 1.0
+  --wait-quiet S     wait up to S seconds (default 120) for the 1-minute load average to drop under 1.0,
+                     before the bench and again before each measured run
   -h, --help         this text
 
 The 1-minute load average is printed at each run's start and beside every figure; every table states its
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
     // Its own preamble: it knows what its cache already holds.
     process.stderr.write(`${compressedPreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
     session.force = args.force;
+    session.waitSeconds = Number(args['wait-quiet']);
     const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
     process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
     await runCompressedBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
@@ -133,6 +135,7 @@ async function main(): Promise<void> {
   if (mode === 'scale') process.stderr.write(`${scalePreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
   else process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);
   session.force = args.force;
+  session.waitSeconds = Number(args['wait-quiet']);
   const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
   process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
   if (mode === 'scale') {

@@ -66,7 +66,7 @@ export async function runMemoryBench(gb: number, root: string, write: boolean): 
       await admin.query(`DROP TABLE IF EXISTS mem.user_summary; USE mem; ${ddl('user_summary')}`);
       process.stderr.write(`loading ${(size / 1e9).toFixed(2)} GB from ${input}…\n`);
       const args = ['load', input === 'plain file' ? file : '-', '--table', 'mem.user_summary', '--chunk-size', `${chunkMiB}MiB`, '--jobs', String(jobs), '--progress', 'none', '--json'];
-      const load1 = session.start(`memory: ${input}`);
+      const load1 = await session.quietStart(`memory: ${input}`);
       process.stderr.write(`  [load ${load1.toFixed(2)} at start]\n`);
       const r = await runCli(root, args, { ...process.env, DATABASE_URL: server.url }, input === 'standard input' ? file : undefined);
       const report = r.code === 0 ? (JSON.parse(r.stdout) as { rows: number }) : { rows: 0 };

@@ -13,6 +13,8 @@ export const QUIET_LOAD = 1.0;
 
 export type LoadReader = () => number;
 
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 export const systemLoad: LoadReader = () => loadavg()[0]!;
 
 export interface RunStart {
@@ -27,9 +29,30 @@ export class QuietSession {
   force = false;
   constructor(public read: LoadReader = systemLoad) {}
 
+  /** Seconds a run waits for the load average to drop under QUIET_LOAD before it starts (0: no wait). */
+  waitSeconds = 0;
+  pollMs = 2000;
+
   /** Records (and returns) the load average as the run called `label` starts. */
   start(label: string): number {
     const load1 = this.read();
+    this.starts.push({ label, load1 });
+    return load1;
+  }
+
+  /**
+   * Waits (up to waitSeconds) for the 1-minute load average to drop under
+   * QUIET_LOAD, then records the start. Runs follow each other within
+   * seconds, so without the wait every run after the first would start in
+   * the tail of the bench's own previous run.
+   */
+  async quietStart(label: string): Promise<number> {
+    const deadline = Date.now() + this.waitSeconds * 1000;
+    let load1 = this.read();
+    while (load1 >= QUIET_LOAD && Date.now() < deadline) {
+      await sleep(Math.min(this.pollMs, Math.max(1, deadline - Date.now())));
+      load1 = this.read();
+    }
     this.starts.push({ label, load1 });
     return load1;
   }
@@ -69,8 +92,6 @@ export function writeVerdict(starts: RunStart[], force: boolean): WriteVerdict {
   }
   return { write: true, refusal: '', note: `> load average ${worst.load1.toFixed(2)} at start (${worst.label}): not a quiet-machine figure (written with --force).` };
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export interface WaitOptions {
   read?: LoadReader;

@@ -44,8 +44,8 @@ export interface RunSteps {
 export async function settledRun(s: RunSteps): Promise<RunResult> {
   await s.prepare();
   const settled = await settle(s.admin, s.serverPid);
-  // Read after settling, as the measured command starts.
-  const load1 = session.start(s.label ?? 'a run');
+  // Read after settling (and once the bench's own previous run has left the load average), as the measured command starts.
+  const load1 = await session.quietStart(s.label ?? 'a run');
   const measured = await s.run();
   const note = measured.code !== 0 ? `exit ${measured.code}: ${(measured.stderr || measured.stdout).trim().split('\n').slice(-2).join(' ').slice(0, 160)}` : await s.check(measured);
   return { seconds: measured.wallSeconds, ok: note === '', note, load1, settled, measured };

@@ -129,7 +129,7 @@ export async function cachedSorted(cacheDir: string, rows: number, unsorted: str
   if (have) return { file, meta: have, reused: true };
   process.stderr.write(`sorting a copy by user_id with GNU sort into ${file}…\n`);
   const partial = `${file}.partial`;
-  const sortLoad1 = session.start('scale: GNU sort of the copy');
+  const sortLoad1 = await session.quietStart('scale: GNU sort of the copy');
   const m = await measure('sort', ['-t', '\t', '-k1,1n', '-S', '25%', `--parallel=${Math.min(2, availableParallelism())}`, '-T', cacheDir, '-o', partial, unsorted], {
     env: { ...process.env, LC_ALL: 'C' },
   });

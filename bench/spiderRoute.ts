@@ -53,7 +53,7 @@ export async function runClusterBench(rows: number, rounds: number, root: string
         const route = routes[(k + round) % routes.length]!;
         for (const b of backends) await b.query('TRUNCATE TABLE f.us');
         // Each run is a new load: its bookkeeping (on the front and the backends) is dropped with the rows.
-        const load1 = session.start(`cluster: ${route}`);
+        const load1 = await session.quietStart(`cluster: ${route}`);
         const t = process.hrtime.bigint();
         if (route === 'LOAD DATA') {
           const c = await spider.connectFront({ database: 'f' });

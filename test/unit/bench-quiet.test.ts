@@ -139,3 +139,17 @@ test('--baseline in the comparison: every scenario gets the other checkout with 
   }
   assert.ok(scenarios(files, 2, 'new.js').every((sc) => sc.competitors.every((c) => c.role !== 'old')));
 });
+
+test('quietStart: a run waits for the load average to drop under 1.0 (up to waitSeconds), then records it; with no wait it records at once', async () => {
+  const s = new QuietSession(sequence([1.6, 1.3, 0.8]));
+  s.waitSeconds = 5;
+  s.pollMs = 1;
+  assert.equal(await s.quietStart('after a long run'), 0.8);
+  const t = new QuietSession(sequence([1.6, 0.8]));
+  assert.equal(await t.quietStart('no wait'), 1.6);
+  const u = new QuietSession(() => 2);
+  u.waitSeconds = 0.05;
+  u.pollMs = 10;
+  assert.equal(await u.quietStart('never quiet'), 2);
+  assert.equal(u.busy().length, 1);
+});
