@@ -10,9 +10,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql, { type Connection } from 'mysql2/promise';
+import type { Connection } from 'mysql2/promise';
 import { ddl } from '../fixtures/generate.js';
-import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
+import type { ThrowawayServer } from '../src/devserver/server.js';
 import { FlatloadError } from '../src/errors/index.js';
 import { flatloadLoad, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
@@ -20,10 +20,9 @@ import { measure, type Measured } from './measure.js';
 import { formatEstimate } from './quiet.js';
 import { machineDescription } from './report.js';
 import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
-import { cachedInput, cachePaths, naiveFor, withPeakDisk } from './scale.js';
+import { cachedInput, cachePaths, countRows, naiveFor, smallPoolServer, withPeakDisk } from './scale.js';
 
 const DB = 'flatload_gz';
-const TABLE = 'user_summary';
 
 export interface CompressedOptions {
   rows: number;
@@ -98,11 +97,6 @@ function zcatClient(t: Target, gz: string): Promise<Measured> {
   return measure('sh', ['-c', `zcat ${shq(gz)} | ${client.map(shq).join(' ')}`], { serverPid: t.serverPid });
 }
 
-async function count(admin: Connection): Promise<number> {
-  const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${TABLE}`);
-  return Number((c as Array<{ n: unknown }>)[0]!.n);
-}
-
 
 interface Contender {
   name: string;
@@ -125,12 +119,9 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
   let server: ThrowawayServer | undefined;
   let admin: Connection | undefined;
   try {
-    process.stderr.write('starting a throwaway MariaDB (128M buffer pool, 1 GiB redo log)…\n');
-    server = await startThrowawayServer({ innodbBufferPoolSize: '128M', innodbLogFileSize: '1G' });
-    admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
-    const [v] = await admin.query('SELECT VERSION() AS v');
-    const version = String((v as Array<{ v: string }>)[0]!.v);
-    const target: Target = { url: new URL(server.url), db: DB, table: TABLE, serverPid: server.pid };
+    const started = await smallPoolServer(DB);
+    ({ server, admin } = started);
+    const { version, target } = started;
     const extras = new Map<RunResult, Extra>();
     const once = async (c: Contender): Promise<RunResult> => {
       process.stderr.write(`  ${c.name} … `);
@@ -147,7 +138,7 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
         },
         run: async () => {
           if (c.kind === 'naive') {
-            const n = await naiveFor(admin!, () => zcatClient(target, gz.gz), o.naiveSeconds, count);
+            const n = await naiveFor(admin!, () => zcatClient(target, gz.gz), o.naiveSeconds, target);
             extra = { ...extra, rowsReached: n.rowsReached, finished: n.finished };
             return n.measured;
           }
@@ -158,7 +149,7 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
         },
         check: async () => {
           if (c.kind === 'naive') return '';
-          const n = await count(admin!);
+          const n = await countRows(admin!, target);
           return n === o.rows ? '' : `${n} rows in the table`;
         },
       });

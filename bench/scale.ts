@@ -173,9 +173,25 @@ export async function withPeakDisk<T>(dir: string, work: () => Promise<T>, every
   }
 }
 
-async function count(admin: Connection): Promise<number> {
-  const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${TABLE}`);
+/** Rows in the benchmark's table. */
+export async function countRows(admin: Connection, t: Target): Promise<number> {
+  const [c] = await admin.query(`SELECT COUNT(*) AS n FROM ${t.db}.${t.table}`);
   return Number((c as Array<{ n: unknown }>)[0]!.n);
+}
+
+/** A throwaway server with a 128 MiB buffer pool (the table far outgrows it), its admin connection and the target in `db`. */
+export async function smallPoolServer(db: string): Promise<{ server: ThrowawayServer; admin: Connection; version: string; target: Target }> {
+  process.stderr.write('starting a throwaway MariaDB (128M buffer pool, 1 GiB redo log)…\n');
+  const server = await startThrowawayServer({ innodbBufferPoolSize: '128M', innodbLogFileSize: '1G' });
+  try {
+    const admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
+    const [v] = await admin.query('SELECT VERSION() AS v');
+    const version = String((v as Array<{ v: string }>)[0]!.v);
+    return { server, admin, version, target: { url: new URL(server.url), db, table: TABLE, serverPid: server.pid } };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }
 
 /** The table's .ibd file on disk, and what information_schema says the data and index take. */
@@ -193,7 +209,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * many rows its transaction had inserted by then (INNODB_TRX, polled every
  * second). A load that ends sooner reports its whole count.
  */
-export async function naiveFor(admin: Connection, start: () => Promise<Measured>, seconds: number, count: (admin: Connection) => Promise<number>): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
+export async function naiveFor(admin: Connection, start: () => Promise<Measured>, seconds: number, t: Target): Promise<{ measured: Measured; rowsReached: number; finished: boolean }> {
   const t0 = Date.now();
   let done = false;
   const run = start().finally(() => (done = true));
@@ -220,7 +236,7 @@ export async function naiveFor(admin: Connection, start: () => Promise<Measured>
   if (!done && thread !== undefined) await admin.query(`KILL QUERY ${thread}`);
   const m = await run;
   const finished = m.code === 0;
-  if (finished) rowsReached = await count(admin);
+  if (finished) rowsReached = await countRows(admin, t);
   // Stopped on purpose: the rows reached are the result, not the exit status.
   return { measured: { ...m, code: 0, wallSeconds: finished ? m.wallSeconds : wall }, rowsReached, finished };
 }
@@ -257,12 +273,9 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
   let server: ThrowawayServer | undefined;
   let admin: Connection | undefined;
   try {
-    process.stderr.write('starting a throwaway MariaDB (128M buffer pool, 1 GiB redo log)…\n');
-    server = await startThrowawayServer({ innodbBufferPoolSize: '128M', innodbLogFileSize: '1G' });
-    admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
-    const [v] = await admin.query('SELECT VERSION() AS v');
-    const version = String((v as Array<{ v: string }>)[0]!.v);
-    const target: Target = { url: new URL(server.url), db: DB, table: TABLE, serverPid: server.pid };
+    const started = await smallPoolServer(DB);
+    ({ server, admin } = started);
+    const { version, target } = started;
     const contenders: Contender[] = [
       { name: `flatload load FILE --table T --jobs ${jobs}`, kind: 'flatload' },
       { name: 'mariadb client on a copy sorted by user_id beforehand (sorting not counted)', kind: 'sorted' },
@@ -283,7 +296,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
         },
         run: async () => {
           if (c.kind === 'naive') {
-            const n = await naiveFor(admin!, () => clientLoad(target, input.file), o.naiveSeconds, count);
+            const n = await naiveFor(admin!, () => clientLoad(target, input.file), o.naiveSeconds, target);
             extra = { ...extra, rowsReached: n.rowsReached, finished: n.finished };
             return n.measured;
           }
@@ -294,7 +307,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
         },
         check: async () => {
           if (c.kind === 'naive') return '';
-          const n = await count(admin!);
+          const n = await countRows(admin!, target);
           if (n !== o.rows) return `${n} rows in the table`;
           extra = { ...extra, onDisk: await onDisk(admin!) };
           return '';

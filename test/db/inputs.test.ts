@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
-import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, freshUserSummary, tableDigest, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
 let dir: string;
@@ -34,10 +34,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freshTable(name: string): Promise<void> {
-  await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
-  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
-}
+const freshTable = (name: string): Promise<void> => freshUserSummary(db.conn, name);
 
 const hasZstd = spawnSync('zstd', ['--version']).status === 0;
 

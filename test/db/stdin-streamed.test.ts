@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { constants, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
-import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { countRows, createTestDatabase, freshUserSummary, tableDigest, type TestDatabase } from '../support/db.js';
 import { pollUntil, running } from '../support/poll.js';
 import { watchTmp } from '../support/tmpWatch.js';
 import { spawnCli, type Spawned } from '../support/spawn.js';
@@ -40,15 +40,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freshTable(name: string): Promise<void> {
-  await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
-  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
-}
+const freshTable = (name: string): Promise<void> => freshUserSummary(db.conn, name);
 
-async function rowsIn(name: string): Promise<number> {
-  const [r] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${name}`);
-  return Number((r as Array<{ n: unknown }>)[0]!.n);
-}
+const rowsIn = (name: string): Promise<number> => countRows(db.conn, name);
 
 /** Kills a load once it has committed more than `rows` rows (it must still be running then). */
 async function killAfter(s: Spawned, table: string, rows: number): Promise<number> {

@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
-import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { countRows, createTestDatabase, freshUserSummary, tableDigest, type TestDatabase } from '../support/db.js';
 import { pollUntil, running } from '../support/poll.js';
 import { watchTmp } from '../support/tmpWatch.js';
 import { spawnCli } from '../support/spawn.js';
@@ -38,15 +38,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freshTable(name: string): Promise<void> {
-  await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
-  await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
-}
+const freshTable = (name: string): Promise<void> => freshUserSummary(db.conn, name);
 
-async function rowsIn(name: string): Promise<number> {
-  const [r] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${name}`);
-  return Number((r as Array<{ n: unknown }>)[0]!.n);
-}
+const rowsIn = (name: string): Promise<number> => countRows(db.conn, name);
 
 const hasZstd = spawnSync('zstd', ['--version']).status === 0;
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import mysql, { type Connection } from 'mysql2/promise';
+import { ddl } from '../../fixtures/generate.js';
 
 /** The server every database test talks to (set by test/run.ts or by the user). */
 export function serverUrl(): string {
@@ -63,4 +64,16 @@ export async function tableDigest(conn: Connection, table: string): Promise<{ co
   const [c] = await conn.query(`SELECT COUNT(*) AS n FROM ${table}`);
   const [s] = await conn.query(`CHECKSUM TABLE ${table} EXTENDED`);
   return { count: String((c as Array<{ n: unknown }>)[0]!.n), checksum: String((s as Array<{ Checksum: unknown }>)[0]!.Checksum) };
+}
+
+/** Drops `name` and creates it again empty, with user_summary's definition. */
+export async function freshUserSummary(conn: Connection, name: string): Promise<void> {
+  await conn.query(`DROP TABLE IF EXISTS ${name}`);
+  await conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
+}
+
+/** COUNT(*) of a table. */
+export async function countRows(conn: Connection, name: string): Promise<number> {
+  const [r] = await conn.query(`SELECT COUNT(*) AS n FROM ${name}`);
+  return Number((r as Array<{ n: unknown }>)[0]!.n);
 }
