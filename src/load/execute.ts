@@ -59,6 +59,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     mode: o.mode,
     jobs: o.jobs,
     chunkSizeBytes: o.chunkSizeBytes ?? autoChunkSize(inputSizeBytes),
+    chunkSizeGiven: o.chunkSizeBytes !== undefined,
     columns: o.columns,
     format: o.format,
     onDuplicate: o.onDuplicate,

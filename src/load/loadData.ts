@@ -1,6 +1,6 @@
 import { selectRows } from '../db/rows.js';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
-import type { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { refuseInfileRequest } from '../db/connect.js';
 import { parseLoadInfo, type LoadInfo, type ServerWarning } from './warnings.js';
 
@@ -46,7 +46,7 @@ export async function runLoadData(run: LoadDataRun): Promise<LoadDataResult> {
     infileStreamFactory: (requested: string): Readable => {
       if (requested !== run.fileToken || opened) return refuseInfileRequest(requested);
       opened = true;
-      const stream = run.open();
+      const stream = pacedBySocket(run.open(), socketOf(run.conn));
       stream.on('data', (b: Buffer) => {
         bytesSent += b.length;
         run.onBytes(b.length);
@@ -58,4 +58,41 @@ export async function runLoadData(run: LoadDataRun): Promise<LoadDataResult> {
   const warnings = info.warnings > 0 || res.warningStatus > 0 ? await showWarnings(run.conn, run.maxWarnings) : [];
   const raised = Math.max(info.warnings, res.warningStatus);
   return { info, affectedRows: res.affectedRows, warnings, warningsTruncated: raised > warnings.length, bytesSent };
+}
+
+/** The connection's socket, where mysql2 keeps it (undefined if it ever does not). */
+function socketOf(conn: PoolConnection): Writable | undefined {
+  const stream = (conn as unknown as { connection?: { stream?: Writable } }).connection?.stream;
+  return stream && typeof stream.writableNeedDrain === 'boolean' ? stream : undefined;
+}
+
+/**
+ * mysql2 writes each piece of a LOCAL INFILE stream to the socket as it comes
+ * (it pauses the stream only when the socket stops reading), so a chunk would
+ * sit whole, copied into packets, in the socket's queue. Each piece waits
+ * until the queue has drained: one piece in flight per connection.
+ */
+export function pacedBySocket(src: Readable, socket: Writable | undefined): Readable {
+  if (!socket) return src;
+  return Readable.from(
+    (async function* paced(): AsyncGenerator<Buffer> {
+      for await (const piece of src as AsyncIterable<Buffer>) {
+        if (socket.writableNeedDrain && !socket.destroyed) await drained(socket);
+        yield piece;
+      }
+    })(),
+    { objectMode: false },
+  );
+}
+
+function drained(socket: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      socket.off('drain', done);
+      socket.off('close', done);
+      resolve();
+    };
+    socket.on('drain', done);
+    socket.on('close', done);
+  });
 }

@@ -71,7 +71,7 @@ export interface MergeOptions {
 const MAX_CHUNK_BYTES = 0xffffffff;
 
 /** The merge's read windows over all runs together, unless each run's minimum (a block and the longest entry) adds up to more. */
-export const MERGE_WINDOW_BYTES = 32 << 20;
+export const MERGE_WINDOW_BYTES = 16 << 20;
 
 function defaultReadBuffer(runs: number): number {
   return Math.min(1 << 20, Math.max(64 << 10, Math.floor(MERGE_WINDOW_BYTES / Math.max(1, runs))));

@@ -11,6 +11,8 @@ export interface PlanOptions {
   mode: LoadMode;
   jobs: number | undefined;
   chunkSizeBytes: number;
+  /** --chunk-size was given: the planner keeps it (engine limits aside) instead of choosing. */
+  chunkSizeGiven?: boolean | undefined;
   columns: ColumnTarget[] | undefined;
   format: FileFormat;
   onDuplicate: DuplicateHandling;

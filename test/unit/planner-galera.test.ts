@@ -95,10 +95,10 @@ interface PlanCase {
 
 const PLANS: PlanCase[] = [
   {
-    name: 'default 2 GiB write-set limit: the chunk size stays, the plan still says why it fits',
+    name: 'default 2 GiB write-set limit: the merged chunks stay at 16 MiB, the plan still says why they fit',
     facts: () => on('user_summary', 'InnoDB', 'us.tsv'),
     order: 'key',
-    chunkSizeBytes: 64 * MiB,
+    chunkSizeBytes: 16 * MiB,
     chunkMaxRecords: 'none',
     reasons: [/^Galera node node1 of cluster flatload: 3 nodes, Primary, Synced/, /chunks are cut at 67108864 bytes, at most half of the 1789569705 input bytes that fit \(wsrep_max_ws_rows=0: no row limit\)/, /no empty-table bulk insert/, /one node, the others are failover targets/, /1213.*1047.*wsrep_sync_wait=1/],
     noWarning: [/Total Order Isolation/],
@@ -142,7 +142,7 @@ const PLANS: PlanCase[] = [
   {
     name: 'pre-assigned keys: explicit values, the nodes’ increment/offset does not apply to them',
     facts: () => on('user3', 'InnoDB', 'u3.tsv (no id)', { autoIncrementOffset: 2 }),
-    chunkSizeBytes: 64 * MiB,
+    chunkSizeBytes: 16 * MiB,
     chunkMaxRecords: 'none',
     reasons: [/id is pre-assigned by flatload .*auto_increment_increment=3, auto_increment_offset=2 \(set per node by wsrep_auto_increment_control\) only shapes values a node generates/],
     after: [/ALTER TABLE `flatload_test`.`user3` AUTO_INCREMENT = /],
@@ -159,7 +159,7 @@ const PLANS: PlanCase[] = [
     name: 'mode replace: TRUNCATE is DDL too, said as a reason, not a warning',
     facts: () => on('user_summary', 'InnoDB', 'us.tsv'),
     options: { mode: 'replace' },
-    chunkSizeBytes: 64 * MiB,
+    chunkSizeBytes: 16 * MiB,
     chunkMaxRecords: 'none',
     reasons: [/the plan's DDL \(truncate\) runs as Total Order Isolation/],
     noWarning: [/Total Order Isolation/],

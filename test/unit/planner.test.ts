@@ -834,3 +834,21 @@ describe('--on-duplicate ignore caps a chunk at the warnings the server lists', 
     assert.equal(planLoad(facts, opts({ onDuplicate: 'ignore' })).chunkMaxRecords, undefined);
   });
 });
+
+describe('key-ordered chunks are cut at 16 MiB unless --chunk-size says otherwise', () => {
+  // [order asked, --chunk-size given, automatic size, chunk size planned, order planned]
+  const cases: Array<['key' | 'file', boolean, number, number, 'key' | 'file']> = [
+    ['key', false, 64 * 1024 * 1024, 16 * 1024 * 1024, 'key'],
+    ['key', false, 8 * 1024 * 1024, 8 * 1024 * 1024, 'key'],
+    ['key', true, 64 * 1024 * 1024, 64 * 1024 * 1024, 'key'],
+    ['file', false, 64 * 1024 * 1024, 64 * 1024 * 1024, 'file'],
+  ];
+  for (const [order, given, size, planned, kind] of cases) {
+    test(`--order ${order}, ${given ? '--chunk-size' : 'automatic'} ${size >> 20} MiB: ${planned >> 20} MiB`, () => {
+      const plan = planLoad(maria('user_summary', 'InnoDB', 'us.tsv'), opts({ order, chunkSizeBytes: size, chunkSizeGiven: given }));
+      assert.equal(plan.order.kind, kind);
+      assert.equal(plan.chunkSizeBytes, planned);
+      assert.equal(plan.reasons.some((r) => /^chunks of 16\.0 MiB \(not 64\.0 MiB\): a key-ordered chunk is built in memory/.test(r)), planned !== size);
+    });
+  }
+});
