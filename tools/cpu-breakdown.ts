@@ -1,0 +1,87 @@
+/**
+ * Where a load's client CPU goes: sums the self time of a V8 CPU profile
+ * (`node --cpu-prof`) into the stages of the pipeline, per GB of input.
+ *
+ *   node --cpu-prof --cpu-prof-dir=prof dist/src/cli/main.js load FILE --table T --jobs 2
+ *   node --import tsx tools/cpu-breakdown.ts prof/*.cpuprofile --bytes $(stat -c %s FILE)
+ *
+ * A profile covers JavaScript and the native calls it makes on its thread;
+ * GC helper threads, libuv's file I/O threads and the kernel's side of the
+ * socket are not in it, which is why the total is below the process's CPU.
+ */
+import { readFileSync } from 'node:fs';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** [stage, test on "functionName url"] in order: the first match names a sample's stage. */
+export const STAGES: Array<[string, RegExp]> = [
+  ['idle (waiting for the server or the disk)', /^\(idle\) /],
+  ['garbage collection', /^\(garbage collector\) /],
+  ['start-up (module loading and compiling)', /node:internal\/(modules|bootstrap)|^(compileSourceTextModule|wrapSafe|compileFunction|compileForInternalLoader) /],
+  ['run compression (zstd)', /^(compressBlock|encodeSync) |\/order\/codec\.js.*compress/],
+  ['run decompression (zstd)', /^(decompressBlock|decodeSync) /],
+  ['gathering records into key order (run writing)', /\/order\/runFile\.js/],
+  ['key parsing', /\/order\/key\.js|^(integerKeys|plainInteger) /],
+  ['sorting keys', /^(sortIntegers|radixSort\w*|sortChunk|sortRun) |\/order\/(radix|sortChunk|sortRun|sorters|temporal)\.js/],
+  ['merging (cursors, heap, chunk assembly)', /\/order\/(merge|cursor|heap|copy|runs|split|manifest|spillDir)\.js|\/load\/orderedInput\.js/],
+  ['planning (sampling the input, reading the server)', /\/(introspect|plan)\/|^isUtf8 /],
+  ['scanning for record boundaries', /\/chunking\//],
+  ['hashing the input (identity, chunk checks)', /crypto|^(update|digest) node:internal\/crypto/],
+  ['packet assembly and sending (mysql2, socket)', /node_modules\/mysql2|\/load\/(loadData|loadDataExecutor)\.js|^(writeBuffer|writev|writeGeneric|_copyActual|onwrite) |node:(net|internal\/stream_base_commons)/],
+  ['file reads', /^(read|fstat|open|close|openFileHandle|readFileHandle) |node:internal\/fs/],
+  ['bookkeeping (checkpoint, progress, report)', /\/(checkpoint|report|job)\/|node_modules\/cli-progress/],
+  ['streams and the event loop', /node:internal\/(streams|process|timers|event_target|async_hooks)|node:events|^\(program\) /],
+];
+
+export function stageOf(functionName: string, url: string): string {
+  const name = `${functionName || '(anonymous)'} ${url}`;
+  for (const [stage, re] of STAGES) if (re.test(name)) return stage;
+  return 'other';
+}
+
+/** Microseconds of self time per stage. */
+export function breakdown(p: Profile): Map<string, number> {
+  const byId = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
+  const out = new Map<string, number>();
+  for (let i = 0; i < p.samples.length; i++) {
+    const cf = byId.get(p.samples[i]!);
+    if (!cf) continue;
+    const stage = stageOf(cf.functionName, cf.url);
+    out.set(stage, (out.get(stage) ?? 0) + (p.timeDeltas[i] ?? 0));
+  }
+  return out;
+}
+
+function main(argv: string[]): void {
+  const at = argv.indexOf('--bytes');
+  const bytes = at >= 0 ? Number(argv[at + 1]) : NaN;
+  const files = argv.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1));
+  if (files.length === 0 || !(bytes > 0)) throw new Error('usage: node --import tsx tools/cpu-breakdown.ts PROFILE... --bytes INPUT_BYTES');
+  const total = new Map<string, number>();
+  for (const f of files) for (const [k, v] of breakdown(JSON.parse(readFileSync(f, 'utf8')) as Profile)) total.set(k, (total.get(k) ?? 0) + v);
+  const busy = [...total].filter(([k]) => !k.startsWith('idle')).reduce((a, [, v]) => a + v, 0);
+  const gb = bytes / 1e9;
+  console.log('| stage | CPU s | s per GB | share of busy |');
+  console.log('|---|---:|---:|---:|');
+  for (const [k, v] of [...total].sort((a, b) => b[1] - a[1])) {
+    if (k.startsWith('idle')) continue;
+    console.log(`| ${k} | ${(v / 1e6).toFixed(2)} | ${(v / 1e6 / gb).toFixed(2)} | ${((100 * v) / busy).toFixed(1)}% |`);
+  }
+  console.log(`| all busy samples | ${(busy / 1e6).toFixed(2)} | ${(busy / 1e6 / gb).toFixed(2)} | 100% |`);
+  const idle = total.get(STAGES[0]![0]) ?? 0;
+  console.log(`\n(idle on the profiled thread: ${(idle / 1e6).toFixed(2)} s)`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) main(process.argv.slice(2));
