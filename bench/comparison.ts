@@ -185,7 +185,7 @@ async function runScenario(sc: Scenario, server: { url: URL; pid: number | undef
       },
     });
     const plan = c.role === 'flatload' || c.role === 'old' ? planOf(r.measured) : '';
-    process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s${plan ? ` (${plan})` : ''}` : `FAILED ${r.note}`} [load ${r.load1.toFixed(1)}, settled in ${r.settled.seconds.toFixed(1)} s]\n`);
+    process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s${plan ? ` (${plan})` : ''}` : `FAILED ${r.note}`} [load ${r.load1.toFixed(2)}, settled in ${r.settled.seconds.toFixed(1)} s]\n`);
     return r;
   };
   process.stderr.write(`${sc.title}:\n`);

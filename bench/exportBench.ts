@@ -193,7 +193,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<string> {
           return got === reference ? '' : `content ${got}, expected ${reference}`;
         },
       });
-      process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`} [load ${r.load1.toFixed(1)}]\n`);
+      process.stderr.write(`${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`} [load ${r.load1.toFixed(2)}]\n`);
       return r;
     };
     const series = await inRounds(competitors, o.repeat, once);

@@ -83,5 +83,5 @@ export const runsHeading = (rounds: number): string => `median s [min–max] (${
 
 export function loadRange(runs: RunResult[]): string {
   const l = runs.map((r) => r.load1);
-  return l.length ? `${Math.min(...l).toFixed(1)}–${Math.max(...l).toFixed(1)}` : '';
+  return l.length ? `${Math.min(...l).toFixed(2)}–${Math.max(...l).toFixed(2)}` : '';
 }

@@ -339,7 +339,7 @@ export const MERGED_CHUNK_BYTES = 16 * 1024 * 1024;
 /**
  * A key-ordered chunk is the merge's output, held in memory from the merge to
  * its commit, (streams + 1) at a time: cut at 16 MiB, the client's memory
- * stays flat with the input, where 64 MiB chunks held 200 MB more.
+ * stays flat with the input (docs/ordering.md §6). A resume keeps its stored plan's size.
  */
 function capMergedChunks(ctx: Ctx, d: EngineDecision): void {
   if (ctx.order.kind !== 'key' || ctx.options.chunkSizeGiven === true || d.chunkSizeBytes <= MERGED_CHUNK_BYTES) return;
