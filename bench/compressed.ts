@@ -7,11 +7,10 @@
  * `zcat FILE | mariadb … LOAD DATA LOCAL INFILE '/dev/stdin'` stopped after
  * --naive-seconds (rows reached).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Connection } from 'mysql2/promise';
-import { ddl } from '../fixtures/generate.js';
 import type { ThrowawayServer } from '../src/devserver/server.js';
 import { FlatloadError } from '../src/errors/index.js';
 import { flatloadLoad, type Target } from './competitors.js';
@@ -19,8 +18,8 @@ import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
 import { formatEstimate } from './quiet.js';
 import { machineDescription } from './report.js';
-import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
-import { cachedInput, cachePaths, countRows, naiveFor, smallPoolServer, withPeakDisk } from './scale.js';
+import { formatRuns, inRounds, medianOf, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
+import { cachedInput, cachePaths, countRows, freshRun, mb, naiveFor, runLine, smallPoolServer, withPeakDisk, type RunExtra } from './scale.js';
 
 const DB = 'flatload_gz';
 
@@ -103,12 +102,6 @@ interface Contender {
   kind: 'plain' | 'gz' | 'naive';
 }
 
-interface Extra {
-  peakTmpBytes: number | null;
-  rowsReached: number | null;
-  finished: boolean;
-}
-
 /** Runs the rounds (and the naive pipe once) and returns the section's text (also printed, and written unless o.write is false). */
 export async function runCompressedBench(o: CompressedOptions): Promise<string> {
   const t0 = Date.now();
@@ -122,20 +115,16 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
     const started = await smallPoolServer(DB);
     ({ server, admin } = started);
     const { version, target } = started;
-    const extras = new Map<RunResult, Extra>();
+    const extras = new Map<RunResult, RunExtra>();
     const once = async (c: Contender): Promise<RunResult> => {
       process.stderr.write(`  ${c.name} … `);
       const tmp = join(work, `tmpdir-${c.kind}`);
-      let extra: Extra = { peakTmpBytes: null, rowsReached: null, finished: true };
+      let extra: RunExtra = { peakTmpBytes: null, rowsReached: null, finished: true };
       const r = await settledRun({
         label: `compressed: ${c.name}`,
         admin: admin!,
         serverPid: server!.pid,
-        prepare: async () => {
-          await admin!.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl('user_summary')} ENGINE=InnoDB`);
-          rmSync(tmp, { recursive: true, force: true });
-          mkdirSync(tmp);
-        },
+        prepare: () => freshRun(admin!, DB, tmp),
         run: async () => {
           if (c.kind === 'naive') {
             const n = await naiveFor(admin!, () => zcatClient(target, gz.gz), o.naiveSeconds, target);
@@ -154,10 +143,7 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
         },
       });
       extras.set(r, extra);
-      const m = r.measured;
-      process.stderr.write(
-        `${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`}${extra.rowsReached !== null ? `, ${extra.rowsReached.toLocaleString('en-US')} rows reached${extra.finished ? ' (finished)' : ''}` : ''}${m.clientPeakRssBytes !== null ? `, peak RSS ${mb(m.clientPeakRssBytes)}` : ''}${extra.peakTmpBytes !== null ? `, peak --tmpdir ${mb(extra.peakTmpBytes)}` : ''} [load ${r.load1.toFixed(2)} at start]\n`,
-      );
+      process.stderr.write(runLine(r, extra));
       return r;
     };
     const flags = `--table T --jobs ${jobs}`;
@@ -183,20 +169,14 @@ export async function runCompressedBench(o: CompressedOptions): Promise<string> 
   }
 }
 
-const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
 /** The input's sizes: a tenth of a MB shows a small run's compression too. */
 const mb1 = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
-
-function med(xs: Array<number | null>): number | null {
-  const ok = xs.filter((x): x is number => x !== null);
-  return ok.length ? median(ok) : null;
-}
 
 interface RenderInput {
   o: CompressedOptions;
   jobs: number;
   series: Series<Contender>[];
-  extras: Map<RunResult, Extra>;
+  extras: Map<RunResult, RunExtra>;
   plainBytes: number;
   gzBytes: number;
   version: string;
@@ -222,9 +202,9 @@ function renderCompressed(r: RenderInput): string {
   ];
   for (const s of series) {
     const ex = s.runs.map((x) => extras.get(x));
-    const cpu = med(s.runs.map((x) => x.measured.clientCpuSeconds));
-    const rss = med(s.runs.map((x) => x.measured.clientPeakRssBytes));
-    const tmpPeak = med(ex.map((e) => e?.peakTmpBytes ?? null));
+    const cpu = medianOf(s.runs.map((x) => x.measured.clientCpuSeconds));
+    const rss = medianOf(s.runs.map((x) => x.measured.clientPeakRssBytes));
+    const tmpPeak = medianOf(ex.map((e) => e?.peakTmpBytes ?? null));
     const loadAt = s.runs.map((x) => x.load1.toFixed(2)).join(', ');
     const rssCell = rss !== null ? mb(rss) : '–';
     const cpuCell = cpu !== null ? cpu.toFixed(1) : '–';

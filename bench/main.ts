@@ -102,6 +102,15 @@ function modeOf(): Mode | 'compressed' {
 /** --memory is sized by --memory-gb, not rows. */
 const DEFAULT_ROWS: Record<Mode | 'compressed', string> = { comparison: '3000000', strategies: '1000000', cluster: '300000', engines: '1000000', export: '2000000', memory: '1', scale: '200000000', compressed: '10000000' };
 
+/** What a mode prints before it waits for a quiet machine: its estimated duration (--scale and --compressed also what their cache holds and the disk they need). */
+function preamble(mode: Mode | 'compressed', p: { rows: number; repeat: number; naiveSeconds: number; cacheDir: string; only: ScenarioId[]; baseline: boolean }): string {
+  if (mode === 'compressed') return compressedPreamble(p);
+  if (mode === 'scale') return scalePreamble(p);
+  const est = estimateSeconds({ mode, rows: p.rows, repeat: p.repeat, only: p.only, baseline: p.baseline, naiveSeconds: p.naiveSeconds, memoryGB: Number(args['memory-gb']) });
+  const what = mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${p.rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${p.repeat} round${p.repeat === 1 ? '' : 's'}`}`;
+  return `estimated duration: ${formatEstimate(est)} (${mode}, ${what}; rough, from per-row rates on a 2-core machine)`;
+}
+
 async function main(): Promise<void> {
   if (args.help) {
     process.stdout.write(USAGE);
@@ -120,24 +129,15 @@ async function main(): Promise<void> {
   for (const s of only) if (!(SCENARIOS as readonly string[]).includes(s)) throw new FlatloadError('USAGE', `--only: "${s}" is not one of ${SCENARIOS.join(', ')}`);
   const naiveSeconds = positive('naive-seconds', args['naive-seconds'] ?? (mode === 'compressed' ? '120' : '300'));
   const cacheDir = args.cache ?? join(tmpdir(), 'flatload-bench-cache');
-  if (mode === 'compressed') {
-    // Its own preamble: it knows what its cache already holds.
-    process.stderr.write(`${compressedPreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
-    session.force = args.force;
-    session.waitSeconds = Number(args['wait-quiet']);
-    const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
-    process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
-    await runCompressedBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
-    return;
-  }
-  const est = estimateSeconds({ mode, rows, repeat, only: only as ScenarioId[], baseline: baseline !== undefined, naiveSeconds, memoryGB: Number(args['memory-gb']) });
-  // --scale's knows what its cache already holds, and what disk it needs.
-  if (mode === 'scale') process.stderr.write(`${scalePreamble({ rows, repeat, naiveSeconds, cacheDir })}\n`);
-  else process.stderr.write(`estimated duration: ${formatEstimate(est)} (${mode}, ${mode === 'memory' ? `${args['memory-gb']} GB, one run per input` : `${rows.toLocaleString('en-US')} rows, ${mode === 'engines' ? 'one run per variant' : `${repeat} round${repeat === 1 ? '' : 's'}`}`}; rough, from per-row rates on a 2-core machine)\n`);
+  process.stderr.write(`${preamble(mode, { rows, repeat, naiveSeconds, cacheDir, only: only as ScenarioId[], baseline: baseline !== undefined })}\n`);
   session.force = args.force;
   session.waitSeconds = Number(args['wait-quiet']);
   const load = await waitQuiet({ waitSeconds: Number(args['wait-quiet']), force: args.force });
   process.stderr.write(`1-minute load average at start: ${load.toFixed(2)}\n`);
+  if (mode === 'compressed') {
+    await runCompressedBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
+    return;
+  }
   if (mode === 'scale') {
     await runScaleBench({ rows, repeat, naiveSeconds, cacheDir, write: !args['no-write'], root, cli, jobs: positive('jobs', args.jobs) });
     return;

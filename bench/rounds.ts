@@ -28,6 +28,12 @@ export function median(xs: number[]): number {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
+/** The median of the figures a run measured (nulls, not measured, left out); null when none was. */
+export function medianOf(xs: Array<number | null>): number | null {
+  const ok = xs.filter((x): x is number => x !== null);
+  return ok.length ? median(ok) : null;
+}
+
 export interface RunSteps {
   /** Names the run in the session's record of load averages at start (quiet.ts). */
   label?: string;

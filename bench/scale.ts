@@ -21,7 +21,7 @@ import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
 import { formatEstimate, QUIET_LOAD, session } from './quiet.js';
 import { machineDescription } from './report.js';
-import { formatRuns, inRounds, median, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
+import { formatRuns, inRounds, median, medianOf, runsHeading, settledRun, type RunResult, type Series } from './rounds.js';
 
 const DB = 'flatload_scale';
 const TABLE = 'user_summary';
@@ -246,14 +246,10 @@ interface Contender {
   kind: 'flatload' | 'sorted' | 'naive';
 }
 
-interface Extra {
-  peakTmpBytes: number | null;
+interface Extra extends RunExtra {
   onDisk: { fileBytes: number | null; schemaBytes: number } | null;
-  rowsReached: number | null;
-  finished: boolean;
 }
 
-/** Runs the rounds and returns the section's text (also printed, and written unless o.write is false). */
 /** What --scale prints before it waits for a quiet machine: its estimated duration and the disk it needs. */
 export function scalePreamble(o: Pick<ScaleOptions, 'rows' | 'repeat' | 'naiveSeconds' | 'cacheDir'>): string {
   const cached = { file: readMeta(cachePaths(o.cacheDir, o.rows).unsorted) !== undefined, sorted: readMeta(cachePaths(o.cacheDir, o.rows).sorted) !== undefined };
@@ -263,6 +259,27 @@ export function scalePreamble(o: Pick<ScaleOptions, 'rows' | 'repeat' | 'naiveSe
   ].join('\n');
 }
 
+/** An empty `user_summary` table in `db` and an empty `tmp`: every run starts from the same state. */
+export async function freshRun(admin: Connection, db: string, tmp: string): Promise<void> {
+  await admin.query(`DROP DATABASE IF EXISTS ${db}; CREATE DATABASE ${db}; USE ${db}; ${ddl('user_summary')} ENGINE=InnoDB`);
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp);
+}
+
+/** What a run measured beyond its time: the naive load's rows reached, flatload's peak --tmpdir. */
+export interface RunExtra {
+  peakTmpBytes: number | null;
+  rowsReached: number | null;
+  finished: boolean;
+}
+
+/** The progress line printed after a run's name. */
+export function runLine(r: RunResult, extra: RunExtra): string {
+  const m = r.measured;
+  return `${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`}${extra.rowsReached !== null ? `, ${extra.rowsReached.toLocaleString('en-US')} rows reached${extra.finished ? ' (finished)' : ''}` : ''}${m.clientPeakRssBytes !== null ? `, peak RSS ${mb(m.clientPeakRssBytes)}` : ''}${extra.peakTmpBytes !== null ? `, peak --tmpdir ${mb(extra.peakTmpBytes)}` : ''} [load ${r.load1.toFixed(2)} at start]\n`;
+}
+
+/** Runs the rounds and returns the section's text (also printed, and written unless o.write is false). */
 export async function runScaleBench(o: ScaleOptions): Promise<string> {
   const t0 = Date.now();
   const jobs = o.jobs ?? 2;
@@ -289,11 +306,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
         label: `scale: ${c.name}`,
         admin: admin!,
         serverPid: server!.pid,
-        prepare: async () => {
-          await admin!.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl('user_summary')} ENGINE=InnoDB`);
-          rmSync(tmp, { recursive: true, force: true });
-          mkdirSync(tmp);
-        },
+        prepare: () => freshRun(admin!, DB, tmp),
         run: async () => {
           if (c.kind === 'naive') {
             const n = await naiveFor(admin!, () => clientLoad(target, input.file), o.naiveSeconds, target);
@@ -314,10 +327,7 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
         },
       });
       extras.set(r, extra);
-      const m = r.measured;
-      process.stderr.write(
-        `${r.ok ? `${r.seconds.toFixed(2)} s` : `FAILED ${r.note}`}${extra.rowsReached !== null ? `, ${extra.rowsReached.toLocaleString('en-US')} rows reached${extra.finished ? ' (finished)' : ''}` : ''}${m.clientPeakRssBytes !== null ? `, peak RSS ${mb(m.clientPeakRssBytes)}` : ''}${extra.peakTmpBytes !== null ? `, peak --tmpdir ${mb(extra.peakTmpBytes)}` : ''} [load ${r.load1.toFixed(2)} at start]\n`,
-      );
+      process.stderr.write(runLine(r, extra));
       return r;
     };
     const series = await inRounds(contenders, o.repeat, once);
@@ -336,13 +346,8 @@ export async function runScaleBench(o: ScaleOptions): Promise<string> {
   }
 }
 
-const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
+export const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
 const gb = (b: number): string => (b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : mb(b));
-
-function med(xs: Array<number | null>): number | null {
-  const ok = xs.filter((x): x is number => x !== null);
-  return ok.length ? median(ok) : null;
-}
 
 interface RenderInput {
   o: ScaleOptions;
@@ -361,7 +366,7 @@ function renderScale(r: RenderInput): string {
   const { o, series, extras, inputBytes } = r;
   const perGB = inputBytes / 1e9;
   const loads = series.flatMap((s) => s.runs.map((x) => x.load1));
-  const flDisk = med((series.find((s) => s.item.kind === 'flatload')?.runs ?? []).map((x) => extras.get(x)?.onDisk?.fileBytes ?? null));
+  const flDisk = medianOf((series.find((s) => s.item.kind === 'flatload')?.runs ?? []).map((x) => extras.get(x)?.onDisk?.fileBytes ?? null));
   const pool = 128 * 2 ** 20;
   const poolNote =
     flDisk === null ? 'as on a production server loading a multi-GB export' : flDisk > pool ? `the table ends ${(flDisk / pool).toFixed(1)}× its size, as on a production server loading a multi-GB export` : 'at this size the table still fits it';
@@ -377,11 +382,11 @@ function renderScale(r: RenderInput): string {
   ];
   for (const s of series) {
     const ex = s.runs.map((x) => extras.get(x));
-    const cpu = med(s.runs.map((x) => x.measured.clientCpuSeconds));
-    const rss = med(s.runs.map((x) => x.measured.clientPeakRssBytes));
-    const srv = med(s.runs.map((x) => x.measured.serverCpuSeconds));
-    const tmpPeak = med(ex.map((e) => e?.peakTmpBytes ?? null));
-    const disk = med(ex.map((e) => e?.onDisk?.fileBytes ?? null));
+    const cpu = medianOf(s.runs.map((x) => x.measured.clientCpuSeconds));
+    const rss = medianOf(s.runs.map((x) => x.measured.clientPeakRssBytes));
+    const srv = medianOf(s.runs.map((x) => x.measured.serverCpuSeconds));
+    const tmpPeak = medianOf(ex.map((e) => e?.peakTmpBytes ?? null));
+    const disk = medianOf(ex.map((e) => e?.onDisk?.fileBytes ?? null));
     const loadAt = s.runs.map((x) => x.load1.toFixed(2)).join(', ');
     if (s.item.kind === 'naive') {
       const reached = ex.map((e) => e?.rowsReached ?? 0);
