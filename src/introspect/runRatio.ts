@@ -1,4 +1,5 @@
 import { compressBlock, RUN_BLOCK_BYTES } from '../order/codec.js';
+import { putVarint } from '../order/runFile.js';
 
 /**
  * How the sorted runs' codec shrinks the sample laid out as a run would be:
@@ -14,9 +15,9 @@ export function sampleRunRatio(head: Buffer, records: ReadonlyArray<{ offset: nu
   const meta = Buffer.alloc(records.length * 15);
   let pos = 0;
   for (const i of shuffled(records.length)) {
-    pos = varint(meta, pos, records[i]!.offset - first);
-    pos = varint(meta, pos, records[i]!.length);
-    pos = varint(meta, pos, i);
+    pos = putVarint(meta, pos, records[i]!.offset - first);
+    pos = putVarint(meta, pos, records[i]!.length);
+    pos = putVarint(meta, pos, i);
   }
   const raw = body.length + pos;
   return raw === 0 ? undefined : (packed(body) + packed(meta.subarray(0, pos))) / raw;
@@ -26,15 +27,6 @@ function packed(section: Buffer): number {
   let n = 0;
   for (let p = 0; p < section.length; p += RUN_BLOCK_BYTES) n += compressBlock(section.subarray(p, p + RUN_BLOCK_BYTES)).length;
   return n;
-}
-
-function varint(out: Buffer, pos: number, v: number): number {
-  while (v >= 0x80) {
-    out[pos++] = (v & 0x7f) | 0x80;
-    v = Math.floor(v / 128);
-  }
-  out[pos++] = v;
-  return pos;
 }
 
 /** 0..n-1 in a fixed pseudo-random order (the same sample always gives the same ratio). */

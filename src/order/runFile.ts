@@ -197,7 +197,8 @@ export function spillError(err: unknown, path: string): FlatloadError {
   }, { cause: err });
 }
 
-function putVarint(buf: Buffer, pos: number, v: number): number {
+/** A meta entry's number as a run stores it (LEB128, 7 bits a byte, low bits first); returns the next position. */
+export function putVarint(buf: Buffer, pos: number, v: number): number {
   while (v >= 0x80) {
     buf[pos++] = (v & 0x7f) | 0x80;
     v >>>= 7;
