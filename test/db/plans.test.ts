@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ddl, fileColumns, generateToFile, type FixtureTable, type GenerateOptions } from '../../fixtures/generate.js';
 import { runCli } from '../support/cli.js';
-import { createTestDatabase, hasRocksdb, tableDigest, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, freshUserSummary, hasRocksdb, tableDigest, type TestDatabase } from '../support/db.js';
 import { spillBytesEstimate } from '../../src/order/spillDir.js';
 
 let db: TestDatabase;
@@ -269,9 +269,7 @@ describe('a --tmpdir with room for the compressed runs only', () => {
       return;
     }
     const name = 'i_us_small_tmp';
-    await db.conn.query(`DROP TABLE IF EXISTS \`${name}\``);
-    await db.conn.query(`DROP TABLE IF EXISTS \`${name}_ref\``);
-    for (const tbl of [name, `${name}_ref`]) await db.conn.query(`${ddl('user_summary')} ENGINE=InnoDB`.replace(/CREATE TABLE \S+/, `CREATE TABLE \`${tbl}\``));
+    for (const tbl of [name, `${name}_ref`]) await freshUserSummary(db.conn, `\`${tbl}\``, 'InnoDB');
     await db.conn.query(`LOAD DATA INFILE ? INTO TABLE \`${name}_ref\``, [file]);
     const args = [file, '--table', name, '--order', 'key', '--sort-memory', '0', '--tmpdir', small];
     const plan = await runCli(['plan', ...args], { env: { DATABASE_URL: db.url } });

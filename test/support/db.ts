@@ -66,10 +66,10 @@ export async function tableDigest(conn: Connection, table: string): Promise<{ co
   return { count: String((c as Array<{ n: unknown }>)[0]!.n), checksum: String((s as Array<{ Checksum: unknown }>)[0]!.Checksum) };
 }
 
-/** Drops `name` and creates it again empty, with user_summary's definition. */
-export async function freshUserSummary(conn: Connection, name: string): Promise<void> {
+/** Drops `name` and creates it again empty, with user_summary's definition (in `engine` if given, else the server's default). */
+export async function freshUserSummary(conn: Connection, name: string, engine?: string): Promise<void> {
   await conn.query(`DROP TABLE IF EXISTS ${name}`);
-  await conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
+  await conn.query(`${ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`)}${engine ? ` ENGINE=${engine}` : ''}`);
 }
 
 /** COUNT(*) of a table. */
