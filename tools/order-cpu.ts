@@ -1,7 +1,8 @@
 /**
  * CPU-seconds (user+sys) of ordering a tab-separated file by its first field
  * as an integer (the user_summary files of the benchmarks), with no server: the cut, the runs (one sort thread), the
- * merge into 16 MiB chunks. Start-up and module loading are not counted.
+ * merge into chunks of the key ranges of about 16 MiB a load plans (planRanges), whose sizes it prints too. Start-up
+ * and module loading are not counted.
  *
  *   node --import tsx tools/order-cpu.ts FILE
  */
@@ -13,6 +14,7 @@ import { cutChunks } from '../src/chunking/cut.js';
 import type { KeyContext } from '../src/order/key.js';
 import { mergeRuns } from '../src/order/merge.js';
 import { fileChunkReader, generateRuns, runChunkBytes } from '../src/order/runs.js';
+import { planRanges } from '../src/order/split.js';
 import { SpillDir } from '../src/order/spillDir.js';
 
 const file = process.argv[2];
@@ -41,14 +43,20 @@ try {
   const reader = await fileChunkReader(file);
   const set = await generateRuns(chunks, { key: ctx, spill, identity: 'order-cpu', read: reader.read });
   const runs = seconds(process.cpuUsage(t0));
+  const target = 16 << 20;
+  const cuts = (await planRanges(set, target)).slice(1).map((r) => r.lo!);
   let records = 0;
-  for await (const c of mergeRuns(set, { targetBytes: 16 << 20 })) {
+  const sizes: number[] = [];
+  for await (const c of mergeRuns(set, { targetBytes: target, cuts })) {
     records += c.records;
+    sizes.push(c.bytes.length / target);
     c.release();
   }
+  sizes.sort((x, y) => x - y);
+  const at = (q: number): string => (sizes[Math.min(sizes.length - 1, Math.floor(q * sizes.length))] ?? 0).toFixed(3);
   await reader.close();
   const all = seconds(process.cpuUsage(t0));
-  console.log(`${records} records, ${(size / 1e9).toFixed(3)} GB: runs ${runs.toFixed(2)} s, merge ${(all - runs).toFixed(2)} s, ordering ${all.toFixed(2)} CPU-seconds (${(all / (size / 1e9)).toFixed(1)} per GB)`);
+  console.log(`${records} records, ${(size / 1e9).toFixed(3)} GB: runs ${runs.toFixed(2)} s, merge ${(all - runs).toFixed(2)} s, ordering ${all.toFixed(2)} CPU-seconds (${(all / (size / 1e9)).toFixed(1)} per GB); ${set.runs.length} runs, ${sizes.length} chunks of the target x min ${at(0)}, median ${at(0.5)}, max ${at(1)}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,9 +1,9 @@
-import { compressBlock, RUN_BLOCK_BYTES } from '../order/codec.js';
+import { blockBytesOf, compressBlock } from '../order/codec.js';
 import { putVarint } from '../order/runFile.js';
 
 /**
  * How the sorted runs' codec shrinks the sample laid out as a run would be:
- * its records in 64 KiB blocks, then their meta entries (varint offset,
+ * its records in blocks, then their meta entries (varint offset,
  * length, line) in a shuffled order, as a sort of unordered input leaves
  * them. Compressed bytes over raw bytes; undefined for an empty sample.
  */
@@ -20,12 +20,12 @@ export function sampleRunRatio(head: Buffer, records: ReadonlyArray<{ offset: nu
     pos = putVarint(meta, pos, i);
   }
   const raw = body.length + pos;
-  return raw === 0 ? undefined : (packed(body) + packed(meta.subarray(0, pos))) / raw;
+  return raw === 0 ? undefined : (packed(body, blockBytesOf('records')) + packed(meta.subarray(0, pos), blockBytesOf('meta'))) / raw;
 }
 
-function packed(section: Buffer): number {
+function packed(section: Buffer, block: number): number {
   let n = 0;
-  for (let p = 0; p < section.length; p += RUN_BLOCK_BYTES) n += compressBlock(section.subarray(p, p + RUN_BLOCK_BYTES)).length;
+  for (let p = 0; p < section.length; p += block) n += compressBlock(section.subarray(p, p + block)).length;
   return n;
 }
 

@@ -3,7 +3,7 @@ import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
 import { viewOf } from './copy.js';
 import { readAt, type RunBlocks, type RunPosition } from './runFile.js';
-import { decompressBlock, RUN_BLOCK_BYTES } from './codec.js';
+import { blockBytesOf, decompressBlock, RUN_BLOCK_BYTES } from './codec.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
 export interface RunShape {
@@ -49,8 +49,8 @@ function varintAt(buf: Buffer, p: number): number {
 }
 
 /** The smallest window that always has room for a whole block beside the longest entry it keeps. */
-export function windowBytes(want: number, maxEntry: number): number {
-  return Math.max(want, RUN_BLOCK_BYTES + maxEntry);
+export function windowBytes(want: number, maxEntry: number, block: number): number {
+  return Math.max(want, block + maxEntry);
 }
 
 /**
@@ -86,6 +86,8 @@ class Window {
     readonly file: string,
     /** Where the section's blocks are in the file. */
     private readonly blockAt: Float64Array,
+    /** The section's uncompressed block size. */
+    private readonly block: number,
     private readonly packed: PackedBuffer,
   ) {
     this.buf = Buffer.allocUnsafe(size);
@@ -111,8 +113,8 @@ class Window {
     this.fill = keep;
     const at = this.filePos + keep;
     if (at >= this.sectionEnd) return;
-    const first = Math.floor(at / RUN_BLOCK_BYTES);
-    const skip = at - first * RUN_BLOCK_BYTES;
+    const first = Math.floor(at / this.block);
+    const skip = at - first * this.block;
     const room = this.buf.length - keep;
     let last = first;
     let bytes = this.blockLength(first) - skip;
@@ -129,7 +131,7 @@ class Window {
   }
 
   private blockLength(b: number): number {
-    return Math.min(RUN_BLOCK_BYTES, this.sectionEnd - b * RUN_BLOCK_BYTES);
+    return Math.min(this.block, this.sectionEnd - b * this.block);
   }
 }
 
@@ -186,9 +188,11 @@ export class RunCursor {
     packed = new PackedBuffer(),
   ) {
     this.ordinal = from.ordinal - 1;
-    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes), from.recPos, run.recordBytes, run.file, blocks.records, packed);
+    const recBlock = blockBytesOf('records');
+    const metaBlock = blockBytesOf('meta');
+    this.rec = new Window(metaOnly ? 1 : windowBytes(bufferBytes, run.maxRecordBytes, recBlock), from.recPos, run.recordBytes, run.file, blocks.records, recBlock, packed);
     this.metaMax = 20 + run.maxKeyBytes;
-    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax), from.metaPos, run.metaBytes, run.file, blocks.meta, packed);
+    this.meta = new Window(windowBytes(bufferBytes >>> 2, 2 * this.metaMax, metaBlock), from.metaPos, run.metaBytes, run.file, blocks.meta, metaBlock, packed);
     this.recBuf = this.rec.buf;
     this.recView = this.rec.view;
     this.keyBuf = this.meta.buf;

@@ -1,9 +1,20 @@
 /**
+ * The merge's queue of runs: which run holds the smallest current record,
+ * ties to the earlier run (so equal keys keep input order). After the top
+ * run moves to its next record, or ends, the merge calls advanced().
+ */
+export interface RunQueue {
+  readonly top: number;
+  readonly empty: boolean;
+  advanced(ended: boolean): void;
+}
+
+/**
  * A binary min-heap of small integers (run numbers) ordered by `less`,
  * which the merge supplies: k-way merging needs only top, replace-top
- * (siftDown after the top run advanced) and pop.
+ * (siftDown after the top run advanced) and pop. For keys compared as bytes.
  */
-export class IndexHeap {
+export class IndexHeap implements RunQueue {
   private readonly items: Int32Array;
   size = 0;
 
@@ -16,6 +27,10 @@ export class IndexHeap {
 
   get top(): number {
     return this.items[0]!;
+  }
+
+  get empty(): boolean {
+    return this.size === 0;
   }
 
   push(x: number): void {
@@ -53,5 +68,79 @@ export class IndexHeap {
       this.items[0] = this.items[this.size]!;
       this.siftDown();
     }
+  }
+
+  advanced(ended: boolean): void {
+    if (ended) this.pop();
+    else this.siftDown();
+  }
+}
+
+/**
+ * A tournament tree of losers over k runs keyed by numbers (plain integer
+ * keys): one comparison per level, log2 k per record, where a heap makes
+ * two per level and calls a comparator for each. Run r is leaf k + r; node
+ * n > 0 holds the loser of the match below it, node 0 the winner. A run
+ * that ended has key +Infinity (integer keys are finite).
+ */
+export class LoserTree implements RunQueue {
+  private readonly tree: Int32Array;
+  private readonly keys: Float64Array;
+  private live: number;
+
+  constructor(
+    private readonly k: number,
+    /** Run r's current key, read when r is the top and advanced; undefined when r has no record. */
+    private readonly keyOf: (r: number) => number | undefined,
+  ) {
+    this.tree = new Int32Array(Math.max(1, k));
+    this.keys = new Float64Array(k);
+    this.live = 0;
+    for (let r = 0; r < k; r++) {
+      const key = keyOf(r);
+      this.keys[r] = key ?? Number.POSITIVE_INFINITY;
+      if (key !== undefined) this.live++;
+    }
+    const winner = new Int32Array(2 * k);
+    for (let r = 0; r < k; r++) winner[k + r] = r;
+    for (let n = k - 1; n >= 1; n--) {
+      const a = winner[2 * n]!;
+      const b = winner[2 * n + 1]!;
+      const aWins = this.less(a, b);
+      winner[n] = aWins ? a : b;
+      this.tree[n] = aWins ? b : a;
+    }
+    this.tree[0] = k > 1 ? winner[1]! : 0;
+  }
+
+  get top(): number {
+    return this.tree[0]!;
+  }
+
+  get empty(): boolean {
+    return this.live === 0;
+  }
+
+  advanced(ended: boolean): void {
+    let w = this.tree[0]!;
+    if (ended) {
+      this.keys[w] = Number.POSITIVE_INFINITY;
+      this.live--;
+    } else this.keys[w] = this.keyOf(w)!;
+    const tree = this.tree;
+    for (let n = (w + this.k) >> 1; n >= 1; n >>= 1) {
+      const l = tree[n]!;
+      if (this.less(l, w)) {
+        tree[n] = w;
+        w = l;
+      }
+    }
+    tree[0] = w;
+  }
+
+  private less(a: number, b: number): boolean {
+    const x = this.keys[a]!;
+    const y = this.keys[b]!;
+    return x < y || (x === y && a < b);
   }
 }

@@ -4,10 +4,10 @@ import type { ChunkSpec } from '../chunking/types.js';
 import type { KeyContext } from './key.js';
 import type { RunShape } from './cursor.js';
 import type { SpillDir } from './spillDir.js';
-import { RUN_BLOCK_BYTES, runCodec } from './codec.js';
+import { META_BLOCK_BYTES, RUN_BLOCK_BYTES, runCodec } from './codec.js';
 
 /** Bumped whenever run files or the manifest change shape: older runs are then sorted again. */
-export const RUN_FORMAT_VERSION = 2;
+export const RUN_FORMAT_VERSION = 3;
 
 /** One run: the input chunk it came from and the file holding it in key order. */
 export interface RunInfo extends RunShape {
@@ -45,6 +45,7 @@ export function runParams(ctx: KeyContext, sparseEvery: number, identity: string
       v: RUN_FORMAT_VERSION,
       codec: runCodec(),
       block: RUN_BLOCK_BYTES,
+      metaBlock: META_BLOCK_BYTES,
       fields: ctx.spec.fields,
       numeric: ctx.spec.numeric,
       forms: ctx.spec.forms ?? null,

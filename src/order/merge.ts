@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { copyRecord, viewOf } from './copy.js';
 import { PackedBuffer, RunCursor, REFILL, END } from './cursor.js';
-import { IndexHeap } from './heap.js';
+import { IndexHeap, LoserTree, type RunQueue } from './heap.js';
 import { compareKeys, decodePart, integerKey, type SortKey } from './key.js';
 import type { RunInfo } from './manifest.js';
 import type { RunPosition } from './runFile.js';
@@ -92,12 +92,12 @@ async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Pr
   let hi = index.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (compareKeys(index[mid]!.key, key) < 0) lo = mid + 1;
+    if (index.keys.compare(key, 0, key.length, index.keyStart(mid), index.keyEnd(mid)) < 0) lo = mid + 1;
     else hi = mid;
   }
   if (lo === 0) return START;
-  const from = index[lo - 1]!;
-  const upto = lo < index.length ? index[lo]! : endOf(run);
+  const from = index.position(lo - 1);
+  const upto = lo < index.length ? index.position(lo) : endOf(run);
   const c = new RunCursor(fh, run, await set.blocks(r), from, upto.ordinal, 64 << 10, set.intReader, true);
   while (await c.next()) {
     if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
@@ -263,21 +263,24 @@ async function openCursors(set: RunSet, opts: MergeOptions, files: FileHandle[])
   return { cursors, bytes, records };
 }
 
-/** The heap's order: by key, ties to the earlier run (so equal keys keep input order). */
-function cursorOrder(cursors: RunCursor[], intMode: boolean): (a: number, b: number) => boolean {
-  if (intMode) {
-    return (a, b) => {
-      const x = cursors[a]!.num;
-      const y = cursors[b]!.num;
-      return x < y || (x === y && a < b);
-    };
-  }
+/** The heap's order: by encoded key, ties to the earlier run (so equal keys keep input order). */
+function cursorOrder(cursors: RunCursor[]): (a: number, b: number) => boolean {
   return (a, b) => {
     const x = cursors[a]!;
     const y = cursors[b]!;
     const c = x.keyBuf.compare(y.keyBuf, y.keyStart, y.keyEnd, x.keyStart, x.keyEnd);
     return c < 0 || (c === 0 && a < b);
   };
+}
+
+/** Every run at its first record, queued: plain integer keys in a tree of losers, encoded keys in a heap. */
+async function runQueue(cursors: RunCursor[], intMode: boolean): Promise<RunQueue> {
+  const started: boolean[] = [];
+  for (const c of cursors) started.push(await c.next()); // one at a time: the cursors share one buffer for reads
+  if (intMode) return new LoserTree(cursors.length, (r) => (started[r] ? cursors[r]!.num : undefined));
+  const heap = new IndexHeap(cursors.length, cursorOrder(cursors));
+  for (let r = 0; r < cursors.length; r++) if (started[r]) heap.push(r);
+  return heap;
 }
 
 /** The key of the last record added to a chunk: the chunk's lastKey, and where the key changes. */
@@ -351,8 +354,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     let bytesLeft = opened.bytes;
     let recordsLeft = opened.records;
     const avg = set.records > 0 ? set.recordBytes / set.records : 1;
-    const heap = new IndexHeap(k, cursorOrder(cursors, intMode));
-    for (let r = 0; r < k; r++) if (await cursors[r]!.next()) heap.push(r);
+    const queue = await runQueue(cursors, intMode);
 
     const keyOf = (c: RunCursor): SortKey => (intMode ? integerKey(c.num) : c.keyCopy());
     const last = new LastKey(intMode, runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32));
@@ -360,17 +362,19 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     const reached = cutTest(cuts, intMode);
     let cutPos = 0;
     const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
-    // Sized for the chunk (or what is left), with room for the records that end it past the target.
+    // Sized for the chunk (or what is left), with room for the records that end it past the target; a range
+    // from planRanges is the target only to within the sparse indexes' grain, so it gets a quarter more.
+    const room = opts.cuts ? Math.ceil(target * 1.25) : target;
     const newBuilder = (): ChunkBuilder =>
-      new ChunkBuilder(set, Math.min(bytesLeft, target + 2 * maxRecord), Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, target) / avg) + 64));
+      new ChunkBuilder(set, Math.min(bytesLeft, room + 2 * maxRecord), Math.min(recordsLeft, Math.ceil(Math.min(bytesLeft, room) / avg) + 64));
 
     const firstIndex = opts.firstIndex ?? 0;
     let made = 0;
     let index = firstIndex;
     builder = newBuilder();
     let firstKey: SortKey | undefined;
-    while (heap.size > 0) {
-      const r = heap.top;
+    while (!queue.empty) {
+      const r = queue.top;
       const c = cursors[r]!;
       if (builder.n > 0 && (opts.cuts ? cutPos < cuts.length && reached(c, cutPos) : (builder.used >= target || builder.n >= maxRecords) && !last.same(c))) {
         const done = builder;
@@ -393,8 +397,7 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
         await c.refill();
         s = c.advance();
       }
-      if (s === END) heap.pop();
-      else heap.siftDown();
+      queue.advanced(s === END);
     }
     if (builder.n > 0) {
       const done = builder;

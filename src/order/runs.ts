@@ -4,7 +4,7 @@ import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
 import { FlatloadError } from '../errors/index.js';
-import { hashFile, parseBlocks, parseIndex, readAt, type RunBlocks, type SparseEntry } from './runFile.js';
+import { hashFile, parseBlocks, parseIndex, readAt, type RunBlocks, type SparseIndex } from './runFile.js';
 import { RUN_BLOCK_BYTES } from './codec.js';
 import { SlabPool, SortScratch } from './scratch.js';
 import { inProcessSorter, workerSorter } from './sorters.js';
@@ -49,7 +49,7 @@ export interface RunOptions {
 
 /** The runs of a whole input, in input order, ready to merge. */
 export class RunSet {
-  private readonly tails = new Map<number, Promise<{ index: SparseEntry[]; blocks: RunBlocks }>>();
+  private readonly tails = new Map<number, Promise<{ index: SparseIndex; blocks: RunBlocks }>>();
   /** Fast path: a reader for the single plain-integer key (set when any run uses it). */
   readonly intReader: PlainIntegerReader | undefined;
 
@@ -96,7 +96,7 @@ export class RunSet {
   }
 
   /** A run's sparse index (read once). */
-  async index(run: number): Promise<SparseEntry[]> {
+  async index(run: number): Promise<SparseIndex> {
     return (await this.tail(run)).index;
   }
 
@@ -106,7 +106,7 @@ export class RunSet {
   }
 
   /** The index and block table at a run's end, read together. */
-  private tail(run: number): Promise<{ index: SparseEntry[]; blocks: RunBlocks }> {
+  private tail(run: number): Promise<{ index: SparseIndex; blocks: RunBlocks }> {
     let p = this.tails.get(run);
     if (!p) {
       const info = this.runs[run]!;

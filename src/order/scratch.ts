@@ -13,15 +13,17 @@ export class SlabPool {
   ) {}
 
   /**
-   * A slab of at least `bytes`: the smallest free one that fits, else a new
-   * one `spare` times as large (so it fits a slightly larger request later),
-   * uninitialised.
+   * A slab of at least `bytes`: the smallest free one that fits and is at
+   * most twice as large (a chunk's bytes are not lent to its much smaller
+   * record arrays, which would make the next chunk allocate its bytes again),
+   * else a new one `spare` times as large (so it fits a slightly larger
+   * request later), uninitialised.
    */
   take(bytes: number, spare = 1): ArrayBuffer {
     let best = -1;
     for (let i = 0; i < this.free.length; i++) {
       const len = this.free[i]!.byteLength;
-      if (len >= bytes && (best < 0 || len < this.free[best]!.byteLength)) best = i;
+      if (len >= bytes && len <= 2 * Math.max(bytes, 4096) && (best < 0 || len < this.free[best]!.byteLength)) best = i;
     }
     if (best >= 0) return this.free.splice(best, 1)[0]!;
     return Buffer.allocUnsafeSlow(Math.max(8, Math.ceil(bytes * spare))).buffer;

@@ -1,5 +1,6 @@
 import { compareKeys, type SortKey } from './key.js';
 import type { RunSet } from './runs.js';
+import type { SparseIndex } from './runFile.js';
 
 /** A key range [lo, hi) of the merged stream; undefined bounds are open. */
 export interface KeyRange {
@@ -8,12 +9,6 @@ export interface KeyRange {
   hi: SortKey | undefined;
   /** Record bytes in the range, estimated from the sparse indexes (off by at most K records per run at each bound). */
   estimatedBytes: number;
-}
-
-interface Piece {
-  key: SortKey;
-  run: number;
-  bytes: number;
 }
 
 /**
@@ -46,34 +41,60 @@ export async function planRanges(set: RunSet, targetBytes: number): Promise<KeyR
   return ranges;
 }
 
-async function quantiles(set: RunSet, parts: number): Promise<{ keys: SortKey[]; below: number[] }> {
-  const pieces: Piece[] = [];
-  for (let r = 0; r < set.runs.length; r++) {
-    const index = await set.index(r);
+/**
+ * Every sparse index entry of every run (a piece: the K records after it), in
+ * key order, ties by run. Pieces are numbers into flat arrays, not objects:
+ * a 200M-row input has 200,000 of them.
+ */
+async function sortedPieces(set: RunSet): Promise<{ order: number[]; run: Uint32Array; entry: Uint32Array; bytes: Float64Array; indexes: SparseIndex[] }> {
+  const indexes: SparseIndex[] = [];
+  for (let r = 0; r < set.runs.length; r++) indexes.push(await set.index(r));
+  const n = indexes.reduce((a, x) => a + x.length, 0);
+  const run = new Uint32Array(n);
+  const entry = new Uint32Array(n);
+  const bytes = new Float64Array(n);
+  let i = 0;
+  indexes.forEach((index, r) => {
     const end = set.runs[r]!.recordBytes;
-    for (let e = 0; e < index.length; e++) {
-      pieces.push({ key: index[e]!.key, run: r, bytes: (e + 1 < index.length ? index[e + 1]!.recPos : end) - index[e]!.recPos });
+    for (let e = 0; e < index.length; e++, i++) {
+      run[i] = r;
+      entry[i] = e;
+      bytes[i] = (e + 1 < index.length ? index.recPos(e + 1) : end) - index.recPos(e);
     }
-  }
-  pieces.sort((a, b) => compareKeys(a.key, b.key) || a.run - b.run);
-  const total = pieces.reduce((a, p) => a + p.bytes, 0);
+  });
+  const cmp = (a: number, b: number): number => {
+    const x = indexes[run[a]!]!;
+    const y = indexes[run[b]!]!;
+    const ea = entry[a]!;
+    const eb = entry[b]!;
+    return x.keys.compare(y.keys, y.keyStart(eb), y.keyEnd(eb), x.keyStart(ea), x.keyEnd(ea)) || run[a]! - run[b]!;
+  };
+  const order = Array.from({ length: n }, (_, j) => j).sort(cmp);
+  return { order, run, entry, bytes, indexes };
+}
+
+async function quantiles(set: RunSet, parts: number): Promise<{ keys: SortKey[]; below: number[] }> {
+  const { order, run, entry, bytes, indexes } = await sortedPieces(set);
+  const keyOf = (i: number): SortKey => indexes[run[i]!]!.key(entry[i]!);
+  const total = bytes.reduce((a, b) => a + b, 0);
   const keys: SortKey[] = [];
   const below: number[] = [];
   let acc = 0;
   let q = 1;
-  for (const p of pieces) {
+  for (const i of order) {
     if (q >= parts) break;
     // A piece whose start is past the q-th quantile starts a range, unless its key is the previous bound
     // (equal keys never straddle) or the smallest key (the first range would be empty).
     if (acc >= (total * q) / parts) {
       const prev = keys[keys.length - 1];
-      if (acc > 0 && (prev === undefined || compareKeys(p.key, prev) > 0) && compareKeys(p.key, pieces[0]!.key) > 0) {
-        keys.push(p.key);
+      const key = keyOf(i);
+      if (acc > 0 && (prev === undefined || compareKeys(key, prev) > 0) && compareKeys(key, keyOf(order[0]!)) > 0) {
+        keys.push(Buffer.from(key));
         below.push(acc);
       }
       while (q < parts && acc >= (total * q) / parts) q++;
     }
-    acc += p.bytes;
+    acc += bytes[i]!;
   }
   return { keys, below };
 }
