@@ -189,7 +189,9 @@ describe('one process per load', () => {
       await table(t, '(id INT NOT NULL, name VARCHAR(20) NOT NULL, qty INT NULL)', engine);
       const content = rows(0, 150_000);
       const f = file(`${t}.tsv`, content);
-      const args = ['load', f, '--table', t, '--chunk-size', '64KiB', ...base];
+      // Paced to about 2 s, so the second starts while the first holds the job: a MyISAM load of these rows
+      // otherwise ended before the second process had started, and both exited 0.
+      const args = ['load', f, '--table', t, '--chunk-size', '64KiB', '--max-rate', '75000rows/s', ...base];
       const a = spawnCli(args, env());
       const b = spawnCli(args, env());
       const [ra, rb] = await Promise.all([a.done, b.done]);
