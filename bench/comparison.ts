@@ -312,7 +312,7 @@ export async function runComparison(o: ComparisonOptions): Promise<string> {
     process.stdout.write(`\n${text}\n`);
     if (o.write) {
       const doc = join(o.root, 'docs/benchmarks.md');
-      writeDocSection(doc, 'comparison', text);
+      writeDocSection(doc, comparisonSection(o.only), text);
       process.stderr.write(`wrote ${doc}\n`);
     }
     return text;
@@ -323,9 +323,17 @@ export async function runComparison(o: ComparisonOptions): Promise<string> {
   }
 }
 
+/**
+ * The docs section a run writes: the whole comparison, or for --only a section of that subset's own, so a
+ * partial run does not replace the other cases' tables.
+ */
+export function comparisonSection(only: readonly ScenarioId[]): string {
+  return only.length === SCENARIOS.length ? 'comparison' : `comparison-only-${[...only].sort().join('-')}`;
+}
+
 function render(results: ScenarioResult[], o: ComparisonOptions, bytes: number, version: string, minutes: number): string {
   const only = o.only.length === SCENARIOS.length ? '' : ` --only ${o.only.join(',')}`;
-  return `## Against what a DBA would otherwise do
+  return `## Against what a DBA would otherwise do${only ? ` (${o.only.join(', ')} only)` : ''}
 
 Produced by \`npm run bench -- --rows ${o.rows} --repeat ${o.repeat} --jobs ${o.jobs}${only}${o.baseline ? ' --baseline DIR' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${minutes.toFixed(0)} minutes).
 Machine: ${machineDescription(version)}.

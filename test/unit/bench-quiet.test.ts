@@ -153,3 +153,12 @@ test('quietStart: a run waits for the load average to drop under 1.0 (up to wait
   assert.equal(await u.quietStart('never quiet'), 2);
   assert.equal(u.busy().length, 1);
 });
+
+test('comparisonSection: a run of every case writes the comparison; an --only run a section of its own subset', async () => {
+  const { comparisonSection, SCENARIOS } = await import('../../bench/comparison.js');
+  assert.equal(comparisonSection([...SCENARIOS]), 'comparison');
+  assert.equal(comparisonSection(['innodb']), 'comparison-only-innodb');
+  // The same subset in another order is the same section, so a rerun replaces it.
+  assert.equal(comparisonSection(['user3', 'innodb']), comparisonSection(['innodb', 'user3']));
+  assert.notEqual(comparisonSection(['innodb']), comparisonSection(['innodb', 'user3']));
+});
