@@ -20,8 +20,8 @@ export const RUN_BLOCK_BYTES = 64 << 10;
 /**
  * Uncompressed bytes per block of the meta section. A merge holds a block
  * of each section per run, and meta is about a fifth of the records'
- * bytes: smaller blocks keep the merge's windows at ~80 KiB a run, so ~40
- * MB for the ~470 runs of a 7.6 GB input (64 KiB blocks: 62 MB).
+ * bytes: smaller blocks keep the merge's windows at ~80 KiB a run, so ~36
+ * MB for the ~440 runs of a 7.4 GB input (64 KiB meta blocks: ~60 MB).
  */
 export const META_BLOCK_BYTES = 16 << 10;
 
