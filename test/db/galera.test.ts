@@ -190,7 +190,9 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
   test('a second run of the same load through another node stops (exit 8): the job is held cluster-wide, not by a node-local GET_LOCK', async () => {
     await createTable('twice');
     const args = (u: string): string[] => ['load', file, '--url', u, '--table', 'twice', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none'];
-    const first = spawnCli(args(url()), {});
+    // The first is paced to about 5 s: unpaced, its 100,000 rows could all land before the second process had
+    // started (seen once in CI), and both exited 0.
+    const first = spawnCli([...args(url()), '--max-rate', '20000rows/s'], {});
     await waitRows(1, 'twice', 1, first);
     const second = await runCli(args(url([cluster.nodes[1]!, cluster.nodes[2]!])));
     assert.equal(second.code, 8, second.stderr);
