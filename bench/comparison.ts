@@ -328,11 +328,16 @@ export async function runComparison(o: ComparisonOptions): Promise<string> {
  * partial run does not replace the other cases' tables.
  */
 export function comparisonSection(only: readonly ScenarioId[]): string {
-  return only.length === SCENARIOS.length ? 'comparison' : `comparison-only-${[...only].sort().join('-')}`;
+  return everyCase(only) ? 'comparison' : `comparison-only-${[...only].sort().join('-')}`;
+}
+
+/** Whether a run covers every case (no --only, or one naming them all). */
+function everyCase(only: readonly ScenarioId[]): boolean {
+  return only.length === SCENARIOS.length;
 }
 
 function render(results: ScenarioResult[], o: ComparisonOptions, bytes: number, version: string, minutes: number): string {
-  const only = o.only.length === SCENARIOS.length ? '' : ` --only ${o.only.join(',')}`;
+  const only = everyCase(o.only) ? '' : ` --only ${o.only.join(',')}`;
   return `## Against what a DBA would otherwise do${only ? ` (${o.only.join(', ')} only)` : ''}
 
 Produced by \`npm run bench -- --rows ${o.rows} --repeat ${o.repeat} --jobs ${o.jobs}${only}${o.baseline ? ' --baseline DIR' : ''}\` (${new Date().toISOString().slice(0, 10)}; the whole run took ${minutes.toFixed(0)} minutes).
