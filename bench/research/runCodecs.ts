@@ -6,13 +6,14 @@
  * --sorted). No disk, no server: the file is read once into memory.
  *
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --sorted --out /tmp/us.tsv
- *   node --import tsx bench/research/runCodecs.ts /tmp/us.tsv [--block 65536] [--modules DIR]
+ *   node --import tsx bench/research/runCodecs.ts /tmp/us.tsv [--block 65536] [--repeat 5] [--modules DIR]
  *
  * deflateRaw level 1 is node:zlib; lz4-napi and zstd-napi are tried from
  * --modules (a node_modules directory where they are installed) or from
  * the project's own dependencies, and skipped when absent.
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,7 +27,12 @@ interface Codec {
 
 type Lz4 = { compressSync(b: Buffer): Buffer; uncompressSync(b: Buffer): Buffer };
 type AsyncZstd = { compress(b: Buffer, level: number): Promise<Buffer>; decompress(b: Buffer): Promise<Buffer> };
-type Zstd = { compress(dst: Uint8Array, src: Uint8Array, level: number): number; decompress(dst: Uint8Array, src: Uint8Array): number; compressBound(n: number): number };
+type Zstd = {
+  CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number };
+  DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
+  CParameter: { compressionLevel: number };
+  compressBound(n: number): number;
+};
 
 function codecs(modules: string | undefined): Codec[] {
   const req = createRequire(modules ? join(modules, 'noop.js') : import.meta.url);
@@ -46,11 +52,15 @@ function codecs(modules: string | undefined): Codec[] {
   try {
     const z = req('zstd-napi/binding') as Zstd;
     for (const level of [-1, 1]) {
+      // As src/order/codec.ts uses it: one context each way, reused; decompressed straight into the reader's buffer.
       const dst = Buffer.allocUnsafe(z.compressBound(1 << 22));
+      const cctx = new z.CCtx();
+      cctx.setParameter(z.CParameter.compressionLevel, level);
+      const dctx = new z.DCtx();
       out.push({
-        name: `zstd-napi level ${level}`,
-        compress: (b) => Buffer.from(dst.subarray(0, z.compress(dst, b, level))),
-        decompress: (p, into) => z.decompress(into, p),
+        name: `zstd-napi level ${level} (contexts reused)`,
+        compress: (b) => Buffer.from(dst.subarray(0, cctx.compress2(dst, b))),
+        decompress: (p, into) => dctx.decompress(into, p),
       });
     }
   } catch {
@@ -83,23 +93,43 @@ async function cpuSeconds(f: () => Promise<void>): Promise<number> {
   return (d.user + d.system) / 1e6;
 }
 
-export async function measure(data: Buffer, block: number, list: Codec[]): Promise<string[]> {
+/** The median of xs and their spread, as "median [min–max]". */
+function spread(xs: number[]): string {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return s.length === 1 ? median.toFixed(2) : `${median.toFixed(2)} [${s[0]!.toFixed(2)}–${s.at(-1)!.toFixed(2)}]`;
+}
+
+/** Each codec `rounds` times, the codecs taking turns within a round; CPU-seconds per GB as medians with their spread. */
+export async function measure(data: Buffer, block: number, list: Codec[], rounds = 1): Promise<string[]> {
   const gb = data.length / 1e9;
   const rows = [`| codec (blocks of ${block} bytes) | ratio (packed / plain) | compress CPU s/GB | decompress CPU s/GB | both |`, '|---|---:|---:|---:|---:|'];
   const into = Buffer.allocUnsafe(block);
-  for (const c of list) {
-    const packed: Buffer[] = [];
-    const comp = await cpuSeconds(async () => {
-      for (let p = 0; p < data.length; p += block) packed.push(await c.compress(data.subarray(p, Math.min(data.length, p + block))));
-    });
-    let total = 0;
-    for (const p of packed) total += p.length;
-    let plain = 0;
-    const dec = await cpuSeconds(async () => {
-      for (const p of packed) plain += await c.decompress(p, into);
-    });
-    if (plain !== data.length) throw new Error(`${c.name}: decompressed ${plain} bytes of ${data.length}`);
-    rows.push(`| ${c.name} | ${(total / data.length).toFixed(3)} | ${(comp / gb).toFixed(2)} | ${(dec / gb).toFixed(2)} | ${((comp + dec) / gb).toFixed(2)} |`);
+  const runs = list.map(() => ({ ratio: 0, comp: [] as number[], dec: [] as number[], both: [] as number[] }));
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, c] of list.entries()) {
+      const packed: Buffer[] = [];
+      const comp = await cpuSeconds(async () => {
+        for (let p = 0; p < data.length; p += block) packed.push(await c.compress(data.subarray(p, Math.min(data.length, p + block))));
+      });
+      let total = 0;
+      for (const p of packed) total += p.length;
+      let plain = 0;
+      const dec = await cpuSeconds(async () => {
+        for (const p of packed) plain += await c.decompress(p, into);
+      });
+      if (plain !== data.length) throw new Error(`${c.name}: decompressed ${plain} bytes of ${data.length}`);
+      const r = runs[i]!;
+      r.ratio = total / data.length;
+      r.comp.push(comp / gb);
+      r.dec.push(dec / gb);
+      r.both.push((comp + dec) / gb);
+    }
+  }
+  for (const [i, c] of list.entries()) {
+    const r = runs[i]!;
+    rows.push(`| ${c.name} | ${r.ratio.toFixed(3)} | ${spread(r.comp)} | ${spread(r.dec)} | ${spread(r.both)} |`);
   }
   return rows;
 }
@@ -107,14 +137,17 @@ export async function measure(data: Buffer, block: number, list: Codec[]): Promi
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const file = args.find((a, i) => !a.startsWith('--') && (i === 0 || !args[i - 1]!.startsWith('--')));
-  if (!file) throw new Error('usage: runCodecs.ts FILE [--block BYTES] [--modules DIR]');
+  if (!file) throw new Error('usage: runCodecs.ts FILE [--block BYTES] [--repeat N] [--modules DIR]');
   const opt = (name: string): string | undefined => {
     const i = args.indexOf(name);
     return i >= 0 ? args[i + 1] : undefined;
   };
   const block = Number(opt('--block') ?? 65536);
+  const rounds = Number(opt('--repeat') ?? 1);
   const data = readFileSync(file);
-  process.stdout.write(`${file}: ${data.length} bytes\n${(await measure(data, block, codecs(opt('--modules')))).join('\n')}\n`);
+  const load = loadavg()[0]!.toFixed(2);
+  const table = await measure(data, block, codecs(opt('--modules')), rounds);
+  process.stdout.write(`${file}: ${data.length} bytes, ${rounds} round(s), load average ${load} at the start\n${table.join('\n')}\n`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

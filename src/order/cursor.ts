@@ -3,7 +3,7 @@ import { FlatloadError } from '../errors/index.js';
 import { ByteSink, plainInteger, putInteger, type PlainIntegerReader } from './key.js';
 import { viewOf } from './copy.js';
 import { readAt, type RunBlocks, type RunPosition } from './runFile.js';
-import { blockBytesOf, decompressBlock, RUN_BLOCK_BYTES } from './codec.js';
+import { blockBytesOf, decompressBlockInto, RUN_BLOCK_BYTES } from './codec.js';
 
 /** The layout facts a cursor needs (a manifest run entry has them). */
 export interface RunShape {
@@ -60,10 +60,17 @@ export function windowBytes(want: number, maxEntry: number, block: number): numb
  */
 export class PackedBuffer {
   private buf = Buffer.allocUnsafe(0);
+  private block = Buffer.allocUnsafe(0);
 
   take(n: number): Buffer {
     if (this.buf.length < n) this.buf = Buffer.allocUnsafe(Math.max(n, RUN_BLOCK_BYTES));
     return this.buf;
+  }
+
+  /** Room for one uncompressed block (a window entered mid-block). */
+  plain(n: number): Buffer {
+    if (this.block.length < n) this.block = Buffer.allocUnsafe(Math.max(n, RUN_BLOCK_BYTES));
+    return this.block;
   }
 }
 
@@ -125,8 +132,17 @@ class Window {
     const packed = this.packed.take(span);
     if ((await readAt(fh, packed, 0, span, from)) < span) throw corrupt(this.file);
     for (let b = first; b <= last; b++) {
-      const plain = decompressBlock(packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from), this.blockLength(b), this.file);
-      this.fill += plain.copy(this.buf, this.fill, b === first ? skip : 0);
+      const block = packed.subarray(this.blockAt[b]! - from, this.blockAt[b + 1]! - from);
+      const len = this.blockLength(b);
+      if (b === first && skip > 0) {
+        // Entered mid-block (a seek): the whole block, then only its bytes from skip.
+        const plain = this.packed.plain(len);
+        decompressBlockInto(block, plain, 0, len, this.file);
+        this.fill += plain.copy(this.buf, this.fill, skip, len);
+      } else {
+        decompressBlockInto(block, this.buf, this.fill, len, this.file);
+        this.fill += len;
+      }
     }
   }
 
