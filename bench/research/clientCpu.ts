@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * The client's CPU in a key-ordered load, this build against other built
+ * checkouts: each loads the same user_summary file (random key order) into
+ * a throwaway server with a 128 MiB buffer pool, `--jobs 2`, default flags,
+ * in rotating rounds, dirty pages settled and a quiet machine waited for
+ * (up to --wait-quiet seconds for a load average under 1.0) before each
+ * run. Prints per build the medians and spreads of client CPU
+ * (GNU time, user + system; per GB of input), peak RSS, wall time and the
+ * server's CPU.
+ *
+ *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
+ *   git worktree add --detach /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build:dev)
+ *   npm run build:dev && node dist/bench/research/clientCpu.js /tmp/us10m.tsv --baseline /tmp/before [--repeat 5]
+ */
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FlatloadError } from '../../src/errors/index.js';
+import { flatloadLoad } from '../competitors.js';
+import { formatSpread, QUIET_LOAD, session } from '../quiet.js';
+import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
+import { freshRun, smallPoolServer } from '../scale.js';
+
+const DB = 'flatload_cpu';
+
+interface Build {
+  name: string;
+  cli: string;
+}
+
+async function countLines(file: string): Promise<number> {
+  let n = 0;
+  for await (const piece of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    for (let at = piece.indexOf(10); at !== -1; at = piece.indexOf(10, at + 1)) n++;
+  }
+  return n;
+}
+
+function builds(baselines: string[]): Build[] {
+  const here = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const out: Build[] = [{ name: 'this build', cli: here }];
+  for (const dir of baselines) {
+    const cli = join(resolve(dir), 'dist/src/cli/main.js');
+    if (!existsSync(cli)) throw new FlatloadError('USAGE', `${cli} does not exist: build that checkout first (npm run build:dev)`);
+    out.push({ name: resolve(dir), cli });
+  }
+  return out;
+}
+
+function row(s: Series<Build>, gb: number): string {
+  const num = (xs: Array<number | null>): number[] => xs.filter((x): x is number => x !== null);
+  const cpu = num(s.runs.map((r) => r.measured.clientCpuSeconds));
+  const rss = num(s.runs.map((r) => r.measured.clientPeakRssBytes)).map((b) => b / 2 ** 20);
+  const server = num(s.runs.map((r) => r.measured.serverCpuSeconds));
+  const failed = s.runs.find((r) => !r.ok);
+  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | | |`;
+  return `| ${s.item.name} | ${formatSpread(cpu)} | ${formatSpread(cpu.map((c) => c / gb), 's/GB')} | ${formatSpread(rss, 'MiB')} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(server)} | ${loadRange(s.runs)} |`;
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { baseline: { type: 'string', multiple: true, default: [] }, repeat: { type: 'string', default: '5' }, jobs: { type: 'string', default: '2' }, 'wait-quiet': { type: 'string', default: '300' } } });
+  session.waitSeconds = Number(values['wait-quiet']);
+  const file = positionals[0];
+  if (!file) throw new FlatloadError('USAGE', 'usage: clientCpu.js FILE [--baseline DIR]... [--repeat 5] [--jobs 2] [--wait-quiet 300]');
+  const gb = statSync(file).size / 1e9;
+  const records = await countLines(file);
+  const list = builds(values.baseline);
+  const tmp = mkdtempSync(join(tmpdir(), 'flatload-cpu-'));
+  const { server, admin, target } = await smallPoolServer(DB);
+  try {
+    const series = await inRounds(list, Number(values.repeat), (b) =>
+      settledRun({
+        label: b.name,
+        admin,
+        serverPid: server.pid,
+        prepare: () => freshRun(admin, DB, join(tmp, 'spill')),
+        run: () => flatloadLoad(b.cli, target, file, ['--jobs', values.jobs, '--tmpdir', join(tmp, 'spill')]),
+        async check() {
+          const [r] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.user_summary`);
+          const n = Number((r as Array<{ n: unknown }>)[0]!.n);
+          return n === records ? '' : `${n} rows where the file has ${records}`;
+        },
+      }).then((r) => {
+        process.stderr.write(`${b.name}: ${r.ok ? `${r.seconds.toFixed(2)} s, ${r.measured.clientCpuSeconds?.toFixed(2)} s of client CPU` : r.note} [load ${r.load1.toFixed(2)} at start]\n`);
+        return r;
+      }),
+    );
+    console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, --jobs ${values.jobs}, ${values.repeat} rounds\n`);
+    console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | load average at the starts |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    for (const s of series) console.log(row(s, gb));
+    const busy = session.busy();
+    if (busy.length > 0) console.log(`\n${busy.length} run(s) started with the load average at or above ${QUIET_LOAD.toFixed(1)}: not quiet-machine figures`);
+  } finally {
+    await admin.end();
+    await server.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+await main();
