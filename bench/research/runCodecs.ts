@@ -18,6 +18,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { ZstdNapi } from '../../src/order/codec.js';
+import { median } from '../rounds.js';
 
 interface Codec {
   name: string;
@@ -27,12 +29,6 @@ interface Codec {
 
 type Lz4 = { compressSync(b: Buffer): Buffer; uncompressSync(b: Buffer): Buffer };
 type AsyncZstd = { compress(b: Buffer, level: number): Promise<Buffer>; decompress(b: Buffer): Promise<Buffer> };
-type Zstd = {
-  CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number };
-  DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
-  CParameter: { compressionLevel: number };
-  compressBound(n: number): number;
-};
 
 function codecs(modules: string | undefined): Codec[] {
   const req = createRequire(modules ? join(modules, 'noop.js') : import.meta.url);
@@ -50,7 +46,7 @@ function codecs(modules: string | undefined): Codec[] {
     process.stderr.write('lz4-napi not found: skipped\n');
   }
   try {
-    const z = req('zstd-napi/binding') as Zstd;
+    const z = req('zstd-napi/binding') as ZstdNapi;
     for (const level of [-1, 1]) {
       // As src/order/codec.ts uses it: one context each way, reused; decompressed straight into the reader's buffer.
       const dst = Buffer.allocUnsafe(z.compressBound(1 << 22));
@@ -95,10 +91,8 @@ async function cpuSeconds(f: () => Promise<void>): Promise<number> {
 
 /** The median of xs and their spread, as "median [min–max]". */
 function spread(xs: number[]): string {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  const median = s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return s.length === 1 ? median.toFixed(2) : `${median.toFixed(2)} [${s[0]!.toFixed(2)}–${s.at(-1)!.toFixed(2)}]`;
+  const mid = median(xs).toFixed(2);
+  return xs.length === 1 ? mid : `${mid} [${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}]`;
 }
 
 /** Each codec `rounds` times, the codecs taking turns within a round; CPU-seconds per GB as medians with their spread. */

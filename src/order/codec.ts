@@ -48,7 +48,8 @@ export interface BlockCodec {
   decompressInto(packed: Buffer, dst: Buffer): number;
 }
 
-interface ZstdNapi {
+/** The part of zstd-napi's binding flatload uses (bench/research/runCodecs.ts measures it too). */
+export interface ZstdNapi {
   CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number };
   DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
   CParameter: { compressionLevel: number };
