@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 /**
  * The client's CPU in a key-ordered load, this build against other built
- * checkouts: each loads the same user_summary file (random key order) into
- * a throwaway server with a 128 MiB buffer pool, `--jobs 2`, default flags,
- * in rotating rounds, dirty pages settled and a quiet machine waited for
+ * checkouts, or one build's flag sets against each other (`--flags`, e.g.
+ * `--flags='--jobs 1' --flags='--jobs 2'`: what a second stream costs the
+ * server): each loads the same user_summary file (random key order) into
+ * a throwaway server with a 128 MiB buffer pool, `--jobs 2` unless the flags
+ * say otherwise, default flags otherwise, in rotating rounds, dirty pages settled and a quiet machine waited for
  * (up to --wait-quiet seconds for a load average under 1.0) before each
  * run. Prints per build the medians and spreads of client CPU
  * (GNU time, user + system; per GB of input), peak RSS, wall time and the
@@ -12,12 +14,14 @@
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
  *   git worktree add --detach /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build:dev)
  *   npm run build:dev && node dist/bench/research/clientCpu.js /tmp/us10m.tsv --baseline /tmp/before [--repeat 5]
+ *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --flags='--jobs 1' --flags='--jobs 2'
  */
 import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Connection } from 'mysql2/promise';
 import { FlatloadError } from '../../src/errors/index.js';
 import { flatloadLoad } from '../competitors.js';
 import { formatSpread, QUIET_LOAD, session } from '../quiet.js';
@@ -29,6 +33,8 @@ const DB = 'flatload_cpu';
 interface Build {
   name: string;
   cli: string;
+  /** flatload's flags besides the table and --tmpdir. */
+  flags: string[];
 }
 
 async function countLines(file: string): Promise<number> {
@@ -39,37 +45,45 @@ async function countLines(file: string): Promise<number> {
   return n;
 }
 
-function builds(baselines: string[]): Build[] {
-  const here = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-  const out: Build[] = [{ name: 'this build', cli: here }];
+/** Every build with every flag set (one flag set when none is given: `--jobs N`). */
+function builds(baselines: string[], flagSets: string[], jobs: string): Build[] {
+  const clis = [{ name: 'this build', cli: fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)) }];
   for (const dir of baselines) {
     const cli = join(resolve(dir), 'dist/src/cli/main.js');
     if (!existsSync(cli)) throw new FlatloadError('USAGE', `${cli} does not exist: build that checkout first (npm run build:dev)`);
-    out.push({ name: resolve(dir), cli });
+    clis.push({ name: resolve(dir), cli });
   }
-  return out;
+  const sets = flagSets.length > 0 ? flagSets.map((f) => f.split(' ').filter((w) => w !== '')) : [['--jobs', jobs]];
+  return clis.flatMap((c) => sets.map((flags) => ({ name: flagSets.length > 0 ? `${c.name} ${flags.join(' ')}` : c.name, cli: c.cli, flags })));
 }
 
-function row(s: Series<Build>, gb: number): string {
+/** InnoDB's page writes so far: the server's I/O work, which CPU spent waiting on its latches does not add to. */
+async function pagesFlushed(admin: Connection): Promise<number> {
+  const [r] = await admin.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_flushed'");
+  return Number((r as Array<{ Value: unknown }>)[0]!.Value);
+}
+
+function row(s: Series<Build>, gb: number, flushed: number[]): string {
   const num = (xs: Array<number | null>): number[] => xs.filter((x): x is number => x !== null);
   const cpu = num(s.runs.map((r) => r.measured.clientCpuSeconds));
   const rss = num(s.runs.map((r) => r.measured.clientPeakRssBytes)).map((b) => b / 2 ** 20);
   const server = num(s.runs.map((r) => r.measured.serverCpuSeconds));
   const failed = s.runs.find((r) => !r.ok);
-  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | | |`;
-  return `| ${s.item.name} | ${formatSpread(cpu)} | ${formatSpread(cpu.map((c) => c / gb), 's/GB')} | ${formatSpread(rss, 'MiB')} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(server)} | ${loadRange(s.runs)} |`;
+  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | | | |`;
+  return `| ${s.item.name} | ${formatSpread(cpu)} | ${formatSpread(cpu.map((c) => c / gb), 's/GB')} | ${formatSpread(rss, 'MiB')} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(server)} | ${formatSpread(flushed.map((p) => p / 1000), 'k pages')} | ${loadRange(s.runs)} |`;
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { baseline: { type: 'string', multiple: true, default: [] }, repeat: { type: 'string', default: '5' }, jobs: { type: 'string', default: '2' }, 'wait-quiet': { type: 'string', default: '300' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { baseline: { type: 'string', multiple: true, default: [] }, flags: { type: 'string', multiple: true, default: [] }, repeat: { type: 'string', default: '5' }, jobs: { type: 'string', default: '2' }, 'wait-quiet': { type: 'string', default: '300' } } });
   session.waitSeconds = Number(values['wait-quiet']);
   const file = positionals[0];
-  if (!file) throw new FlatloadError('USAGE', 'usage: clientCpu.js FILE [--baseline DIR]... [--repeat 5] [--jobs 2] [--wait-quiet 300]');
+  if (!file) throw new FlatloadError('USAGE', 'usage: clientCpu.js FILE [--baseline DIR]... [--flags FLAGS]... [--repeat 5] [--jobs 2] [--wait-quiet 300]');
   const gb = statSync(file).size / 1e9;
   const records = await countLines(file);
-  const list = builds(values.baseline);
+  const list = builds(values.baseline, values.flags, values.jobs);
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-cpu-'));
   const { server, admin, target } = await smallPoolServer(DB);
+  const flushed = new Map<Build, number[]>(list.map((b) => [b, []]));
   try {
     const series = await inRounds(list, Number(values.repeat), (b) =>
       settledRun({
@@ -77,7 +91,12 @@ async function main(): Promise<void> {
         admin,
         serverPid: server.pid,
         prepare: () => freshRun(admin, DB, join(tmp, 'spill')),
-        run: () => flatloadLoad(b.cli, target, file, ['--jobs', values.jobs, '--tmpdir', join(tmp, 'spill')]),
+        async run() {
+          const before = await pagesFlushed(admin);
+          const m = await flatloadLoad(b.cli, target, file, [...b.flags, '--tmpdir', join(tmp, 'spill')]);
+          flushed.get(b)!.push((await pagesFlushed(admin)) - before);
+          return m;
+        },
         async check() {
           const [r] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.user_summary`);
           const n = Number((r as Array<{ n: unknown }>)[0]!.n);
@@ -88,10 +107,10 @@ async function main(): Promise<void> {
         return r;
       }),
     );
-    console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, --jobs ${values.jobs}, ${values.repeat} rounds\n`);
-    console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | load average at the starts |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|');
-    for (const s of series) console.log(row(s, gb));
+    console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, ${values.flags.length > 0 ? 'flags as named' : `--jobs ${values.jobs}`}, ${values.repeat} rounds\n`);
+    console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | pages written during the load | load average at the starts |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const s of series) console.log(row(s, gb, flushed.get(s.item)!));
     const busy = session.busy();
     if (busy.length > 0) console.log(`\n${busy.length} run(s) started with the load average at or above ${QUIET_LOAD.toFixed(1)}: not quiet-machine figures`);
   } finally {

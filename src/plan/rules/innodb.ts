@@ -74,23 +74,30 @@ function bufferPoolBytes(ctx: Ctx): number | undefined {
 }
 
 /**
- * Where a second stream gains least (key-ordered rows, clustered index only, fitting half the buffer pool at twice
- * the input): the plan keeps its streams and says what they cost (docs/rules.md#key-ordered-streams).
+ * Where a second stream buys little time for much more server CPU (key-ordered rows, clustered index only): the
+ * table fitting half the buffer pool at twice the input, or past the whole pool, where the second stream overlaps
+ * page reads and writes. The plan keeps its streams and says what they cost (docs/rules.md#key-ordered-streams).
  */
-function keyOrderedStreams(ctx: Ctx): { loadedBytes: number; poolBytes: number } | undefined {
+function keyOrderedStreams(ctx: Ctx): { loadedBytes: number; poolBytes: number; past: boolean } | undefined {
   const poolBytes = bufferPoolBytes(ctx);
   const size = ctx.input.sizeBytes;
   const present = ctx.emptyAtStart ? 0 : ctx.input.avgRecordBytes === undefined ? undefined : ctx.table.approxRows * ctx.input.avgRecordBytes;
   if (poolBytes === undefined || size === undefined || present === undefined) return undefined;
   const loadedBytes = 2 * (size + present);
-  const applies =
-    ctx.server.flavor === 'mariadb' &&
-    ctx.transport === 'load-data' &&
-    !ctx.table.partitioned &&
-    ctx.keyOrdered &&
-    ctx.secondary.length === 0 &&
-    loadedBytes <= poolBytes / 2;
-  return applies ? { loadedBytes, poolBytes } : undefined;
+  const applies = ctx.server.flavor === 'mariadb' && ctx.transport === 'load-data' && !ctx.table.partitioned && ctx.keyOrdered && ctx.secondary.length === 0;
+  // Between half the pool and all of it was not measured: the usual reason.
+  if (!applies || (loadedBytes > poolBytes / 2 && loadedBytes <= poolBytes)) return undefined;
+  return { loadedBytes, poolBytes, past: loadedBytes > poolBytes };
+}
+
+/** The concurrency reason of a key-ordered load where keyOrderedStreams applies. */
+function keyOrderedReason(ctx: Ctx, n: number, o: { loadedBytes: number; poolBytes: number; past: boolean }): string {
+  const size = `about ${formatBytes(o.loadedBytes)} once loaded, innodb_buffer_pool_size ${formatBytes(o.poolBytes)}`;
+  const into = ctx.emptyAtStart ? 'into an empty table with' : 'into a table with rows and';
+  const where = o.past
+    ? `${into} no secondary index, past the buffer pool (${size}): a second stream overlaps the page reads and writes but saves little time for much more server CPU`
+    : `${into} no secondary index that fits the buffer pool (${size})${ctx.emptyAtStart ? ', so every row goes to the same end of one B-tree: there' : ': appending there,'} a second stream saves little time for much more server CPU`;
+  return `concurrency ${n}: the chunks arrive in key order ${where}; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`;
 }
 
 export function planInnodb(ctx: Ctx): EngineDecision {
@@ -123,11 +130,7 @@ export function planInnodb(ctx: Ctx): EngineDecision {
       `concurrency ${d.concurrency}: ${table.autoIncrementColumn} is AUTO_INCREMENT and innodb_autoinc_lock_mode=${lockMode}, so LOAD DATA statements hold the AUTO-INC lock; with chunks of this size streams still overlap their parsing and index work, so ${plural(d.concurrency, 'stream')} are kept [docs/rules.md#auto-increment-lock-modes; docs/rules.md#measured-auto-increment-streams]`,
     );
   } else if (ordered) {
-    const fits = `no secondary index that fits the buffer pool (about ${formatBytes(ordered.loadedBytes)} once loaded, innodb_buffer_pool_size ${formatBytes(ordered.poolBytes)})`;
-    const where = ctx.emptyAtStart
-      ? `into an empty table with ${fits}, so every row goes to the same end of one B-tree: there a second stream saves little time for much more server CPU`
-      : `into a table with rows and ${fits}: appending there, a second stream saves little time for much more server CPU`;
-    ctx.reasons.push(`concurrency ${d.concurrency}: the chunks arrive in key order ${where}; --jobs 1 spares the server's CPU for a little more time [docs/rules.md#key-ordered-streams]`);
+    ctx.reasons.push(keyOrderedReason(ctx, d.concurrency, ordered));
   } else {
     ctx.reasons.push(
       `concurrency ${d.concurrency}: InnoDB row locks let chunks load in parallel [docs/rules.md#innodb-parallel-streams]`,
