@@ -7,7 +7,8 @@ import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/ser
 import { clientLoad, flatloadLoad, parallelClients, ROCKSDB_BULK, splitByHand, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import type { Measured } from './measure.js';
-import { inRounds, settledRun, type RunResult, type Series } from './rounds.js';
+import { inRounds, loadRange, settledRun, type RunResult, type Series } from './rounds.js';
+import { machineDescription } from './report.js';
 
 interface Scenario {
   name: string;
@@ -71,6 +72,8 @@ export interface Measurement {
   note: string;
   /** Every run's seconds, in the order they ran. */
   runs: number[];
+  /** The 1-minute load average at each run's start ("0.41–0.93"). */
+  load: string;
 }
 
 /**
@@ -96,7 +99,7 @@ export function judge(results: Measurement[], naive: Measurement[], rows: number
     const mark = r === planned ? ` **(planner${label})**` : r.naive ? ' (naive)' : '';
     const notCompared = r.ok && !r.naive && weaker(r.guarantee, planned.guarantee) ? ' (weaker: not compared)' : '';
     out.push(
-      `| ${r.label}${mark} | ${r.strategy} | ${r.guarantee}${notCompared} | ${r.ok ? `${r.seconds.toFixed(2)}${r.runs.length > 1 ? ` [${Math.min(...r.runs).toFixed(1)}–${Math.max(...r.runs).toFixed(1)}] (${r.runs.map((x) => x.toFixed(1)).join(', ')})` : ''}` : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${r.ok ? `${(r.seconds / best).toFixed(2)}×` : r.note} |`,
+      `| ${r.label}${mark} | ${r.strategy} | ${r.guarantee}${notCompared} | ${r.ok ? `${r.seconds.toFixed(2)}${r.runs.length > 1 ? ` [${Math.min(...r.runs).toFixed(1)}–${Math.max(...r.runs).toFixed(1)}] (${r.runs.map((x) => x.toFixed(1)).join(', ')})` : ''}` : 'failed'} | ${r.ok ? Math.round(rows / r.seconds).toLocaleString('en-US') : ''} | ${r.load} | ${r.ok ? `${(r.seconds / best).toFixed(2)}×` : r.note} |`,
     );
   }
   const within = planned.ok && planned.seconds <= best * 1.1;
@@ -106,7 +109,7 @@ export function judge(results: Measurement[], naive: Measurement[], rows: number
     const v = bestNaive.seconds / planned.seconds;
     verdict.push(v >= 1 ? `${v.toFixed(2)}× the fastest naive load` : `**DEFEAT**: ${(1 / v).toFixed(2)}× slower than the naive ${bestNaive.label}`);
   }
-  return [...out, `|  | ${verdict.join('; ')} |  |  |  |  |`];
+  return [...out, `|  | ${verdict.join('; ')} |  |  |  |  |  |`];
 }
 
 /**
@@ -166,6 +169,7 @@ function toMeasurements(series: Series<Contender>[]): Measurement[] {
       guarantee: 'flags' in s.item ? (rep?.plan?.guarantee.kind ?? '?') : 'none',
       note: s.runs.find((r) => !r.ok)?.note.slice(0, 80) ?? '',
       runs: s.runs.map((r) => r.seconds),
+      load: loadRange(s.runs),
     };
   });
 }
@@ -185,6 +189,8 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
       url = server.url;
     }
     const admin = await mysql.createConnection({ uri: url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
+    const [v] = await admin.query('SELECT VERSION() AS v');
+    const version = String((v as Array<{ v: string }>)[0]!.v);
     await admin.query('CREATE DATABASE IF NOT EXISTS flatload_strat');
     const lines: string[] = [];
     for (const sc of SCENARIOS) {
@@ -218,7 +224,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
           },
         });
         const rep = 'flags' in c ? reportOf(r.measured) : undefined;
-        process.stderr.write(`  ${labelOf(c)}: ${r.ok ? `${r.seconds.toFixed(2)} s${rep ? ` (${rep.strategy}, ${rep.jobs} conn)` : ''}` : `FAILED ${r.note}`} [load ${r.load1.toFixed(1)}]\n`);
+        process.stderr.write(`  ${labelOf(c)}: ${r.ok ? `${r.seconds.toFixed(2)} s${rep ? ` (${rep.strategy}, ${rep.jobs} conn)` : ''}` : `FAILED ${r.note}`} [load ${r.load1.toFixed(2)}]\n`);
         return r;
       };
       const naive: Contender[] = naiveLoads(sc, file, dir);
@@ -226,7 +232,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
       // The naive loads rotate with the planner's own alternatives, so they share its rounds' conditions.
       const main = toMeasurements(await inRounds([...flagSets, ...naive], repeat, once));
       const consented = toMeasurements(await inRounds((sc.consent ?? []).map((flags) => ({ flags })), repeat, once));
-      lines.push(`### ${sc.name}`, '', `| flags | plan | resume guarantee | median seconds [min–max] (${repeat} rounds) | rows/s | vs fastest |`, '|---|---|---|---:|---:|---:|');
+      lines.push(`### ${sc.name}`, '', `| flags | plan | resume guarantee | median seconds [min–max] (${repeat} rounds) | rows/s | load avg at start | vs fastest |`, '|---|---|---|---:|---:|---:|---:|');
       const naiveResults = main.filter((m) => m.naive);
       lines.push(...judge(main.filter((m) => !m.naive), naiveResults, rows, ''));
       if (consented.length) lines.push(...judge(consented, naiveResults, rows, ' with --allow-ddl'));
@@ -249,7 +255,7 @@ themselves: the first is what the planner chooses given that consent. "vs fastes
 fastest of the group among plans whose resume guarantee is at least the planner's — a plan an
 interruption would force to start over (restart-required) is shown but not compared with one that
 resumes exactly once — and the naive loads, which guarantee nothing but are always compared: a
-planner slower than the fastest of them is marked **DEFEAT**.
+planner slower than the fastest of them is marked **DEFEAT**. Machine: ${machineDescription(version)}.
 
 ${lines.join('\n')}`;
     process.stdout.write(`\n${text}\n`);

@@ -66,6 +66,7 @@ const m = (label: string, seconds: number, naive = false, guarantee = 'exactly-o
   guarantee: naive ? 'none' : guarantee,
   note: '',
   runs: [seconds],
+  load: '0.50–0.90',
 });
 
 test('strategies verdict: a planner slower than a naive load is a defeat, whatever the naive load guarantees', () => {
