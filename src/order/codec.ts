@@ -94,33 +94,49 @@ function copying(name: string, library: string, coder: Coder): BlockCodec {
 
 const deflate1 = copying('deflate-1', 'node:zlib', { encodeSync: (data) => deflateRawSync(data, { level: 1 }), decodeSync: (data) => inflateRawSync(data) });
 
+/** The codecs in order of preference, each loaded on demand; deflate always loads. */
+const loaders: Array<() => BlockCodec> = [
+  () => zstdNapi(createRequire(import.meta.url)('zstd-napi/binding') as ZstdNapi),
+  () => {
+    const z = createRequire(import.meta.url)('@toondepauw/node-zstd') as { Encoder: new (level: number) => Coder; Decoder: new () => Coder };
+    const enc = new z.Encoder(1);
+    const dec = new z.Decoder();
+    return copying('zstd-1', '@toondepauw/node-zstd', { encodeSync: (data) => enc.encodeSync(data), decodeSync: (data) => dec.decodeSync(data) });
+  },
+  () => deflate1,
+];
+
+/** The codec of one loader, or undefined where it does not load (not installed, not built, no build for this platform). */
+function tryLoad(load: () => BlockCodec): BlockCodec | undefined {
+  try {
+    return load();
+  } catch {
+    return undefined;
+  }
+}
+
 let available: BlockCodec[] | undefined;
+let preferred: BlockCodec | undefined;
 
 /** Every codec that loads on this machine, the preferred first (deflate is always there). */
 export function blockCodecs(): BlockCodec[] {
-  if (!available) {
-    const require = createRequire(import.meta.url);
-    available = [];
-    try {
-      available.push(zstdNapi(require('zstd-napi/binding') as ZstdNapi));
-    } catch {
-      // not installed, or not built on this machine: the next
-    }
-    try {
-      const z = require('@toondepauw/node-zstd') as { Encoder: new (level: number) => Coder; Decoder: new () => Coder };
-      const enc = new z.Encoder(1);
-      const dec = new z.Decoder();
-      available.push(copying('zstd-1', '@toondepauw/node-zstd', { encodeSync: (data) => enc.encodeSync(data), decodeSync: (data) => dec.decodeSync(data) }));
-    } catch {
-      // no build for this platform: deflate
-    }
-    available.push(deflate1);
-  }
+  available ??= loaders.map(tryLoad).filter((c): c is BlockCodec => c !== undefined);
   return available;
 }
 
+/**
+ * The first codec that loads, without loading the rest: the prebuilt
+ * fallback's loader spawns `ldd` to tell glibc from musl, in every sorting
+ * thread, for nothing when the first one loads.
+ */
 function codec(): BlockCodec {
-  return blockCodecs()[0]!;
+  if (!preferred) {
+    for (const load of loaders) {
+      preferred = tryLoad(load);
+      if (preferred) break;
+    }
+  }
+  return preferred!;
 }
 
 export function compressBlock(block: Buffer): Buffer {
