@@ -156,8 +156,8 @@ function withInputErrors(stream: Readable, path: string): Readable {
 class DrainThenFail extends Transform {
   private failure: FlatloadError | undefined;
 
-  constructor() {
-    super({ highWaterMark: 1 << 20, autoDestroy: false });
+  constructor(highWaterMark = 1 << 20) {
+    super({ highWaterMark, autoDestroy: false });
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
@@ -179,23 +179,23 @@ function malformed(err: Error, path: string): FlatloadError {
   return err instanceof FlatloadError ? err : new FlatloadError('INPUT_MALFORMED', `cannot decompress ${path}: ${err.message}`, { file: path });
 }
 
-function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string): Readable {
+/**
+ * `raw` through a decompressor: every byte it decodes, then its error, if any, as an input error naming `path`.
+ * `outBytes`: what the output buffers before it holds the decompressor back (a test makes it small).
+ */
+export function pipeInto(raw: Readable, transform: NodeJS.ReadWriteStream, path: string, outBytes = 1 << 20): Readable {
   const t = transform as unknown as Readable & NodeJS.WritableStream;
-  const out = new DrainThenFail();
+  const out = new DrainThenFail(outBytes);
   raw.on('error', (err) => t.destroy(inputError(err, path)));
   t.pipe(out);
   t.on('error', (err: Error) => {
-    // What the decompressor produced before the error still flows into `out`; the error follows the last of it.
-    const after = (): void => {
-      if (t.readableLength > 0) {
-        t.once('data', () => process.nextTick(after));
-        return;
-      }
-      t.unpipe(out);
-      out.fail(malformed(err, path));
-      t.destroy();
-    };
-    after();
+    // What the decompressor produced before the error still goes to `out`, then the error. zlib destroys itself at
+    // its error and emits no more 'data', so what its buffer holds while a slow reader keeps `out` full is taken here:
+    // waiting for it to flow hung the reader for good.
+    t.unpipe(out);
+    for (let b = t.read() as Buffer | null; b !== null; b = t.read() as Buffer | null) out.write(b);
+    out.fail(malformed(err, path));
+    t.destroy();
   });
   out.on('close', () => t.destroy());
   raw.pipe(t);
