@@ -3,13 +3,13 @@
  * The client's CPU in a key-ordered load, this build against other built
  * checkouts, or one build's flag sets against each other (`--flags`, e.g.
  * `--flags='--jobs 1' --flags='--jobs 2'`: what a second stream costs the
- * server): each loads the same user_summary file (random key order) into
- * a throwaway server with a 128 MiB buffer pool, `--jobs 2` unless the flags
- * say otherwise, default flags otherwise, in rotating rounds, dirty pages settled and a quiet machine waited for
- * (up to --wait-quiet seconds for a load average under 1.0) before each
- * run. Prints per build the medians and spreads of client CPU
- * (GNU time, user + system; per GB of input), peak RSS, wall time and the
- * server's CPU.
+ * server): each loads the same user_summary file (random key order) into a
+ * throwaway server with a 128 MiB buffer pool, with `--jobs 2` unless flag
+ * sets are given, in rotating rounds, dirty pages settled and a quiet
+ * machine waited for (up to --wait-quiet seconds for a load average under
+ * 1.0) before each run. Prints per build and flag set the medians and
+ * spreads of client CPU (GNU time, user + system; per GB of input), peak
+ * RSS, wall time, the server's CPU and InnoDB's page writes.
  *
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
  *   git worktree add --detach /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build:dev)
