@@ -4,6 +4,7 @@ import { basename, join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { ddl, fileColumns, generateToFile, type FixtureTable } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
+import { scalar } from './clusterSupport.js';
 import { clientLoad, flatloadLoad, parallelClients, ROCKSDB_BULK, splitByHand, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import type { Measured } from './measure.js';
@@ -189,8 +190,7 @@ export async function runStrategiesBench(rows: number, root: string, write: bool
       url = server.url;
     }
     const admin = await mysql.createConnection({ uri: url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
-    const [v] = await admin.query('SELECT VERSION() AS v');
-    const version = String((v as Array<{ v: string }>)[0]!.v);
+    const version = String(await scalar(admin, 'SELECT VERSION()'));
     await admin.query('CREATE DATABASE IF NOT EXISTS flatload_strat');
     const lines: string[] = [];
     for (const sc of SCENARIOS) {

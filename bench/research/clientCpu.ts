@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mysql2/promise';
 import { FlatloadError } from '../../src/errors/index.js';
+import { globalStatus } from '../clusterSupport.js';
 import { flatloadLoad } from '../competitors.js';
 import { formatSpread, QUIET_LOAD, session } from '../quiet.js';
 import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
@@ -59,8 +60,7 @@ function builds(baselines: string[], flagSets: string[], jobs: string): Build[] 
 
 /** InnoDB's page writes so far: the server's I/O work, which CPU spent waiting on its latches does not add to. */
 async function pagesFlushed(admin: Connection): Promise<number> {
-  const [r] = await admin.query("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_flushed'");
-  return Number((r as Array<{ Value: unknown }>)[0]!.Value);
+  return Number((await globalStatus(admin, ['Innodb_buffer_pool_pages_flushed']))['Innodb_buffer_pool_pages_flushed']);
 }
 
 function row(s: Series<Build>, gb: number, flushed: number[]): string {
