@@ -180,9 +180,9 @@ export async function countRows(admin: Connection, t: Target): Promise<number> {
 }
 
 /** A throwaway server with a 128 MiB buffer pool (the table far outgrows it), its admin connection and the target in `db`. */
-export async function smallPoolServer(db: string): Promise<{ server: ThrowawayServer; admin: Connection; version: string; target: Target }> {
-  process.stderr.write('starting a throwaway MariaDB (128M buffer pool, 1 GiB redo log)…\n');
-  const server = await startThrowawayServer({ innodbBufferPoolSize: '128M', innodbLogFileSize: '1G' });
+export async function smallPoolServer(db: string, pool = '128M'): Promise<{ server: ThrowawayServer; admin: Connection; version: string; target: Target }> {
+  process.stderr.write(`starting a throwaway MariaDB (${pool} buffer pool, 1 GiB redo log)…\n`);
+  const server = await startThrowawayServer({ innodbBufferPoolSize: pool, innodbLogFileSize: '1G' });
   try {
     const admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
     const [v] = await admin.query('SELECT VERSION() AS v');

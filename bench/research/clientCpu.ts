@@ -9,12 +9,14 @@
  * machine waited for (up to --wait-quiet seconds for a load average under
  * 1.0) before each run. Prints per build and flag set the medians and
  * spreads of client CPU (GNU time, user + system; per GB of input), peak
- * RSS, wall time, the server's CPU and InnoDB's page writes.
+ * RSS, wall time, the server's CPU and InnoDB's page writes. `--pool 2G`: a
+ * buffer pool the table fits in instead (where the plan sorts each chunk).
  *
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
  *   git worktree add --detach /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build:dev)
  *   npm run build:dev && node dist/bench/research/clientCpu.js /tmp/us10m.tsv --baseline /tmp/before [--repeat 5]
  *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --flags='--jobs 1' --flags='--jobs 2'
+ *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --pool 2G --flags='--jobs 2' --flags='--jobs 2 --order key'
  */
 import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,15 +76,15 @@ function row(s: Series<Build>, gb: number, flushed: number[]): string {
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { baseline: { type: 'string', multiple: true, default: [] }, flags: { type: 'string', multiple: true, default: [] }, repeat: { type: 'string', default: '5' }, jobs: { type: 'string', default: '2' }, 'wait-quiet': { type: 'string', default: '300' } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { baseline: { type: 'string', multiple: true, default: [] }, flags: { type: 'string', multiple: true, default: [] }, repeat: { type: 'string', default: '5' }, jobs: { type: 'string', default: '2' }, pool: { type: 'string', default: '128M' }, 'wait-quiet': { type: 'string', default: '300' } } });
   session.waitSeconds = Number(values['wait-quiet']);
   const file = positionals[0];
-  if (!file) throw new FlatloadError('USAGE', 'usage: clientCpu.js FILE [--baseline DIR]... [--flags FLAGS]... [--repeat 5] [--jobs 2] [--wait-quiet 300]');
+  if (!file) throw new FlatloadError('USAGE', 'usage: clientCpu.js FILE [--baseline DIR]... [--flags FLAGS]... [--repeat 5] [--jobs 2] [--pool 128M] [--wait-quiet 300]');
   const gb = statSync(file).size / 1e9;
   const records = await countLines(file);
   const list = builds(values.baseline, values.flags, values.jobs);
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-cpu-'));
-  const { server, admin, target } = await smallPoolServer(DB);
+  const { server, admin, target } = await smallPoolServer(DB, values.pool);
   const flushed = new Map<Build, number[]>(list.map((b) => [b, []]));
   try {
     const series = await inRounds(list, Number(values.repeat), (b) =>
@@ -107,7 +109,7 @@ async function main(): Promise<void> {
         return r;
       }),
     );
-    console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, ${values.flags.length > 0 ? 'flags as named' : `--jobs ${values.jobs}`}, ${values.repeat} rounds\n`);
+    console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, ${values.flags.length > 0 ? 'flags as named' : `--jobs ${values.jobs}`}, ${values.pool} buffer pool, ${values.repeat} rounds\n`);
     console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | pages written during the load | load average at the starts |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const s of series) console.log(row(s, gb, flushed.get(s.item)!));

@@ -19,7 +19,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('mode', { type: 'string', describe: 'append (default) | replace | swap', group: 'Load:' })
     .option('keep-old', { type: 'boolean', describe: 'with --mode swap: keep the previous table as <table>_old', group: 'Load:' })
     .option('allow-ddl', { type: 'boolean', describe: 'let the plan change the table (drop/re-add indexes, take the surrogate key out)', group: 'Load:' })
-    .option('order', { type: 'string', describe: 'the order rows are sent in: auto (the planner decides) | key (sort the input by the clustered key first, in --tmpdir) | file', group: 'Load:' })
+    .option('order', { type: 'string', describe: 'the order rows are sent in: auto (the planner decides) | key (sort the input by the clustered key first, in --tmpdir) | chunk (sort each chunk by it in memory, chunks in file order) | file', group: 'Load:' })
     .option('dry-run', { type: 'boolean', describe: 'print the plan and change nothing (same as flatload plan)', group: 'Load:' })
     .option('max-errors', { type: 'string', describe: 'rejected rows allowed before the load stops (default 0)', group: 'Bad rows:' })
     .option('reject-file', { type: 'string', describe: 'where rejected rows go (default: <input>.rejects.tsv beside the input)', group: 'Bad rows:' })

@@ -71,8 +71,8 @@ export interface LoadOptions {
   keepHistory: boolean;
   allowDdl: boolean;
   keepOld: boolean;
-  /** The order rows are sent in: sorted by the clustered key, as the file has them, or the planner's choice. */
-  order: 'auto' | 'key' | 'file';
+  /** The order rows are sent in: sorted by the clustered key, each chunk sorted by it, as the file has them, or the planner's choice. */
+  order: 'auto' | 'key' | 'chunk' | 'file';
   stripBom: boolean;
   /** Schema for resume bookkeeping. */
   bookkeepingSchema: string | undefined;
@@ -292,7 +292,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     keepHistory: a.keepHistory ?? false,
     allowDdl: a.allowDdl ?? false,
     keepOld: a.keepOld ?? false,
-    order: oneOf(a.order, ['auto', 'key', 'file'] as const, 'order', 'auto'),
+    order: oneOf(a.order, ['auto', 'key', 'chunk', 'file'] as const, 'order', 'auto'),
     stripBom: !(a.keepBom ?? false),
     bookkeepingSchema: a.bookkeepingSchema,
     sizeReport: !(a.skipSizeReport ?? false),

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { runChunkBytes } from '../order/runs.js';
 import { ChunkInput } from './chunkInput.js';
 import type { ChunkSource } from './chunkSource.js';
+import { SortedChunks } from './sortedChunks.js';
 import { StreamedChunks } from './streamedChunks.js';
 import { OrderedInput } from './orderedInput.js';
 import { guardChunks } from './chunkGuard.js';
@@ -109,7 +110,11 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     plan.strategy !== 'insert',
   );
   // A compressed file in file order: cut as it is decompressed, at most jobs + 1 chunks in --tmpdir at a time.
-  if (!ordered) return local.stream && !unchunkable ? new StreamedChunks(file, o.tmpdir ?? tmpdir(), { format: prep.scan, charset: prep.charset, targets: prep.targets }) : file;
+  if (!ordered) {
+    if (local.stream && !unchunkable) return new StreamedChunks(file, o.tmpdir ?? tmpdir(), { format: prep.scan, charset: prep.charset, targets: prep.targets });
+    const by = plan.order.kind === 'file' && !unchunkable ? plan.order.sortedBy : undefined;
+    return by ? new SortedChunks(file, { spec: by, fmt: prep.scan, cs: prep.charset, targets: prep.targets }) : file;
+  }
   const t0 = Date.now();
   let runs = 0;
   return new OrderedInput(file, { spec: ordered.key, fmt: prep.scan, cs: prep.charset, targets: prep.targets }, {

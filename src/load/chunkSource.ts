@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import type { LocalInput } from '../input/spool.js';
+import type { ChunkInput } from './chunkInput.js';
 
 /** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
 export interface SentRecord {
@@ -55,4 +56,32 @@ export interface ChunkSource {
   changed(): string | undefined;
   /** The chunk's first and last clustered key as SQL literals, when the source knows them (ordered chunks). */
   keyRange?(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined;
+}
+
+/**
+ * A ChunkSource over the input's ChunkInput that changes how chunks are made
+ * or sent (sorted, streamed to files): the input's own facts are its.
+ */
+export abstract class OverChunkInput {
+  constructor(protected readonly file: ChunkInput) {}
+
+  get source(): LocalInput {
+    return this.file.source;
+  }
+
+  get head(): Buffer | undefined {
+    return this.file.head;
+  }
+
+  get summary(): InputSummary | undefined {
+    return this.file.summary;
+  }
+
+  get contentSha256(): string | undefined {
+    return this.file.contentSha256;
+  }
+
+  changed(): string | undefined {
+    return this.file.changed();
+  }
 }

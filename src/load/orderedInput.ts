@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import { openPositional, readFully } from '../input/ranged.js';
-import type { LocalInput } from '../input/spool.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
 import { MemorySort, sortAside } from '../order/memorySort.js';
@@ -12,7 +11,7 @@ import { DEFAULT_SPARSE_EVERY, generateRuns, type RunSet } from '../order/runs.j
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
-import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
+import { OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
 
 /** A chunk of the merged stream: its records in key order, and the merge's chunk that holds them. */
 interface OrderedCut extends CutChunk {
@@ -55,7 +54,7 @@ export interface OrderOptions {
  * same job (the stored plan keeps the choice), so resume works by chunk as
  * for a file-order load.
  */
-export class OrderedInput implements ChunkSource {
+export class OrderedInput extends OverChunkInput implements ChunkSource {
   private spill: SpillDir | undefined;
   private memory: MemorySort | undefined;
   private unregister: (() => void) | undefined;
@@ -65,27 +64,17 @@ export class OrderedInput implements ChunkSource {
 
   constructor(
     /** The input cut in file order, into the chunks that become runs. */
-    private readonly file: ChunkInput,
+    file: ChunkInput,
     private readonly key: KeyContext,
     private readonly o: OrderOptions,
-  ) {}
-
-  get source(): LocalInput {
-    return this.file.source;
-  }
-
-  get head(): Buffer | undefined {
-    return this.file.head;
+  ) {
+    super(file);
   }
 
   /** The input's counts, with the loaded chunks (key ranges) in place of the runs. */
-  get summary(): InputSummary | undefined {
+  override get summary(): InputSummary | undefined {
     const s = this.file.summary;
     return s && { ...s, chunks: this.rangeCount };
-  }
-
-  get contentSha256(): string | undefined {
-    return this.file.contentSha256;
   }
 
   async scan(verify?: ContentCheck): Promise<void> {
@@ -208,16 +197,8 @@ export class OrderedInput implements ChunkSource {
     );
   }
 
-  async records(chunk: CutChunk): Promise<ChunkRecords> {
-    const o = orderedOf(chunk);
-    const from = await o.locate();
-    const records = Array.from({ length: o.records }, (_, i) => ({
-      pos: o.pos[i]!,
-      length: o.pos[i + 1]! - o.pos[i]!,
-      offset: from.offsets[i]!,
-      line: from.lines[i]!,
-    }));
-    return { bytes: o.bytes, records };
+  records(chunk: CutChunk): Promise<ChunkRecords> {
+    return sentRecords(orderedOf(chunk));
   }
 
   async readAll(chunk: CutChunk): Promise<Buffer> {
@@ -226,10 +207,6 @@ export class OrderedInput implements ChunkSource {
 
   release(chunk: CutChunk): void {
     orderedOf(chunk).release();
-  }
-
-  changed(): string | undefined {
-    return this.file.changed();
   }
 
   /** The chunk's first and last key as SQL literals (the merge knows them exactly); undefined when one cannot bound a range. */
@@ -246,6 +223,18 @@ export class OrderedInput implements ChunkSource {
     this.unregister?.();
     this.spill?.disposeSync();
   }
+}
+
+/** A sorted chunk's records in the order they are sent, with their lines and offsets in the input. */
+export async function sentRecords(o: OrderedChunk): Promise<ChunkRecords> {
+  const from = await o.locate();
+  const records = Array.from({ length: o.records }, (_, i) => ({
+    pos: o.pos[i]!,
+    length: o.pos[i + 1]! - o.pos[i]!,
+    offset: from.offsets[i]!,
+    line: from.lines[i]!,
+  }));
+  return { bytes: o.bytes, records };
 }
 
 /** A streamed input's chunks carry their bytes: none is read back. */

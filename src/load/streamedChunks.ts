@@ -4,15 +4,14 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { locateRecords } from '../chunking/records.js';
-import type { CutChunk, InputSummary } from '../chunking/types.js';
+import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
-import type { LocalInput } from '../input/spool.js';
 import { writeOwner } from '../input/owner.js';
 import { readRange } from '../input/streams.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
 import type { CharsetInfo } from '../chunking/charsets.js';
 import type { ChunkInput } from './chunkInput.js';
-import type { ChunkRecords, ChunkSource } from './chunkSource.js';
+import { OverChunkInput, type ChunkRecords, type ChunkSource } from './chunkSource.js';
 
 /**
  * A compressed file loaded in file order, in one pass: the decompressed
@@ -28,34 +27,20 @@ import type { ChunkRecords, ChunkSource } from './chunkSource.js';
  * the same bytes and skips the committed ones, each checked against the
  * sha1 its commit stored (skippingDone), so other bytes are refused before
  * any new chunk loads: neither standard input nor a compressed file whose
- * size and time were kept can resume over content it did not commit.
+ * size and time were kept can resume over content it did not commit. The
+ * input's summary and content hash are known once it has all been cut (the
+ * end of the load): a resume of this mode is not checked against the hash.
  */
-export class StreamedChunks implements ChunkSource {
+export class StreamedChunks extends OverChunkInput implements ChunkSource {
   private readonly files = new Map<number, string>();
   private dir: string | undefined;
 
   constructor(
-    private readonly file: ChunkInput,
+    file: ChunkInput,
     private readonly tmpdir: string,
     private readonly scan_: { format: ScanFormat; charset: CharsetInfo; targets: ScanTargets | undefined },
-  ) {}
-
-  get source(): LocalInput {
-    return this.file.source;
-  }
-
-  get head(): Buffer | undefined {
-    return this.file.head;
-  }
-
-  /** Known once the whole input has been cut (the end of the load). */
-  get summary(): InputSummary | undefined {
-    return this.file.summary;
-  }
-
-  /** Known once the whole input has been cut: a resume of this mode is not checked against it (docs/ordering.md). */
-  get contentSha256(): string | undefined {
-    return this.file.contentSha256;
+  ) {
+    super(file);
   }
 
   /** Nothing is read ahead: the chunks are cut as the load asks for them. */
@@ -133,10 +118,6 @@ export class StreamedChunks implements ChunkSource {
     if (!path) return;
     this.files.delete(chunk.index);
     void rm(path, { force: true });
-  }
-
-  changed(): string | undefined {
-    return this.file.changed();
   }
 
   dispose(): void {

@@ -89,7 +89,7 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext)
     `  chunks:       ${bytes(plan.chunkSizeBytes)}${plan.chunkMaxRecords !== undefined ? `, at most ${plan.chunkMaxRecords} records` : ''}`,
   );
   lines.push(
-    `  order:        ${plan.order.kind === 'key' ? `by ${plan.order.key.name} (${plan.order.key.columns.join(', ')}): the input is sorted first, ${plan.order.inMemory ? 'in memory' : `${runSpaceText(facts.input.sizeBytes, { bytes: plan.order.spillBytes, ratio: plan.order.runRatio }, facts.input.avgRecordBytes)}, in --tmpdir`}; chunks have disjoint key ranges` : 'as in the file'}`,
+    `  order:        ${plan.order.kind === 'key' ? `by ${plan.order.key.name} (${plan.order.key.columns.join(', ')}): the input is sorted first, ${plan.order.inMemory ? 'in memory' : `${runSpaceText(facts.input.sizeBytes, { bytes: plan.order.spillBytes, ratio: plan.order.runRatio }, facts.input.avgRecordBytes)}, in --tmpdir`}; chunks have disjoint key ranges` : plan.order.sortedBy ? `chunks as in the file, each sorted by ${plan.order.sortedBy.name} (${plan.order.sortedBy.columns.join(', ')}) in memory before it is sent` : 'as in the file'}`,
   );
   if (plan.insertBatchBytes !== undefined) lines.push(`  INSERT batch: at most ${bytes(plan.insertBatchBytes)} of SQL per statement`);
   lines.push(`  commit scope: ${commitLine(plan)}`);
@@ -164,7 +164,7 @@ export function planJson(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): 
     },
     columns: plan.columns ? plan.columns.map((c) => (c.isVariable ? `@${c.name}` : c.name)) : null,
     surrogateKey: plan.surrogateKey ?? null,
-    order: plan.order.kind === 'key' ? { kind: 'key', key: plan.order.key.name, columns: plan.order.key.columns, spillBytes: plan.order.spillBytes, runRatio: plan.order.runRatio ?? null, inMemory: plan.order.inMemory ?? false } : { kind: 'file' },
+    order: plan.order.kind === 'key' ? { kind: 'key', key: plan.order.key.name, columns: plan.order.key.columns, spillBytes: plan.order.spillBytes, runRatio: plan.order.runRatio ?? null, inMemory: plan.order.inMemory ?? false } : plan.order.sortedBy ? { kind: 'file', sortedBy: plan.order.sortedBy.name, columns: plan.order.sortedBy.columns } : { kind: 'file' },
     insertBatchBytes: plan.insertBatchBytes ?? null,
     duplicates: plan.duplicates,
     reasons: plan.reasons,

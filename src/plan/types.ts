@@ -18,8 +18,8 @@ export interface PlanOptions {
   onDuplicate: DuplicateHandling;
   allowDdl: boolean;
   keepOld: boolean;
-  /** The order rows are sent in: the clustered key's (sorted out of core), the file's, or the planner's choice. */
-  order: 'auto' | 'key' | 'file';
+  /** The order rows are sent in: the clustered key's (sorted out of core), the file's with each chunk sorted by that key, the file's, or the planner's choice. */
+  order: 'auto' | 'key' | 'chunk' | 'file';
   maxErrors: number;
   /** An input sorted by key that is at most this large is sorted in memory (--sort-memory). */
   sortMemoryBytes: number;
@@ -68,8 +68,13 @@ export type SurrogateKeyPlan =
 
 /** The order rows reach the engine in. */
 export type OrderPlan =
-  /** As the file has them. */
-  | { kind: 'file' }
+  /**
+   * Chunks cut in file order, as the file has them; with sortedBy, each
+   * chunk's records sorted by that key in memory before it is sent (--order
+   * chunk, or where the whole input cannot be sorted): no disk, and each chunk
+   * one sweep of the tree in key order (docs/ordering.md#10-sorting-each-chunk).
+   */
+  | { kind: 'file'; sortedBy?: FileKey }
   /**
    * The whole input sorted by the clustered key (out of core: sorted runs in
    * --tmpdir, merged; or, inMemory, read whole and sorted in one piece, and

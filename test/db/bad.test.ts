@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -134,32 +134,64 @@ describe('the error budget and reloading rejects', () => {
   });
 });
 
-describe('the input sorted by the key (--order key)', () => {
-  test('rows are sent in key order, yet rejects name their original lines and the table equals a file-order load', async () => {
+describe('the input sorted by the key (--order key, --order chunk)', () => {
+  test('rows are sent in key order, yet rejects name their original lines and offsets, and the table equals a file-order load', async () => {
     // Ids in a scrambled order; every id divisible by 11 has an out-of-range qty.
     const ids = Array.from({ length: 300 }, (_, i) => ((i * 7919) % 300) + 1);
-    const text = ids.map((id) => `${id}\tn${id}\t${id % 11 === 0 ? 999 : id % 200}\t\\N\n`).join('');
+    const lines = ids.map((id) => `${id}\tn${id}\t${id % 11 === 0 ? 999 : id % 200}\t\\N\n`);
     const file = join(dir, 'scrambled.tsv');
-    writeFileSync(file, text);
-    const expectedLines = ids.map((id, i) => (id % 11 === 0 ? i + 1 : 0)).filter((l) => l > 0);
-    for (const t of ['srt_on', 'srt_off']) {
+    writeFileSync(file, lines.join(''));
+    const offsets = lines.map((_, i) => lines.slice(0, i).join('').length);
+    const bad = ids.map((id, i) => (id % 11 === 0 ? i : -1)).filter((i) => i >= 0);
+    const orders = { srt_key: 'key', srt_chunk: 'chunk', srt_file: 'file' };
+    for (const t of Object.keys(orders)) {
       await db.conn.query(`CREATE TABLE ${t} (id int NOT NULL, name varchar(10) NOT NULL DEFAULT '', qty tinyint unsigned NULL, born date NULL, PRIMARY KEY (id))`);
     }
     const run = (t: string, order: string): Promise<{ code: number | null; stderr: string; stdout: string }> =>
       runCli(['load', file, '--table', t, '--order', order, '--chunk-size', '700', '--jobs', '2', '--max-errors', '100', '--progress', 'none', '--reject-file', join(dir, `${t}.rej`)], {
         env: { DATABASE_URL: db.url },
       });
-    const on = await run('srt_on', 'key');
-    assert.equal(on.code, 3, on.stderr);
-    assert.match(on.stderr, /sorted 300 records by PRIMARY/);
-    const off = await run('srt_off', 'file');
-    assert.equal(off.code, 3, off.stderr);
-    for (const t of ['srt_on', 'srt_off']) {
+    for (const [t, order] of Object.entries(orders)) {
+      const r = await run(t, order);
+      assert.equal(r.code, 3, r.stderr);
+      if (order === 'key') assert.match(r.stderr, /sorted 300 records by PRIMARY/);
       const log = readFileSync(join(dir, `${t}.rej.log`), 'utf8').trim().split('\n').slice(1);
-      assert.deepEqual(log.map((l) => Number(l.split('\t')[0])), expectedLines, t);
+      // Line and byte offset of each rejected row, in the order the rows were rejected: file order for every order.
+      const got = log.map((l) => l.split('\t').slice(0, 2).map(Number)).sort((a, b) => a[0]! - b[0]!);
+      assert.deepEqual(got, bad.map((i) => [i + 1, offsets[i]]), t);
+      assert.deepEqual(readFileSync(join(dir, `${t}.rej`), 'utf8'), bad.map((i) => lines[i]).join(''), t);
     }
-    const [a] = await db.conn.query('CHECKSUM TABLE srt_on');
-    const [b] = await db.conn.query('CHECKSUM TABLE srt_off');
-    assert.equal((a as Array<{ Checksum: unknown }>)[0]!.Checksum, (b as Array<{ Checksum: unknown }>)[0]!.Checksum);
+    const sums = await Promise.all(Object.keys(orders).map(async (t) => ((await db.conn.query(`CHECKSUM TABLE ${t}`))[0] as Array<{ Checksum: unknown }>)[0]!.Checksum));
+    assert.equal(new Set(sums).size, 1, JSON.stringify(sums));
+  });
+
+  test('--order chunk: the chunks arrive in file order, the rows of each in key order', async () => {
+    const ids = Array.from({ length: 400 }, (_, i) => ((i * 7919) % 400) + 1);
+    const file = join(dir, 'chunked.tsv');
+    writeFileSync(file, ids.map((id) => `${id}\tn${id}\n`).join(''));
+    await db.conn.query('CREATE TABLE arrivals (seq int AUTO_INCREMENT PRIMARY KEY, id int NOT NULL)');
+    await db.conn.query('CREATE TABLE chunked (id int NOT NULL PRIMARY KEY, name varchar(10) NOT NULL)');
+    // The server fires an INSERT trigger for every row LOAD DATA inserts, in the order the rows arrive.
+    await db.conn.query('CREATE TRIGGER chunked_arrival BEFORE INSERT ON chunked FOR EACH ROW INSERT INTO arrivals (id) VALUES (NEW.id)');
+    const r = await runCli(['load', file, '--table', 'chunked', '--order', 'chunk', '--chunk-size', '600', '--jobs', '1', '--progress', 'none'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 0, r.stderr);
+    const [rows] = await db.conn.query('SELECT id FROM arrivals ORDER BY seq');
+    const arrived = (rows as Array<{ id: number }>).map((x) => x.id);
+    assert.equal(arrived.length, ids.length);
+    // Cut the arrivals where the key goes down: each run must be the next stretch of the file, sorted.
+    const runs: number[][] = [[]];
+    for (const [i, id] of arrived.entries()) {
+      if (i > 0 && id < arrived[i - 1]!) runs.push([]);
+      runs[runs.length - 1]!.push(id);
+    }
+    // One run per chunk at most (about 3.5 KB in chunks of 600 bytes), and more than one: the file itself descends at
+    // every other record, and the whole input sorted would arrive as one run.
+    const bytes = statSync(file).size;
+    assert.ok(runs.length > 1 && runs.length <= Math.ceil(bytes / 600) + 1, `${runs.length} runs in ${bytes} bytes: the chunks were not each sorted`);
+    let at = 0;
+    for (const run of runs) {
+      assert.deepEqual(run, ids.slice(at, at + run.length).sort((a, b) => a - b));
+      at += run.length;
+    }
   });
 });

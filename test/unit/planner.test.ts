@@ -41,7 +41,8 @@ interface Expect {
   warnings?: RegExp[];
   reasons?: RegExp[];
   columns?: string[] | 'file';
-  order?: 'key' | 'file';
+  /** chunk: file order, each chunk sorted by the clustered key (OrderPlan sortedBy). */
+  order?: 'key' | 'file' | 'chunk';
   /** Where a key-order sort happens. */
   sortIn?: 'memory' | 'tmpdir';
   chunkMaxRecords?: number | 'none';
@@ -87,7 +88,7 @@ function check(plan: LoadPlan, e: Expect): void {
   for (const re of e.warnings ?? []) assert.ok(plan.warnings.some((w) => re.test(w)), `no warning matches ${re}; have ${JSON.stringify(plan.warnings, null, 1)}`);
   for (const re of e.reasons ?? []) assert.ok(plan.reasons.some((w) => re.test(w)), `no reason matches ${re}; have ${JSON.stringify(plan.reasons, null, 1)}`);
   if (e.columns !== undefined) assert.deepEqual(plan.columns === undefined ? 'file' : plan.columns.map((c) => c.name), e.columns, 'columns');
-  if (e.order !== undefined) assert.equal(plan.order.kind, e.order, 'order');
+  if (e.order !== undefined) assert.equal(plan.order.kind === 'file' && plan.order.sortedBy ? 'chunk' : plan.order.kind, e.order, 'order');
   if (e.sortIn !== undefined) {
     assert.equal(plan.order.kind, 'key', 'order');
     if (plan.order.kind === 'key') {
@@ -202,10 +203,46 @@ const CASES: Case[] = [
     expect: { order: 'key', sortIn: 'memory' },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user_summary random, --sort-memory 0 and too little room in --tmpdir to sort: file order, with a warning',
+    name: 'MariaDB 10.11 InnoDB user_summary random, --sort-memory 0 and too little room in --tmpdir to sort: each chunk sorted instead, with a warning',
     facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
     options: { sortMemoryBytes: 0 },
-    expect: { order: 'file', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free/] },
+    expect: { order: 'chunk', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free: each chunk is sorted by u_user_id in memory instead, the chunks in file order \(point --tmpdir at a larger file system to sort it whole\)/], reasons: [/chunks of 8\.0 MiB \(not 64\.0 MiB\): a chunk is sorted in memory/] },
+  },
+  {
+    name: 'the same with --max-errors over 2 streams: file order (equal keys in two chunks would decide the duplicate), one stream, with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
+    options: { sortMemoryBytes: 0, maxErrors: 10 },
+    expect: { order: 'file', concurrency: 1, warnings: [/where 0 MB are free: it goes in file order \(point --tmpdir at a larger file system to sort it whole\)/] },
+  },
+  {
+    name: 'the same for a .gz: file order (a stream is not read back by chunk), with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), compression: 'gzip' as const, spillFreeBytes: 1000 } }),
+    options: { sortMemoryBytes: 0 },
+    expect: { order: 'file', warnings: [/it goes in file order/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary random, --order chunk: each chunk sorted by the key, said as asked',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { order: 'chunk' },
+    expect: { order: 'chunk', warnings: [], reasons: [/--order chunk: each chunk is sorted by u_user_id in memory before it is sent, the chunks in file order/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user_summary .gz, --order chunk: ignored (a streamed input is not read back by chunk), file order with a warning',
+    facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), compression: 'gzip' as const } }),
+    options: { order: 'chunk' },
+    expect: { order: 'file', warnings: [/--order chunk ignored: each chunk is sorted in memory as it is read back from the file, and a compressed file or standard input is read once as it streams/] },
+  },
+  {
+    name: 'MariaDB 10.11 MyRocks user_summary, --order chunk: ignored with a warning, sorted whole for the bulk load',
+    facts: () => maria('user_summary', 'RocksDB', 'us.tsv'),
+    options: { order: 'chunk' },
+    expect: { order: 'key', warnings: [/--order chunk ignored: MyRocks' bulk load takes rows in the whole input's key order/] },
+  },
+  {
+    name: 'MariaDB 10.11 Aria user_summary, --order chunk: ignored with a warning, file order',
+    facts: () => maria('user_summary', 'Aria', 'us.tsv'),
+    options: { order: 'chunk' },
+    expect: { order: 'file', warnings: [/--order chunk ignored: ENGINE=ARIA does not store rows by key/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user_summary empty, sorted input: parallel, per-chunk, no sorting needed',

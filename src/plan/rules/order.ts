@@ -60,15 +60,20 @@ export function orderVisible(ctx: Ctx, key: FileKey, besides: ReadonlyArray<stri
 export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
   const { options, input, engine, reasons, warnings } = ctx;
   const forced = options.order === 'key';
+  let perChunk = options.order === 'chunk';
+  if (perChunk && engine === 'rocksdb') {
+    warnings.push("--order chunk ignored: MyRocks' bulk load takes rows in the whole input's key order, so the input is ordered as --order auto would");
+    perChunk = false;
+  }
   if (options.order === 'file') {
     if (engine === 'innodb' || engine === 'rocksdb') reasons.push('--order file: the rows go in file order');
     return;
   }
   const refuse = (why: string): void => {
-    (forced ? warnings : reasons).push(`${forced ? '--order key ignored: ' : 'file order: '}${why}`);
+    (forced || perChunk ? warnings : reasons).push(`${forced || perChunk ? `--order ${options.order} ignored: ` : 'file order: '}${why}`);
   };
   if (engine !== 'innodb' && engine !== 'rocksdb') {
-    if (forced) refuse(`ENGINE=${ctx.table.engine} does not store rows by key, and its resume counts rows in file order`);
+    if (forced || perChunk) refuse(`ENGINE=${ctx.table.engine} does not store rows by key, and its resume counts rows in file order`);
     return;
   }
   // Equal keys cut into two file-order chunks can land in either order over two streams.
@@ -80,7 +85,8 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
       refuse(visible);
       return;
     }
-    if (input.uniqueKeyOrder[surrogate.name] === 'sorted' && !forced && !cutAtKeys) return;
+    if (perChunk) warnings.push(`--order chunk ignored: flatload numbers ${ctx.autoInc!.column} itself, in ${surrogate.name} order, which takes the whole input sorted (--order file keeps file order)`);
+    else if (input.uniqueKeyOrder[surrogate.name] === 'sorted' && !forced && !cutAtKeys) return;
     orderBy(ctx, surrogate, forced, true);
     return;
   }
@@ -98,16 +104,50 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
   // MyRocks' bulk load per chunk stops (4054) at the first record out of order with part of the chunk ingested: a sample in
   // order does not show the whole file is, so an exact key is sorted (an ordered input sorts cheaply) and its chunk ranges known.
   const sampleIsEnough = !(cutAtKeys && key.exact) && !(engine === 'rocksdb' && key.exact);
-  if ((ctx.keyOrdered || input.keyOrder === 'sorted') && !forced && sampleIsEnough) return;
+  if ((ctx.keyOrdered || input.keyOrder === 'sorted') && !forced && !perChunk && sampleIsEnough) return;
   if (engine === 'rocksdb' && !key.exact) {
     refuse(`${key.inexact ?? `${key.name} is not compared by its bytes`}; MyRocks' bulk load needs the server's exact order`);
     return;
   }
-  if (input.keyOrder === 'unknown' && !forced) {
+  if (input.keyOrder === 'unknown' && !forced && !perChunk) {
     refuse('no sample of the input to tell its order');
     return;
   }
+  if (perChunk) {
+    if (chunksReadBack(ctx)) sortChunksBy(ctx, key, `--order chunk: each chunk is sorted by ${key.name} in memory before it is sent, the chunks in file order`, 'reason');
+    else refuse('each chunk is sorted in memory as it is read back from the file, and a compressed file or standard input is read once as it streams');
+    return;
+  }
   orderBy(ctx, key, forced, false);
+}
+
+/** A plain file's chunks are read back by range when they load, so each can be sorted then (a stream's cannot). */
+function chunksReadBack(ctx: Ctx): boolean {
+  const { input } = ctx;
+  return input.kind === 'file' && input.compression === 'none' && input.sizeBytes !== undefined;
+}
+
+/** File-order chunks, each sorted by key in memory as it is sent (docs/ordering.md#10-sorting-each-chunk). */
+function sortChunksBy(ctx: Ctx, key: FileKey, why: string, as: 'reason' | 'warning'): void {
+  ctx.order = { kind: 'file', sortedBy: key };
+  ctx.keyOrderWhy = `key order: within each chunk only (chunks of ascending ${key.name}, in file order)`;
+  (as === 'reason' ? ctx.reasons : ctx.warnings).push(`${why} [docs/ordering.md#10-sorting-each-chunk]`);
+}
+
+/**
+ * Where the whole input cannot be sorted (no room for the runs in --tmpdir, or none writable), an InnoDB load of a
+ * plain file sorts each chunk instead, which needs no disk and spares the server much of the random inserts
+ * (docs/ordering.md#10-sorting-each-chunk); otherwise it goes in file order. Not when equal keys in two chunks would
+ * decide a duplicate over two streams.
+ */
+function fallBack(ctx: Ctx, key: FileKey, numbered: boolean, why: string, fix: string): void {
+  const cutAtKeys = duplicatesDecide(ctx.options) && ctx.parallel > 1;
+  // A key flatload numbers goes in file order: sorting a chunk by another key would send it out of order.
+  if (ctx.engine === 'innodb' && !cutAtKeys && !numbered && chunksReadBack(ctx)) {
+    sortChunksBy(ctx, key, `${why}: each chunk is sorted by ${key.name} in memory instead, the chunks in file order (${fix})`, 'warning');
+    return;
+  }
+  ctx.warnings.push(`${why}: it goes in file order (${fix})`);
 }
 
 /**
@@ -142,14 +182,14 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     const need = space.bytes;
     const runs = runSpaceText(input.sizeBytes, space, input.avgRecordBytes);
     const where = input.spillDir ? `--tmpdir (${input.spillDir})` : '--tmpdir';
-    // The automatic order falls back to file order, saying why; --order key, which the user asked for, is refused.
+    // The automatic order falls back to sorting each chunk or to file order, saying why; --order key, which the user asked for, is refused.
     if (input.spillUnwritable) {
       if (forced) {
         throw new FlatloadError('OUTPUT_UNWRITABLE', `--order key cannot be honoured: the input is sorted in runs in --tmpdir, and ${input.spillUnwritable}`, {
           hint: 'point --tmpdir at a writable directory with room for about the input\'s size, or use --order file',
         });
       }
-      warnings.push(`the input is not in ${key.name} order, and sorting it writes runs in --tmpdir, but ${input.spillUnwritable}: it goes in file order (point --tmpdir at a writable directory to sort it)`);
+      fallBack(ctx, key, numbered, `the input is not in ${key.name} order, and sorting it writes runs in --tmpdir, but ${input.spillUnwritable}`, 'point --tmpdir at a writable directory to sort it whole');
       return;
     }
     if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
@@ -158,9 +198,7 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
           hint: 'point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use --order file',
         });
       }
-      warnings.push(
-        `the input is not in ${key.name} order, and sorting it needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free: it goes in file order (point --tmpdir at a larger file system to sort it)`,
-      );
+      fallBack(ctx, key, numbered, `the input is not in ${key.name} order, and sorting it needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, 'point --tmpdir at a larger file system to sort it whole');
       return;
     }
     ctx.order = { kind: 'key', key, spillBytes: need, ...(space.ratio !== undefined ? { runRatio: space.ratio } : {}) };
