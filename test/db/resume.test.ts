@@ -110,6 +110,7 @@ const cases: Case[] = [
     numberedByKey: true,
     skip: hasRocksdb() ? false : 'no MyRocks plugin',
   },
+  { name: 'InnoDB --order chunk (file-order chunks, each sorted by the key as it is sent)', table: 'user_summary', engine: 'InnoDB', extra: ['--order', 'chunk'] },
 ];
 
 describe('killed at random moments, resumed until done: the table equals a clean load', () => {

@@ -186,7 +186,7 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     if (input.spillUnwritable) {
       if (forced) {
         throw new FlatloadError('OUTPUT_UNWRITABLE', `--order key cannot be honoured: the input is sorted in runs in --tmpdir, and ${input.spillUnwritable}`, {
-          hint: 'point --tmpdir at a writable directory with room for about the input\'s size, or use --order file',
+          hint: `point --tmpdir at a writable directory with room for about the input's size, or use ${engine === 'innodb' ? '--order chunk (each chunk sorted in memory) or ' : ''}--order file`,
         });
       }
       fallBack(ctx, key, numbered, `the input is not in ${key.name} order, and sorting it writes runs in --tmpdir, but ${input.spillUnwritable}`, 'point --tmpdir at a writable directory to sort it whole');
@@ -195,7 +195,7 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
     if (input.spillFreeBytes !== undefined && input.spillFreeBytes < need) {
       if (forced) {
         throw new FlatloadError('SPILL', `--order key cannot be honoured: sorting the input needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, {
-          hint: 'point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use --order file',
+          hint: `point --tmpdir at a larger file system, raise --sort-memory to sort it in memory, or use ${engine === 'innodb' ? '--order chunk (each chunk sorted in memory) or ' : ''}--order file`,
         });
       }
       fallBack(ctx, key, numbered, `the input is not in ${key.name} order, and sorting it needs ${runs}, in ${where}, where ${fmtMB(input.spillFreeBytes)} are free`, 'point --tmpdir at a larger file system to sort it whole');
