@@ -4,7 +4,7 @@ import { FlatloadError } from '../errors/index.js';
 import { openPositional, readFully } from '../input/ranged.js';
 import type { KeyContext } from '../order/key.js';
 import type { OrderedChunk } from '../order/merge.js';
-import { sortAside } from '../order/memorySort.js';
+import { sortAside, warmSortAside } from '../order/memorySort.js';
 import { recordTerminator } from '../order/sortChunk.js';
 import type { ChunkInput } from './chunkInput.js';
 import { OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
@@ -30,6 +30,8 @@ export class SortedChunks extends OverChunkInput implements ChunkSource {
   }
 
   scan(verify?: ContentCheck): Promise<void> {
+    // The sort worker loads its modules while the input is scanned, not when the first chunk waits for it.
+    warmSortAside();
     return this.file.scan(verify);
   }
 
