@@ -79,7 +79,8 @@ describe('faults on the shared test server', () => {
 
   test('a connection killed mid-chunk (KILL from another session) is retried; nothing doubles', async () => {
     await setupPair(db.conn, 'killc');
-    const s = spawnCli(['load', file, '--table', 'killc', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'lines', '--json'], { DATABASE_URL: db.url });
+    // Paced, so the load outlasts the first kill: unpaced it could end (0.34 s once) before a kill reached a statement.
+    const s = spawnCli(['load', file, '--table', 'killc', '--chunk-size', '64KiB', '--jobs', '2', '--max-rate', '40000rows/s', '--progress', 'lines', '--json'], { DATABASE_URL: db.url });
     let killed = 0;
     const admin = await mysql.createConnection({ uri: db.url });
     for (let i = 0; i < 400 && killed < 3 && running(s); i++) {
