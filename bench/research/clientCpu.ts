@@ -10,13 +10,13 @@
  * 1.0) before each run. Prints per build and flag set the medians and
  * spreads of client CPU (GNU time, user + system; per GB of input), peak
  * RSS, wall time, the server's CPU and InnoDB's page writes. `--pool 2G`: a
- * buffer pool the table fits in instead (where the plan sorts each chunk).
+ * buffer pool the table fits in instead.
  *
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
  *   git worktree add --detach /tmp/before <commit> && (cd /tmp/before && npm ci && npm run build:dev)
  *   npm run build:dev && node dist/bench/research/clientCpu.js /tmp/us10m.tsv --baseline /tmp/before [--repeat 5]
  *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --flags='--jobs 1' --flags='--jobs 2'
- *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --pool 2G --flags='--jobs 2' --flags='--jobs 2 --order key'
+ *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --pool 2G --flags='--jobs 2 --order chunk' --flags='--jobs 2 --order key'
  */
 import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
