@@ -332,18 +332,22 @@ export class ChunkInput implements ChunkSource {
     return openByteRange(this.source, chunk.startByte, chunk.endByte, pieceBytes);
   }
 
-  /** The whole chunk in memory (row-level work on a chunk only). */
-  async readAll(chunk: CutChunk): Promise<Buffer> {
+  /**
+   * The whole chunk in memory (row-level work on a chunk, sorting it). `spare`: bytes left unwritten after it (a sort
+   * may end the input's last record there); the buffer owns its memory, so it can move to a worker.
+   */
+  async readAll(chunk: CutChunk, spare = 0): Promise<Buffer> {
     const fh = await openPositional(this.source);
     try {
-      const buf = Buffer.allocUnsafe(chunk.endByte - chunk.startByte);
+      const length = chunk.endByte - chunk.startByte;
+      const buf = Buffer.allocUnsafeSlow(length + spare);
       let off = 0;
-      while (off < buf.length) {
-        const bytesRead = await fh.read(buf, off, buf.length - off, chunk.startByte + off);
+      while (off < length) {
+        const bytesRead = await fh.read(buf, off, length - off, chunk.startByte + off);
         if (bytesRead === 0) break;
         off += bytesRead;
       }
-      if (off < buf.length) {
+      if (off < length) {
         throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${this.changed() ?? `${this.source.display} ends before byte ${chunk.endByte}`}`, {
           file: this.source.display,
           chunk: chunk.index,

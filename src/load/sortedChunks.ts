@@ -1,7 +1,5 @@
 import { Readable } from 'node:stream';
 import type { CutChunk } from '../chunking/types.js';
-import { FlatloadError } from '../errors/index.js';
-import { openPositional, readFully } from '../input/ranged.js';
 import type { KeyContext } from '../order/key.js';
 import type { OrderedChunk } from '../order/merge.js';
 import { sortAside, warmSortAside } from '../order/memorySort.js';
@@ -54,20 +52,7 @@ export class SortedChunks extends OverChunkInput implements ChunkSource {
   private async sort(chunk: CutChunk): Promise<OrderedChunk> {
     const length = chunk.endByte - chunk.startByte;
     // Room for a terminator after the input's last record, which a sort can move into the middle of the chunk.
-    const bytes = Buffer.allocUnsafeSlow(length + recordTerminator(this.key.fmt).length);
-    const fh = await openPositional(this.source);
-    try {
-      const got = await readFully(fh, bytes, 0, length, chunk.startByte);
-      if (got !== length) {
-        throw new FlatloadError('INPUT_CHANGED', `the input changed while it was being loaded: ${this.changed() ?? `${this.source.display} ends before byte ${chunk.endByte}`}`, {
-          file: this.source.display,
-          chunk: chunk.index,
-          byteOffset: chunk.startByte + got,
-        });
-      }
-    } finally {
-      await fh.close();
-    }
+    const bytes = await this.file.readAll(chunk, recordTerminator(this.key.fmt).length);
     const origin = { startByte: chunk.startByte, firstLine: chunk.firstLine };
     // One span: the chunk is cut already.
     return (await sortAside(bytes, length, this.key, chunk.records, origin, Number.MAX_SAFE_INTEGER, undefined)).chunk(0);

@@ -76,8 +76,7 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
     if (forced || perChunk) refuse(`ENGINE=${ctx.table.engine} does not store rows by key, and its resume counts rows in file order`);
     return;
   }
-  // Equal keys cut into two file-order chunks can land in either order over two streams.
-  const cutAtKeys = duplicatesDecide(options) && ctx.parallel > 1;
+  const cutAtKeys = equalKeysDecide(ctx);
   const surrogate = surrogateOrder(ctx, clusterBy);
   if (surrogate) {
     const visible = orderVisible(ctx, surrogate, [surrogate.name, ...(clusterBy ? [clusterBy.name] : [])]);
@@ -121,6 +120,11 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
   orderBy(ctx, key, forced, false);
 }
 
+/** Equal keys cut into two file-order chunks can land in either order over two streams, and that decides a duplicate. */
+function equalKeysDecide(ctx: Ctx): boolean {
+  return duplicatesDecide(ctx.options) && ctx.parallel > 1;
+}
+
 /** A plain file's chunks are read back by range when they load, so each can be sorted then (a stream's cannot). */
 function chunksReadBack(ctx: Ctx): boolean {
   const { input } = ctx;
@@ -141,9 +145,8 @@ function sortChunksBy(ctx: Ctx, key: FileKey, why: string, as: 'reason' | 'warni
  * decide a duplicate over two streams.
  */
 function fallBack(ctx: Ctx, key: FileKey, numbered: boolean, why: string, fix: string): void {
-  const cutAtKeys = duplicatesDecide(ctx.options) && ctx.parallel > 1;
   // A key flatload numbers goes in file order: sorting a chunk by another key would send it out of order.
-  if (ctx.engine === 'innodb' && !cutAtKeys && !numbered && chunksReadBack(ctx)) {
+  if (ctx.engine === 'innodb' && !equalKeysDecide(ctx) && !numbered && chunksReadBack(ctx)) {
     sortChunksBy(ctx, key, `${why}: each chunk is sorted by ${key.name} in memory instead, the chunks in file order (${fix})`, 'warning');
     return;
   }
