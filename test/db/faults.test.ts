@@ -79,8 +79,10 @@ describe('faults on the shared test server', () => {
 
   test('a connection killed mid-chunk (KILL from another session) is retried; nothing doubles', async () => {
     await setupPair(db.conn, 'killc');
-    // Paced, so the load outlasts the first kill: unpaced it could end (0.34 s once) before a kill reached a statement.
-    const s = spawnCli(['load', file, '--table', 'killc', '--chunk-size', '64KiB', '--jobs', '2', '--max-rate', '40000rows/s', '--progress', 'lines', '--json'], { DATABASE_URL: db.url });
+    // Each chunk sleeps on the server (about 0.2 s), so a kill lands inside a statement. A kill that lands
+    // between two fast chunks only drops an idle connection, which is replaced without a retry.
+    await db.conn.query('CREATE TRIGGER killc_slow BEFORE INSERT ON killc FOR EACH ROW BEGIN IF NEW.user_id % 200 = 0 THEN DO SLEEP(0.02); END IF; END');
+    const s = spawnCli(['load', file, '--table', 'killc', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'lines', '--json'], { DATABASE_URL: db.url });
     let killed = 0;
     const admin = await mysql.createConnection({ uri: db.url });
     for (let i = 0; i < 400 && killed < 3 && running(s); i++) {
