@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
-import { checksumOf } from './clusterSupport.js';
+import { checksumOf, scalar } from './clusterSupport.js';
 import { clientLoad, flatloadLoad, mariadbImport, newOverOld, parallelClients, ROCKSDB_BULK, splitByHand, type Baseline, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import type { Measured } from './measure.js';
@@ -294,8 +294,7 @@ export async function runComparison(o: ComparisonOptions): Promise<string> {
       if (!conns.has(sc.server)) conns.set(sc.server, await connect(sc.server));
       const srv = conns.get(sc.server)!;
       if (!version) {
-        const [v] = await srv.admin.query('SELECT VERSION() AS v');
-        version = String((v as Array<{ v: string }>)[0]!.v);
+        version = String(await scalar(srv.admin, 'SELECT VERSION()'));
       }
       if (sc.engine === 'ROCKSDB') {
         const [e] = await srv.admin.query("SELECT SUPPORT AS s FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB'");

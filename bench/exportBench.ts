@@ -15,7 +15,7 @@ import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 import { FlatloadError } from '../src/errors/index.js';
-import { checksumOf } from './clusterSupport.js';
+import { checksumOf, scalar } from './clusterSupport.js';
 import { mariadbImport, newOverOld, type Baseline, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
@@ -145,8 +145,7 @@ export async function runExportBench(o: ExportBenchOptions): Promise<string> {
       if (!r || r.status !== 0) throw new FlatloadError('USAGE', `--pin needs the benchmark's own server and taskset${r ? `: ${r.stderr.trim()}` : ' (DATABASE_URL is set)'}`);
     }
     admin = await mysql.createConnection({ uri: url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
-    const [v] = await admin.query('SELECT VERSION() AS v');
-    const version = String((v as Array<{ v: string }>)[0]!.v);
+    const version = String(await scalar(admin, 'SELECT VERSION()'));
     const target: Target = { url: new URL(url), db: DB, table: TABLES[0]![0], ...(server ? { serverPid: server.pid } : {}) };
     const n = o.jobs;
     const flat = (name: string, flags: string[], cli = o.cli): Competitor => ({

@@ -16,6 +16,7 @@ import mysql, { type Connection } from 'mysql2/promise';
 import { ddl, generateToFile } from '../fixtures/generate.js';
 import { startThrowawayServer, type ThrowawayServer } from '../src/devserver/server.js';
 import { FlatloadError } from '../src/errors/index.js';
+import { scalar } from './clusterSupport.js';
 import { clientLoad, flatloadLoad, type Target } from './competitors.js';
 import { writeDocSection } from './doc.js';
 import { measure, type Measured } from './measure.js';
@@ -185,8 +186,7 @@ export async function smallPoolServer(db: string, pool = '128M'): Promise<{ serv
   const server = await startThrowawayServer({ innodbBufferPoolSize: pool, innodbLogFileSize: '1G' });
   try {
     const admin = await mysql.createConnection({ uri: server.url, multipleStatements: true, flags: ['-LOCAL_FILES'] });
-    const [v] = await admin.query('SELECT VERSION() AS v');
-    const version = String((v as Array<{ v: string }>)[0]!.v);
+    const version = String(await scalar(admin, 'SELECT VERSION()'));
     return { server, admin, version, target: { url: new URL(server.url), db, table: TABLE, serverPid: server.pid } };
   } catch (err) {
     await server.stop();
