@@ -5,7 +5,7 @@
  */
 import { FlatloadError } from '../errors/index.js';
 import { recordLength, recordStart } from '../chunking/records.js';
-import { copyRecord, viewOf } from './copy.js';
+import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import { compareKeys, plainInteger, type KeyContext, type SortKey } from './key.js';
 import type { ChunkSources, OrderedChunk } from './merge.js';
 import { SortScratch } from './scratch.js';
@@ -62,8 +62,12 @@ export interface MemorySortParts {
   /** Each span's first and last key. */
   firstKeys: SortKey[];
   lastKeys: SortKey[];
-  /** The records in key order, span after span. */
-  sorted: Buffer;
+  /**
+   * The records: in key order, span after span (scattered), or as they were
+   * read, each span gathered in key order when it is asked for.
+   */
+  bytes: Buffer;
+  scattered: boolean;
   /** perm[j]: the j-th sorted record's place in the input; ends and lineOffsets are by that place. */
   perm: Uint32Array;
   ends: Uint32Array;
@@ -77,13 +81,25 @@ export interface MemorySortParts {
  * into one buffer cut into spans. `records` is the count the boundary scan
  * found: a different count means the input changed between the two reads.
  *
- * The records are scattered to their sorted places reading the input in its
- * order: gathering them in key order would miss the CPU's caches on every read
- * (docs/ordering.md#8-inputs-that-fit-in-memory). Memory: the input twice while
- * the records move, then the sorted copy and about 16 bytes per record (record
- * table and permutation: a rejected row's line and byte offset).
+ * With `scatter`, the records are then moved to their sorted places in one
+ * copy, reading the input in its order (a worker thread does it off the thread
+ * that sends: gathering in key order misses the CPU's caches more). Without,
+ * they stay where they are and each span is gathered when it is asked for: the
+ * first chunk can load as soon as the keys are sorted, and the input is held
+ * once (docs/ordering.md#8-inputs-that-fit-in-memory). Memory: the input (twice
+ * while a scatter moves it), and about 16 bytes per record (record table and
+ * permutation: a rejected row's line and byte offset).
  */
-export function sortInMemory(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySortParts {
+export function sortInMemory(
+  bytes: Buffer,
+  length: number,
+  ctx: KeyContext,
+  records: number,
+  origin: MemoryOrigin,
+  targetBytes: number,
+  maxRecords: number | undefined,
+  scatter = true,
+): MemorySortParts {
   const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records);
   const { perm, table } = s;
   const ends = table.ends;
@@ -99,6 +115,16 @@ export function sortInMemory(bytes: Buffer, length: number, ctx: KeyContext, rec
   }
   const all: SortedChunk = { ...s, bytes };
   const spans = cutSpans(n, (j) => recordLength(ends, perm[j]!), (j) => sameKey(all, perm[j - 1]!, perm[j]!), targetBytes, maxRecords);
+  const parts = {
+    spans,
+    firstKeys: spans.map((sp) => keyOfRecord(all, perm[sp.from]!)),
+    lastKeys: spans.map((sp) => keyOfRecord(all, perm[sp.to - 1]!)),
+    perm,
+    ends,
+    lineOffsets: table.lineOffsets,
+    origin,
+  };
+  if (!scatter) return { ...parts, bytes, scattered: false };
   // Each record's place in the sorted copy, then one pass over the input in its order.
   // Offsets below 4 GiB: --sort-memory is at most 2 GiB.
   const dest = new Uint32Array(n);
@@ -116,25 +142,42 @@ export function sortInMemory(bytes: Buffer, length: number, ctx: KeyContext, rec
     copyRecord(bytes, srcView, start, end, out, outView, dest[r]!);
     start = end;
   }
-  return {
-    spans,
-    firstKeys: spans.map((sp) => keyOfRecord(all, perm[sp.from]!)),
-    lastKeys: spans.map((sp) => keyOfRecord(all, perm[sp.to - 1]!)),
-    sorted: out,
-    perm,
-    ends,
-    lineOffsets: table.lineOffsets,
-    origin,
-  };
+  return { ...parts, bytes: out, scattered: true };
+}
+
+/** Span's records copied from the input in key order into a buffer of their own; pos[k + 1] is where record k ends. */
+function gatherSpan(bytes: Buffer, ends: Uint32Array, perm: Uint32Array, span: SortedSpan, pos: Uint32Array): Buffer {
+  const out = Buffer.allocUnsafeSlow(span.bytes);
+  const srcView = viewOf(bytes);
+  const outView = viewOf(out);
+  const n = span.to - span.from;
+  const starts = new Uint32Array(GATHER_BATCH);
+  const stops = new Uint32Array(GATHER_BATCH);
+  let used = 0;
+  for (let k0 = 0; k0 < n; k0 += GATHER_BATCH) {
+    const m = Math.min(GATHER_BATCH, n - k0);
+    for (let k = 0; k < m; k++) {
+      const r = perm[span.from + k0 + k]!;
+      starts[k] = recordStart(ends, r);
+      stops[k] = ends[r]!;
+    }
+    touchRecords(bytes, starts, stops, 0, m);
+    for (let k = 0; k < m; k++) {
+      copyRecord(bytes, srcView, starts[k]!, stops[k]!, out, outView, used);
+      used += stops[k]! - starts[k]!;
+      pos[k0 + k + 1] = used;
+    }
+  }
+  return out;
 }
 
 /** All records of an input sorted by key (sortInMemory); `chunk(i)` is span i. */
 export class MemorySort {
   constructor(private readonly p: MemorySortParts) {}
 
-  /** sortInMemory, in this thread. */
+  /** sortInMemory, in this thread: no scatter, each chunk gathered when asked for. */
   static sort(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySort {
-    return new MemorySort(sortInMemory(bytes, length, ctx, records, origin, targetBytes, maxRecords));
+    return new MemorySort(sortInMemory(bytes, length, ctx, records, origin, targetBytes, maxRecords, false));
   }
 
   get spans(): SortedSpan[] {
@@ -149,22 +192,24 @@ export class MemorySort {
   chunk(i: number): OrderedChunk {
     const span = this.p.spans[i];
     if (!span) throw new FlatloadError('INTERNAL', `sorted chunk ${i} does not exist`);
-    const { perm, ends } = this.p;
+    const { perm, ends, bytes, scattered } = this.p;
     const n = span.to - span.from;
     const pos = new Uint32Array(n + 1);
-    for (let j = 0, used = 0; j < n; j++) {
-      const r = perm[span.from + j]!;
-      used += recordLength(ends, r);
-      pos[j + 1] = used;
+    if (scattered) {
+      for (let j = 0, used = 0; j < n; j++) {
+        const r = perm[span.from + j]!;
+        used += recordLength(ends, r);
+        pos[j + 1] = used;
+      }
     }
     return {
       index: i,
-      bytes: this.p.sorted.subarray(span.start, span.start + span.bytes),
+      bytes: scattered ? bytes.subarray(span.start, span.start + span.bytes) : gatherSpan(bytes, ends, perm, span, pos),
       records: n,
       pos,
       firstKey: this.p.firstKeys[i]!,
       lastKey: this.p.lastKeys[i]!,
-      // The sorted copy is one buffer, let go with this object.
+      // The records are one buffer, let go with this object; a gathered chunk's, with the chunk.
       release: () => undefined,
       locate: () => Promise.resolve(this.sources(span)),
     };
@@ -195,17 +240,17 @@ function sameKey(s: SortedChunk, a: number, b: number): boolean {
 }
 
 /** MemorySortParts as they cross threads: keys as hex (a small Buffer is a view on a shared pool). */
-export type WireParts = Omit<MemorySortParts, 'firstKeys' | 'lastKeys' | 'sorted'> & { firstKeys: string[]; lastKeys: string[]; sorted: Uint8Array };
+export type WireParts = Omit<MemorySortParts, 'firstKeys' | 'lastKeys' | 'bytes'> & { firstKeys: string[]; lastKeys: string[]; bytes: Uint8Array };
 
 /** The parts to post, and the arrays to move rather than copy (each the only view on its memory). */
 export function partsToWire(p: MemorySortParts): { wire: WireParts; transfer: ArrayBuffer[] } {
   const wire = { ...p, firstKeys: p.firstKeys.map((k) => k.toString('hex')), lastKeys: p.lastKeys.map((k) => k.toString('hex')) };
-  return { wire, transfer: [p.sorted.buffer, p.perm.buffer, p.ends.buffer, p.lineOffsets.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) };
+  return { wire, transfer: [p.bytes.buffer, p.perm.buffer, p.ends.buffer, p.lineOffsets.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) };
 }
 
 function partsFromWire(w: WireParts): MemorySortParts {
   const hex = (k: string): SortKey => Buffer.from(k, 'hex');
-  return { ...w, firstKeys: w.firstKeys.map(hex), lastKeys: w.lastKeys.map(hex), sorted: Buffer.from(w.sorted.buffer, w.sorted.byteOffset, w.sorted.byteLength) };
+  return { ...w, firstKeys: w.firstKeys.map(hex), lastKeys: w.lastKeys.map(hex), bytes: Buffer.from(w.bytes.buffer, w.bytes.byteOffset, w.bytes.byteLength) };
 }
 
 const ASIDE_URL = workerEntry('memorySortWorker', import.meta.url);

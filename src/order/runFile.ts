@@ -3,7 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { recordLength, recordStart } from '../chunking/records.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
-import { copyRecord, viewOf } from './copy.js';
+import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
 import type { SortScratch } from './scratch.js';
 import { blockBytesOf, compressBlock, META_BLOCK_BYTES, RUN_BLOCK_BYTES } from './codec.js';
@@ -65,10 +65,6 @@ export interface RunLayout {
 /** Compressed bytes gathered before one write. */
 const WRITE_BYTES = 1 << 20;
 const INDEX_ENTRY_FIXED = 4 + 8 + 8 + 4;
-/** Records whose bounds and first bytes are loaded together before they are copied. */
-const GATHER_BATCH = 64;
-/** Where the touching loads' sum goes, so they are not optimized away. */
-let _gatherSink = 0;
 
 /**
  * Sequential writes of blocked, compressed sections: bytes go into a block
@@ -265,9 +261,7 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
     return maxRecordBytes;
   }
   const bytesView = viewOf(bytes);
-  // Records are gathered in batches: first every bound of the batch, then one byte of each record's first and last
-  // cache line, then the copies. The loads of the first two loops do not depend on one another, so their cache
-  // misses overlap; one record at a time they came one after the other (docs/ordering.md, where the CPU goes).
+  // Records are gathered in batches: every bound of the batch, then touchRecords (the cache misses overlap), then the copies.
   const { starts, stops, lines } = g;
   for (let j0 = 0; j0 < n; j0 += GATHER_BATCH) {
     const m = Math.min(GATHER_BATCH, n - j0);
@@ -277,9 +271,7 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
       stops[j] = ends[i]!;
       lines[j] = lineOffsets[i]!;
     }
-    let touched = 0;
-    for (let j = j0; j < j0 + m; j++) touched += bytes[starts[j]!]! + bytes[stops[j]! - 1]!;
-    _gatherSink ^= touched;
+    touchRecords(bytes, starts, stops, j0, m);
     for (let k = 0; k < m; k++) {
       const j = j0 + k;
       const start = starts[j]!;
