@@ -5,7 +5,6 @@ import { recordLength, recordStart } from '../chunking/records.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
-import type { BlockPacker } from './packAside.js';
 import type { SortScratch } from './scratch.js';
 import { blockBytesOf, compressBlock, META_BLOCK_BYTES, RUN_BLOCK_BYTES } from './codec.js';
 
@@ -65,9 +64,6 @@ export interface RunLayout {
 
 /** Compressed bytes gathered before one write. */
 const WRITE_BYTES = 1 << 20;
-/** Uncompressed bytes sent to the compression thread at once, and how many such batches may be on their way. */
-const PACK_BATCH_BYTES = 1 << 20;
-const PACK_IN_FLIGHT = 2;
 const INDEX_ENTRY_FIXED = 4 + 8 + 8 + 4;
 
 /**
@@ -75,9 +71,6 @@ const INDEX_ENTRY_FIXED = 4 + 8 + 8 + 4;
  * buffer (buf, pos), each full block is compressed and queued, and queued
  * blocks are written in batches (one batch written while the next fills),
  * hashed on the way. `offset` is the uncompressed position in the stream.
- * With a packer, sealed blocks are compressed in batches by another thread;
- * settle() waits for them (the file positions and block sizes are known
- * only then).
  */
 class BlockWriter {
   buf: Buffer;
@@ -95,20 +88,11 @@ class BlockWriter {
   private written = 0;
   private pending: Promise<void> = Promise.resolve();
   private readonly hash: Hash = createHash('sha256');
-  /** Sealed blocks not yet sent to the packer, and their sizes. */
-  private batch: Buffer | undefined;
-  private batchUsed = 0;
-  private batchSizes: number[] = [];
-  private readonly spareBatches: Buffer[] = [];
-  /** Batches sent, each settled once its packed blocks are queued (in order). */
-  private packing: Array<Promise<void>> = [];
-  private lastPacked: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly fh: FileHandle,
     private readonly path: string,
     scratch: SortScratch,
-    private readonly packer?: BlockPacker,
   ) {
     this.buf = scratch.buffer('block', RUN_BLOCK_BYTES);
     this.view = viewOf(this.buf);
@@ -134,58 +118,19 @@ class BlockWriter {
     return this.written + this.queued;
   }
 
-  /** A batch of compressed blocks is ready to be written, or enough are being packed: call drain(). */
+  /** A batch of compressed blocks is ready to be written: call drain(). */
   get full(): boolean {
-    return this.queued >= WRITE_BYTES || this.packing.length >= PACK_IN_FLIGHT;
+    return this.queued >= WRITE_BYTES;
   }
 
   /** Compresses the block buffer (when it holds anything) and queues it: a section ends, or the buffer is full. */
   seal(): void {
     if (this.pos === 0) return;
-    if (this.packer) this.stage();
-    else {
-      const packed = compressBlock(this.buf.subarray(0, this.pos));
-      this.blockSizes.push(packed.length);
-      this.enqueue(packed);
-    }
+    const packed = compressBlock(this.buf.subarray(0, this.pos));
+    this.blockSizes.push(packed.length);
+    this.enqueue(packed);
     this.sealed += this.pos;
     this.pos = 0;
-  }
-
-  /** Copies the sealed block into the batch for the packer; a full batch goes. */
-  private stage(): void {
-    this.batch ??= this.spareBatches.pop() ?? Buffer.allocUnsafeSlow(PACK_BATCH_BYTES);
-    this.batchUsed += this.buf.copy(this.batch, this.batchUsed, 0, this.pos);
-    this.batchSizes.push(this.pos);
-    if (this.batchUsed + RUN_BLOCK_BYTES > this.batch.length) this.ship();
-  }
-
-  /** Sends the batch; its packed blocks are queued after every batch sent before it. */
-  private ship(): void {
-    if (!this.batch || this.batchSizes.length === 0) return;
-    const packed = this.packer!.pack(this.batch, this.batchSizes);
-    packed.catch(() => undefined); // it may fail before the batches ahead of it land: `landed` below sees the error
-    this.batch = undefined;
-    this.batchUsed = 0;
-    this.batchSizes = [];
-    const landed = this.lastPacked.then(async () => {
-      const r = await packed;
-      this.spareBatches.push(r.batch);
-      for (let b = 0, at = 0; b < r.sizes.length; at += r.sizes[b++]!) {
-        this.blockSizes.push(r.sizes[b]!);
-        this.enqueue(r.packed.subarray(at, at + r.sizes[b]!));
-      }
-    });
-    landed.catch(() => undefined); // awaited by drain() or settle(), which throw the error
-    this.lastPacked = landed;
-    this.packing.push(landed);
-  }
-
-  /** Every sealed block packed and queued: blockSizes and fileOffset are complete. */
-  async settle(): Promise<void> {
-    this.ship();
-    await this.lastPacked;
-    this.packing = [];
   }
 
   /** Copies src[start, end) into the blocks, sealing each that fills. */
@@ -201,7 +146,6 @@ class BlockWriter {
 
   /** Starts writing what is queued (after the previous batch). */
   async drain(): Promise<void> {
-    while (this.packing.length >= PACK_IN_FLIGHT) await this.packing.shift();
     if (this.queued === 0) return;
     const batch = this.queue;
     const at = this.written;
@@ -212,15 +156,14 @@ class BlockWriter {
     this.pending = this.writeAt(batch, at);
   }
 
-  /** Bytes written as they are (the index, the block table), after settle(). */
+  /** Bytes written as they are (the index, the block table). */
   raw(bytes: Buffer): void {
-    if (this.pos !== 0 || this.batch) throw new FlatloadError('INTERNAL', 'raw bytes inside a compressed section');
+    if (this.pos !== 0) throw new FlatloadError('INTERNAL', 'raw bytes inside a compressed section');
     this.enqueue(bytes);
   }
 
   async finish(): Promise<string> {
     this.seal();
-    await this.settle();
     await this.drain();
     await this.pending;
     return this.hash.digest('hex');
@@ -407,10 +350,9 @@ function indexSection(sorted: SortedChunk, sparse: Sparse): Buffer {
 /**
  * Writes the sorted chunk's run. `bytes` is the chunk; `terminator` is
  * appended to the last record when the input ended without one, so every
- * record can go anywhere in the merged stream. With a packer, the blocks
- * are compressed in its thread while this one goes on.
+ * record can go anywhere in the merged stream.
  */
-export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk, every: number, terminator: Buffer, scratch: SortScratch, packer?: BlockPacker): Promise<RunLayout> {
+export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk, every: number, terminator: Buffer, scratch: SortScratch): Promise<RunLayout> {
   const n = sorted.table.ends.length;
   const sparse = sparseFor(n, every);
   let fh: FileHandle;
@@ -420,17 +362,15 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
     throw spillError(err, path);
   }
   try {
-    const w = new BlockWriter(fh, path, scratch, packer);
+    const w = new BlockWriter(fh, path, scratch);
     const gathered = gatheredFor(scratch, n);
     const maxRecordBytes = await writeRecords(w, bytes, sorted, sparse, terminator, gathered);
     w.section('meta');
-    await w.settle();
     const recordBytes = w.offset;
     const recordBlocks = w.blockSizes.length;
     const recordFileBytes = w.fileOffset;
     const maxKeyBytes = await writeMeta(w, sorted, sparse, terminator, recordBytes, gathered);
     w.seal();
-    await w.settle();
     const metaBytes = w.offset - recordBytes;
     const metaFileBytes = w.fileOffset - recordFileBytes;
     const index = indexSection(sorted, sparse);

@@ -2,7 +2,6 @@ import { charsetInfo } from '../chunking/charsets.js';
 import { FlatloadError } from '../errors/index.js';
 import type { KeyContext } from './key.js';
 import type { RunInfo } from './manifest.js';
-import type { BlockPacker } from './packAside.js';
 import { writeRun } from './runFile.js';
 import type { SortScratch } from './scratch.js';
 import { recordTerminator, sortChunk } from './sortChunk.js';
@@ -18,7 +17,7 @@ export interface SortJob {
 }
 
 /** Sorts a chunk's bytes and writes its run; returns the manifest entry. */
-export async function sortRun(bytes: Buffer, job: SortJob, key: KeyContext, scratch: SortScratch, packer?: BlockPacker): Promise<RunInfo> {
+export async function sortRun(bytes: Buffer, job: SortJob, key: KeyContext, scratch: SortScratch): Promise<RunInfo> {
   const sorted = sortChunk(bytes, key, scratch, job.chunk.records);
   if (sorted.table.ends.length !== job.chunk.records) {
     // The cutter counted this chunk's records in an earlier read of the same bytes.
@@ -27,7 +26,7 @@ export async function sortRun(bytes: Buffer, job: SortJob, key: KeyContext, scra
       byteOffset: job.chunk.startByte,
     });
   }
-  const layout = await writeRun(job.path, bytes, sorted, job.sparseEvery, recordTerminator(key.fmt), scratch, packer);
+  const layout = await writeRun(job.path, bytes, sorted, job.sparseEvery, recordTerminator(key.fmt), scratch);
   return {
     file: job.file,
     chunk: job.chunk,

@@ -1,6 +1,5 @@
 import type { KeyContext } from './key.js';
 import type { RunInfo } from './manifest.js';
-import { packAside } from './packAside.js';
 import type { RunReply, RunRequest } from './runWorker.js';
 import type { SortScratch } from './scratch.js';
 import { keyData, sortRun, type SortJob } from './sortRun.js';
@@ -15,15 +14,13 @@ export interface Sorter {
   close(): Promise<void>;
 }
 
-/** In this thread, each run's blocks compressed in a thread of its own meanwhile. */
 export function inProcessSorter(key: KeyContext, scratch: SortScratch): Sorter {
-  const packer = packAside();
   return {
     capacity: 1,
     async sort(slab, length, job) {
-      return { run: await sortRun(Buffer.from(slab, 0, length), job, key, scratch, packer), slab };
+      return { run: await sortRun(Buffer.from(slab, 0, length), job, key, scratch), slab };
     },
-    close: () => packer.close(),
+    async close() {},
   };
 }
 
