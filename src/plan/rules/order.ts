@@ -176,8 +176,8 @@ function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): vo
   const records = input.estimatedRecords ?? Math.ceil(size / 32);
   // A small input is held whole and sorted without runs (docs/ordering.md, "Inputs that fit in memory").
   if (input.sizeBytes !== undefined && input.sizeBytes <= options.sortMemoryBytes) {
-    // The input twice while its records move, then the record table and the permutation.
-    const holds = 2 * size + 16 * records;
+    // The input once, and per record its bounds, its key and the radix sort's arrays (an export's sort worker also moves the input into a second copy).
+    const holds = size + 40 * records;
     ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory, holding about ${fmtMB(holds)} while it sorts: its ${fmtMB(size)} are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
   } else {
