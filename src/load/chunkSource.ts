@@ -1,6 +1,7 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import type { LocalInput } from '../input/spool.js';
+import type { OrderedChunk } from '../order/merge.js';
 import type { ChunkInput } from './chunkInput.js';
 
 /** A record as it is sent: where it is in the bytes sent, and where it came from in the input. */
@@ -84,4 +85,15 @@ export abstract class OverChunkInput {
   changed(): string | undefined {
     return this.file.changed();
   }
+}
+
+/** A sorted chunk held in memory (or still being sorted), sent in pieces of at most pieceBytes. */
+export function heldPieces(sorted: OrderedChunk | Promise<OrderedChunk>, pieceBytes: number): Readable {
+  return Readable.from(
+    (async function* () {
+      const { bytes } = await sorted;
+      for (let i = 0; i < bytes.length; i += pieceBytes) yield bytes.subarray(i, i + pieceBytes);
+    })(),
+    { objectMode: false },
+  );
 }

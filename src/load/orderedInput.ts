@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import { openPositional, readFully } from '../input/ranged.js';
@@ -11,7 +11,7 @@ import { DEFAULT_SPARSE_EVERY, generateRuns, type RunSet } from '../order/runs.j
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
-import { OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
+import { heldPieces, OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
 
 /** A chunk of the merged stream: its records in key order, and the merge's chunk that holds them. */
 interface OrderedCut extends CutChunk {
@@ -188,13 +188,7 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
   }
 
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    const bytes = orderedOf(chunk).bytes;
-    return Readable.from(
-      (function* () {
-        for (let i = 0; i < bytes.length; i += pieceBytes) yield bytes.subarray(i, i + pieceBytes);
-      })(),
-      { objectMode: false },
-    );
+    return heldPieces(orderedOf(chunk), pieceBytes);
   }
 
   records(chunk: CutChunk): Promise<ChunkRecords> {

@@ -1,11 +1,11 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { CutChunk } from '../chunking/types.js';
 import type { KeyContext } from '../order/key.js';
 import type { OrderedChunk } from '../order/merge.js';
 import { sortAside, warmSortAside } from '../order/memorySort.js';
 import { recordTerminator } from '../order/sortChunk.js';
 import type { ChunkInput } from './chunkInput.js';
-import { OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
+import { heldPieces, OverChunkInput, type ChunkRecords, type ChunkSource, type ContentCheck } from './chunkSource.js';
 import { sentRecords } from './orderedInput.js';
 
 /**
@@ -59,14 +59,7 @@ export class SortedChunks extends OverChunkInput implements ChunkSource {
   }
 
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    const sorted = this.sortedOf(chunk);
-    return Readable.from(
-      (async function* () {
-        const bytes = (await sorted).bytes;
-        for (let i = 0; i < bytes.length; i += pieceBytes) yield bytes.subarray(i, i + pieceBytes);
-      })(),
-      { objectMode: false },
-    );
+    return heldPieces(this.sortedOf(chunk), pieceBytes);
   }
 
   async records(chunk: CutChunk): Promise<ChunkRecords> {
