@@ -317,6 +317,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       chunks,
       isDone: (c) => (c as { alreadyDone?: boolean }).alreadyDone === true,
       onFinished: (c) => input.release(c),
+      pullAhead: input.pullAhead,
       execute,
       // Every warning of a chunk must be readable to account for its rows: the server keeps only 64 by default.
       sessionSql: [`SET SESSION max_error_count = ${MAX_WARNINGS}`, ...plan.session.map((s) => sqlOf(s.op))],

@@ -55,6 +55,8 @@ export interface ChunkSource {
   release(chunk: CutChunk): void;
   /** How the input differs from what was scanned, or undefined. */
   changed(): string | undefined;
+  /** Pulling a chunk is work (a merge, a gather) worth doing while the others load: see RunOptions.pullAhead. */
+  readonly pullAhead?: boolean;
   /** The chunk's first and last clustered key as SQL literals, when the source knows them (ordered chunks). */
   keyRange?(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined;
 }

@@ -55,6 +55,8 @@ export interface OrderOptions {
  * for a file-order load.
  */
 export class OrderedInput extends OverChunkInput implements ChunkSource {
+  /** A chunk is made when it is pulled (merged from the runs, or gathered in memory): one ahead keeps the server fed. */
+  readonly pullAhead = true;
   private spill: SpillDir | undefined;
   private memory: MemorySort | undefined;
   private unregister: (() => void) | undefined;

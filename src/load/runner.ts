@@ -83,6 +83,12 @@ export interface RunOptions {
   onFault?: (conn: PoolConnection, err: unknown) => void;
   /** Shared with other loads: a stream is taken before each chunk is pulled from `chunks`. */
   gate?: StreamGate | undefined;
+  /**
+   * Pull the next chunk while every slot is busy (ignored under a gate): for a
+   * source whose pull is work (a merge), not bytes that would wait in memory or
+   * in --tmpdir. Then jobs + 1 chunks are held instead of jobs.
+   */
+  pullAhead?: boolean | undefined;
   throttle?: ChunkThrottle | undefined;
   /** For tests: a deterministic clock and sleep. */
   sleep?: (ms: number) => Promise<void>;
@@ -127,6 +133,9 @@ class Run {
   /** Whether this load holds a shared stream for the next chunk it pulls. */
   holding = false;
   stoppedBy: FlatloadError | undefined;
+  private halt: () => void = () => undefined;
+  /** Settles when the run stops: a chunk still being pulled then (a stalled stream) is not waited for. */
+  readonly halted = new Promise<void>((resolve) => (this.halt = resolve));
 
   constructor(readonly o: RunOptions) {
     this.sleep = o.sleep ?? defaultSleep;
@@ -136,7 +145,9 @@ class Run {
 
   /** The first error wins; later ones are consequences of it. */
   stop(err: FlatloadError): void {
-    if (!this.stoppedBy) this.stoppedBy = err;
+    if (this.stoppedBy) return;
+    this.stoppedBy = err;
+    this.halt();
   }
 
   stopped(): boolean {
@@ -196,32 +207,60 @@ function armAbort(run: Run): () => void {
   };
 }
 
-/** The input loop: pull a chunk, skip it or hand it to a free slot, wait for a slot to free up. */
+/**
+ * The input loop: pull a chunk, skip it or hand it to a free slot. The next
+ * chunk is pulled when a slot is free (and under a gate, a stream held), or
+ * with pullAhead as soon as the last one is handed out: pulling a sorted
+ * input's chunk merges it, which a single stream's server would otherwise
+ * wait for at every chunk.
+ */
 async function dispatch(run: Run): Promise<void> {
   const { o } = run;
-  // The stream is taken before the chunk is pulled: pulling reads (or merges) its bytes, which would otherwise wait in memory.
+  const ahead = o.pullAhead === true && !o.gate;
+  const it = o.chunks[Symbol.asyncIterator]();
   await holdStream(run);
-  for await (const chunk of o.chunks) {
-    if (run.stopped()) break;
-    run.chunks++;
-    if (o.isDone?.(chunk)) {
-      run.skipped++;
-      o.onFinished?.(chunk);
-      continue;
+  let next: Promise<IteratorResult<CutChunk>> | undefined = it.next();
+  try {
+    while (next !== undefined) {
+      const pulled = await Promise.race([next, run.halted.then(() => undefined)]);
+      if (!pulled) break;
+      next = undefined;
+      if (pulled.done || run.stopped()) break;
+      const chunk = pulled.value;
+      if (o.isDone?.(chunk)) {
+        run.chunks++;
+        run.skipped++;
+        o.onFinished?.(chunk);
+        next = it.next();
+        continue;
+      }
+      if (!(await freeSlot(run))) break;
+      run.chunks++;
+      if (o.throttle) {
+        await o.throttle.admit(chunk, o.signal);
+        if (run.stopped()) break;
+      }
+      const p: Promise<void> = runOne(run, chunk, run.holding).finally(() => run.inflight.delete(p));
+      run.holding = false;
+      run.inflight.add(p);
+      if (!ahead) {
+        if (!(await freeSlot(run))) break;
+        await holdStream(run);
+        if (run.stopped()) break;
+      }
+      next = it.next();
     }
-    if (o.throttle) {
-      await o.throttle.admit(chunk, o.signal);
-      if (run.stopped()) break;
-    }
-    const p: Promise<void> = runOne(run, chunk, run.holding).finally(() => run.inflight.delete(p));
-    run.holding = false;
-    run.inflight.add(p);
-    // Backpressure on the input: pull the next chunk only when a connection is free.
-    while (run.inflight.size >= o.jobs && !run.stopped()) await Promise.race(run.inflight);
-    if (run.stopped()) break;
-    await holdStream(run);
-    if (run.stopped()) break;
+  } finally {
+    // A pull still under way when the run stopped ends on its own; its generator is closed after it.
+    if (next !== undefined) void next.then(() => it.return?.(undefined)).catch(() => undefined);
+    else await it.return?.(undefined);
   }
+}
+
+/** Backpressure on the input: waits until a connection is free; false when the run stopped meanwhile. */
+async function freeSlot(run: Run): Promise<boolean> {
+  while (run.inflight.size >= run.o.jobs && !run.stopped()) await Promise.race(run.inflight);
+  return !run.stopped();
 }
 
 async function holdStream(run: Run): Promise<void> {

@@ -119,20 +119,24 @@ const ofType = <T extends LoadEvent['type']>(events: LoadEvent[], type: T): Arra
   events.filter((e): e is Extract<LoadEvent, { type: T }> => e.type === type);
 
 describe('runChunks: the happy path', () => {
-  for (const jobs of [1, 2, 3, 5]) {
-    test(`jobs=${jobs}: every chunk once, at most ${jobs} at a time on distinct slots, one connection per slot, input pulled no further than it can run`, async () => {
+  for (const [jobs, pullAhead] of [1, 2, 3, 5].flatMap((j) => [[j, false], [j, true]] as const)) {
+    // A source's chunks are pulled only as far as the slots can run them, or one further with pullAhead (a merge).
+    const ahead = jobs + (pullAhead ? 1 : 0);
+    test(`jobs=${jobs}${pullAhead ? ', pullAhead' : ''}: every chunk once, at most ${jobs} at a time on distinct slots, one connection per slot, ${ahead} chunks pulled ahead of those finished, no more`, async () => {
       const pulled: number[] = [];
       let finished = 0;
       let running = 0;
       let maxRunning = 0;
+      let maxAhead = 0;
       const busySlots = new Set<number>();
       const executed: number[] = [];
       const { result, pool, events } = await run({
         jobs,
+        pullAhead,
         chunks: chunkStream(9, pulled),
         sessionEnd: ['SET SESSION a = 0'],
         execute: async (c: CutChunk, ctx: ChunkContext) => {
-          assert.ok(pulled.length - finished <= jobs, `pulled ${pulled.length} with ${finished} finished (jobs ${jobs})`);
+          assert.ok(pulled.length - finished <= ahead, `pulled ${pulled.length} with ${finished} finished (jobs ${jobs})`);
           assert.ok(!busySlots.has(ctx.slot), `slot ${ctx.slot} used twice at once`);
           assert.ok(ctx.slot >= 1 && ctx.slot <= jobs, `slot ${ctx.slot}`);
           assert.equal(ctx.attempt, 1);
@@ -141,6 +145,7 @@ describe('runChunks: the happy path', () => {
           maxRunning = Math.max(maxRunning, running);
           await tick();
           await tick();
+          maxAhead = Math.max(maxAhead, pulled.length - finished);
           running--;
           busySlots.delete(ctx.slot);
           executed.push(c.index);
@@ -153,6 +158,7 @@ describe('runChunks: the happy path', () => {
       assert.equal(result.skippedChunks, 0);
       assert.deepEqual([...executed].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
       assert.equal(maxRunning, Math.min(jobs, 9));
+      assert.equal(maxAhead, ahead, pullAhead ? 'a chunk is pulled while the slots are busy (a merge overlaps the loads)' : 'pulled as far as the slots go');
       assert.deepEqual(result.totals, { records: 90, rowsLoaded: 81, rejected: 9, warnings: 18, bytes: 900 });
       assert.deepEqual(result.perChunk.map((p) => p.chunk), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
       assert.ok(pool.connections.length <= jobs, `${pool.connections.length} connections for ${jobs} slots`);
@@ -321,10 +327,12 @@ describe('runChunks: failures', () => {
     });
   }
 
-  test('retries stop at maxAttempts: the load stops with the chunk rolled back and no later chunk started', async () => {
+  for (const pullAhead of [false, true]) {
+    test(`retries stop at maxAttempts${pullAhead ? ', pullAhead' : ''}: the load stops with the chunk rolled back and no later chunk started or counted`, async () => {
     const started: number[] = [];
     const { result, events } = await run({
       jobs: 1,
+      pullAhead,
       maxAttempts: 3,
       chunks: chunkStream(5),
       execute: (c) => {
@@ -341,6 +349,25 @@ describe('runChunks: failures', () => {
     assert.deepEqual(ofType(events, 'chunk-rolled-back').map((e) => e.chunk), [1]);
     assert.deepEqual(result.perChunk.map((p) => p.chunk), [0]);
     assert.equal(result.chunks, 2);
+    });
+  }
+
+  test('pullAhead: a run that stops while the next chunk is still being pulled (a stalled stream) returns without it', async () => {
+    let unstall: () => void = () => undefined;
+    const stalled = new Promise<void>((r) => (unstall = r));
+    async function* chunks(): AsyncGenerator<CutChunk> {
+      yield chunk(0);
+      await stalled;
+      yield chunk(1);
+    }
+    const ran = run({ jobs: 1, pullAhead: true, chunks: chunks(), execute: () => Promise.reject(new FlatloadError('ROWS_REJECTED', 'too many')) });
+    const deadline = new Promise<'hung'>((r) => setTimeout(() => r('hung'), 5000).unref());
+    const settled = await Promise.race([ran, deadline]);
+    unstall();
+    assert.notEqual(settled, 'hung', 'runChunks waited for a pull after the load had stopped');
+    const { result } = settled as Run;
+    assert.equal(result.stoppedBy?.code, 'ROWS_REJECTED');
+    assert.equal(result.chunks, 1);
   });
 
   const fatal: Array<[string, () => Error, string]> = [
