@@ -195,10 +195,10 @@ export async function smallPoolServer(db: string, pool = '128M'): Promise<{ serv
 }
 
 /** The table's .ibd file on disk, and what information_schema says the data and index take. */
-async function onDisk(admin: Connection): Promise<{ fileBytes: number | null; schemaBytes: number }> {
+export async function onDisk(admin: Connection, db = DB, table = TABLE): Promise<{ fileBytes: number | null; schemaBytes: number }> {
   const [d] = await admin.query('SELECT @@datadir AS d');
-  const ibd = join(String((d as Array<{ d: string }>)[0]!.d), DB, `${TABLE}.ibd`);
-  const [s] = await admin.query('SELECT DATA_LENGTH + INDEX_LENGTH AS b FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [DB, TABLE]);
+  const ibd = join(String((d as Array<{ d: string }>)[0]!.d), db, `${table}.ibd`);
+  const [s] = await admin.query('SELECT DATA_LENGTH + INDEX_LENGTH AS b FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [db, table]);
   return { fileBytes: existsSync(ibd) ? statSync(ibd).blocks * 512 : null, schemaBytes: Number((s as Array<{ b: unknown }>)[0]?.b ?? 0) };
 }
 

@@ -9,7 +9,8 @@
  * machine waited for (up to --wait-quiet seconds for a load average under
  * 1.0) before each run. Prints per build and flag set the medians and
  * spreads of client CPU (GNU time, user + system; per GB of input), peak
- * RSS, wall time, the server's CPU and InnoDB's page writes. `--pool 2G`: a
+ * RSS, wall time, the server's CPU, InnoDB's page writes and the table's
+ * .ibd file on disk (blocks allocated). `--pool 2G`: a
  * buffer pool the table fits in instead.
  *
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 10M --out /tmp/us10m.tsv
@@ -29,7 +30,7 @@ import { globalStatus } from '../clusterSupport.js';
 import { flatloadLoad } from '../competitors.js';
 import { formatSpread, QUIET_LOAD, session } from '../quiet.js';
 import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
-import { freshRun, smallPoolServer } from '../scale.js';
+import { freshRun, onDisk, smallPoolServer } from '../scale.js';
 
 const DB = 'flatload_cpu';
 
@@ -65,14 +66,14 @@ async function pagesFlushed(admin: Connection): Promise<number> {
   return Number((await globalStatus(admin, ['Innodb_buffer_pool_pages_flushed']))['Innodb_buffer_pool_pages_flushed']);
 }
 
-function row(s: Series<Build>, gb: number, flushed: number[]): string {
+function row(s: Series<Build>, gb: number, flushed: number[], disk: number[]): string {
   const num = (xs: Array<number | null>): number[] => xs.filter((x): x is number => x !== null);
   const cpu = num(s.runs.map((r) => r.measured.clientCpuSeconds));
   const rss = num(s.runs.map((r) => r.measured.clientPeakRssBytes)).map((b) => b / 2 ** 20);
   const server = num(s.runs.map((r) => r.measured.serverCpuSeconds));
   const failed = s.runs.find((r) => !r.ok);
-  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | | | |`;
-  return `| ${s.item.name} | ${formatSpread(cpu)} | ${formatSpread(cpu.map((c) => c / gb), 's/GB')} | ${formatSpread(rss, 'MiB')} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(server)} | ${formatSpread(flushed.map((p) => p / 1000), 'k pages')} | ${loadRange(s.runs)} |`;
+  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | | | | |`;
+  return `| ${s.item.name} | ${formatSpread(cpu)} | ${formatSpread(cpu.map((c) => c / gb), 's/GB')} | ${formatSpread(rss, 'MiB')} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(server)} | ${formatSpread(flushed.map((p) => p / 1000), 'k pages')} | ${formatSpread(disk.map((b) => b / 1e6), 'MB')} | ${loadRange(s.runs)} |`;
 }
 
 async function main(): Promise<void> {
@@ -86,6 +87,7 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-cpu-'));
   const { server, admin, target } = await smallPoolServer(DB, values.pool);
   const flushed = new Map<Build, number[]>(list.map((b) => [b, []]));
+  const disk = new Map<Build, number[]>(list.map((b) => [b, []]));
   try {
     const series = await inRounds(list, Number(values.repeat), (b) =>
       settledRun({
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
           const before = await pagesFlushed(admin);
           const m = await flatloadLoad(b.cli, target, file, [...b.flags, '--tmpdir', join(tmp, 'spill')]);
           flushed.get(b)!.push((await pagesFlushed(admin)) - before);
+          disk.get(b)!.push((await onDisk(admin, DB, 'user_summary')).fileBytes ?? Number.NaN);
           return m;
         },
         async check() {
@@ -110,9 +113,9 @@ async function main(): Promise<void> {
       }),
     );
     console.log(`${file}: ${(gb * 1000).toFixed(1)} MB, ${records} records, ${values.flags.length > 0 ? 'flags as named' : `--jobs ${values.jobs}`}, ${values.pool} buffer pool, ${values.repeat} rounds\n`);
-    console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | pages written during the load | load average at the starts |');
-    console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const s of series) console.log(row(s, gb, flushed.get(s.item)!));
+    console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | pages written during the load | on disk | load average at the starts |');
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const s of series) console.log(row(s, gb, flushed.get(s.item)!, disk.get(s.item)!));
     const busy = session.busy();
     if (busy.length > 0) console.log(`\n${busy.length} run(s) started with the load average at or above ${QUIET_LOAD.toFixed(1)}: not quiet-machine figures`);
   } finally {

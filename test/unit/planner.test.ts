@@ -206,7 +206,7 @@ const CASES: Case[] = [
     name: 'MariaDB 10.11 InnoDB user_summary random, --sort-memory 0 and too little room in --tmpdir to sort: each chunk sorted instead, with a warning',
     facts: () => ({ ...maria('user_summary', 'InnoDB', 'us.tsv'), input: { ...F.input('us.tsv'), spillFreeBytes: 1000 } }),
     options: { sortMemoryBytes: 0 },
-    expect: { order: 'chunk', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free: each chunk is sorted by u_user_id in memory instead, the chunks in file order \(point --tmpdir at a larger file system to sort it whole\)/], reasons: [/chunks of 8\.0 MiB \(not 64\.0 MiB\): a chunk is sorted in memory/] },
+    expect: { order: 'chunk', warnings: [/sorting it needs about .* in --tmpdir, where 0 MB are free: each chunk is sorted by u_user_id in memory instead, the chunks in file order \(point --tmpdir at a larger file system to sort it whole\); the table is left larger on disk than a whole sort leaves it \(1\.7-1\.8x measured; OPTIMIZE TABLE rebuilds it\)/], reasons: [/chunks of 8\.0 MiB \(not 64\.0 MiB\): a chunk is sorted in memory/] },
   },
   {
     name: 'the same with --max-errors over 2 streams: file order (equal keys in two chunks would decide the duplicate), one stream, with a warning',
@@ -224,7 +224,7 @@ const CASES: Case[] = [
     name: 'MariaDB 10.11 InnoDB user_summary random, --order chunk: each chunk sorted by the key, said as asked',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
     options: { order: 'chunk' },
-    expect: { order: 'chunk', warnings: [], reasons: [/--order chunk: each chunk is sorted by u_user_id in memory before it is sent, the chunks in file order/] },
+    expect: { order: 'chunk', warnings: [], reasons: [/--order chunk: each chunk is sorted by u_user_id in memory before it is sent, the chunks in file order; the table is left larger on disk/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user_summary .gz, --order chunk: ignored (a streamed input is not read back by chunk), file order with a warning',
