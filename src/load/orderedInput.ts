@@ -55,7 +55,7 @@ export interface OrderOptions {
  * for a file-order load.
  */
 export class OrderedInput extends OverChunkInput implements ChunkSource {
-  /** A chunk is made when it is pulled (merged from the runs, or gathered in memory): one ahead keeps the server fed. */
+  /** A chunk is made when it is pulled (merged from the runs, or gathered in memory): one ahead keeps a single stream fed. */
   readonly pullAhead = true;
   private spill: SpillDir | undefined;
   private memory: MemorySort | undefined;

@@ -84,9 +84,11 @@ export interface RunOptions {
   /** Shared with other loads: a stream is taken before each chunk is pulled from `chunks`. */
   gate?: StreamGate | undefined;
   /**
-   * Pull the next chunk while every slot is busy (ignored under a gate): for a
-   * source whose pull is work (a merge), not bytes that would wait in memory or
-   * in --tmpdir. Then jobs + 1 chunks are held instead of jobs.
+   * With one slot, pull the next chunk while it is busy (ignored under a gate):
+   * for a source whose pull is work (a merge), not bytes that would wait in
+   * memory or in --tmpdir. Two chunks are then held instead of one. With more
+   * slots the others keep the server busy meanwhile, and a chunk more would
+   * only cost memory.
    */
   pullAhead?: boolean | undefined;
   throttle?: ChunkThrottle | undefined;
@@ -210,13 +212,13 @@ function armAbort(run: Run): () => void {
 /**
  * The input loop: pull a chunk, skip it or hand it to a free slot. The next
  * chunk is pulled when a slot is free (and under a gate, a stream held), or
- * with pullAhead as soon as the last one is handed out: pulling a sorted
- * input's chunk merges it, which a single stream's server would otherwise
- * wait for at every chunk.
+ * with pullAhead and one slot as soon as the last one is handed out:
+ * pulling a sorted input's chunk merges it, which a single stream's server
+ * would otherwise wait for at every chunk.
  */
 async function dispatch(run: Run): Promise<void> {
   const { o } = run;
-  const ahead = o.pullAhead === true && !o.gate;
+  const ahead = o.pullAhead === true && !o.gate && o.jobs === 1;
   const it = o.chunks[Symbol.asyncIterator]();
   await holdStream(run);
   let next: Promise<IteratorResult<CutChunk>> | undefined = it.next();

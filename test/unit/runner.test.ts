@@ -120,8 +120,8 @@ const ofType = <T extends LoadEvent['type']>(events: LoadEvent[], type: T): Arra
 
 describe('runChunks: the happy path', () => {
   for (const [jobs, pullAhead] of [1, 2, 3, 5].flatMap((j) => [[j, false], [j, true]] as const)) {
-    // A source's chunks are pulled only as far as the slots can run them, or one further with pullAhead (a merge).
-    const ahead = jobs + (pullAhead ? 1 : 0);
+    // A source's chunks are pulled only as far as the slots can run them, or with pullAhead and one slot one further (a merge).
+    const ahead = jobs + (pullAhead && jobs === 1 ? 1 : 0);
     test(`jobs=${jobs}${pullAhead ? ', pullAhead' : ''}: every chunk once, at most ${jobs} at a time on distinct slots, one connection per slot, ${ahead} chunks pulled ahead of those finished, no more`, async () => {
       const pulled: number[] = [];
       let finished = 0;
@@ -158,7 +158,7 @@ describe('runChunks: the happy path', () => {
       assert.equal(result.skippedChunks, 0);
       assert.deepEqual([...executed].sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
       assert.equal(maxRunning, Math.min(jobs, 9));
-      assert.equal(maxAhead, ahead, pullAhead ? 'a chunk is pulled while the slots are busy (a merge overlaps the loads)' : 'pulled as far as the slots go');
+      assert.equal(maxAhead, ahead, ahead > jobs ? 'a chunk is pulled while the slot is busy (a merge overlaps the load)' : 'pulled as far as the slots go');
       assert.deepEqual(result.totals, { records: 90, rowsLoaded: 81, rejected: 9, warnings: 18, bytes: 900 });
       assert.deepEqual(result.perChunk.map((p) => p.chunk), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
       assert.ok(pool.connections.length <= jobs, `${pool.connections.length} connections for ${jobs} slots`);
