@@ -222,9 +222,10 @@ async function dispatch(run: Run): Promise<void> {
   const it = o.chunks[Symbol.asyncIterator]();
   await holdStream(run);
   let next: Promise<IteratorResult<CutChunk>> | undefined = it.next();
+  const halted = run.halted.then(() => undefined);
   try {
     while (next !== undefined) {
-      const pulled = await Promise.race([next, run.halted.then(() => undefined)]);
+      const pulled = await Promise.race([next, halted]);
       if (!pulled) break;
       next = undefined;
       if (pulled.done || run.stopped()) break;

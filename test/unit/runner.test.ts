@@ -329,26 +329,26 @@ describe('runChunks: failures', () => {
 
   for (const pullAhead of [false, true]) {
     test(`retries stop at maxAttempts${pullAhead ? ', pullAhead' : ''}: the load stops with the chunk rolled back and no later chunk started or counted`, async () => {
-    const started: number[] = [];
-    const { result, events } = await run({
-      jobs: 1,
-      pullAhead,
-      maxAttempts: 3,
-      chunks: chunkStream(5),
-      execute: (c) => {
-        started.push(c.index);
-        return c.index === 1 ? Promise.reject(lockWait()) : Promise.resolve(outcome(c));
-      },
-    });
-    assert.deepEqual(started, [0, 1, 1, 1]);
-    assert.ok(result.stoppedBy);
-    assert.equal(result.stoppedBy.context.chunk, 1);
-    assert.equal(result.stoppedBy.context.byteOffset, 100);
-    assert.equal(result.stoppedBy.context.line, 11);
-    assert.match(result.stoppedBy.message, /loading chunk 1/);
-    assert.deepEqual(ofType(events, 'chunk-rolled-back').map((e) => e.chunk), [1]);
-    assert.deepEqual(result.perChunk.map((p) => p.chunk), [0]);
-    assert.equal(result.chunks, 2);
+      const started: number[] = [];
+      const { result, events } = await run({
+        jobs: 1,
+        pullAhead,
+        maxAttempts: 3,
+        chunks: chunkStream(5),
+        execute: (c) => {
+          started.push(c.index);
+          return c.index === 1 ? Promise.reject(lockWait()) : Promise.resolve(outcome(c));
+        },
+      });
+      assert.deepEqual(started, [0, 1, 1, 1]);
+      assert.ok(result.stoppedBy);
+      assert.equal(result.stoppedBy.context.chunk, 1);
+      assert.equal(result.stoppedBy.context.byteOffset, 100);
+      assert.equal(result.stoppedBy.context.line, 11);
+      assert.match(result.stoppedBy.message, /loading chunk 1/);
+      assert.deepEqual(ofType(events, 'chunk-rolled-back').map((e) => e.chunk), [1]);
+      assert.deepEqual(result.perChunk.map((p) => p.chunk), [0]);
+      assert.equal(result.chunks, 2);
     });
   }
 
