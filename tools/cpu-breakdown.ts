@@ -4,6 +4,13 @@
  *
  *   node --cpu-prof --cpu-prof-dir=prof dist/src/cli/main.js load FILE --table T --jobs 2
  *   node --import tsx tools/cpu-breakdown.ts prof/*.cpuprofile --bytes $(stat -c %s FILE)
+ *   node --import tsx tools/cpu-breakdown.ts prof/*.cpuprofile --bytes N --from 0.6 --to 2.6
+ *   node --import tsx tools/cpu-breakdown.ts prof/*.cpuprofile --timeline 0.25
+ *
+ * `--from`/`--to` (seconds from the profile's start) keep one phase of the
+ * load; `--timeline S` prints, per S seconds, the busy time and its largest
+ * stage, which is where the phases (start-up, the scan, the sort, the load)
+ * show, and how long the server waited for the client before its first row.
  *
  * A profile covers JavaScript and the native calls it makes on its thread;
  * GC helper threads, libuv's file I/O threads and the kernel's side of the
@@ -23,6 +30,13 @@ interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
+  startTime?: number;
+}
+
+/** Seconds from the profile's start, [from, to). */
+export interface Window {
+  from: number;
+  to: number;
 }
 
 /** [stage, test on "functionName url"] in order: the first match names a sample's stage. */
@@ -51,11 +65,14 @@ export function stageOf(functionName: string, url: string): string {
   return 'other';
 }
 
-/** Microseconds of self time per stage. */
-export function breakdown(p: Profile): Map<string, number> {
+/** Microseconds of self time per stage, of the samples taken within `window` (all when none). */
+export function breakdown(p: Profile, window?: Window): Map<string, number> {
   const byId = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
   const out = new Map<string, number>();
+  let at = 0;
   for (let i = 0; i < p.samples.length; i++) {
+    at += p.timeDeltas[i] ?? 0;
+    if (window && (at < window.from * 1e6 || at >= window.to * 1e6)) continue;
     const cf = byId.get(p.samples[i]!);
     if (!cf) continue;
     const stage = stageOf(cf.functionName, cf.url);
@@ -64,13 +81,43 @@ export function breakdown(p: Profile): Map<string, number> {
   return out;
 }
 
+/** The profile's length in seconds. */
+function seconds(p: Profile): number {
+  return p.timeDeltas.reduce((a, d) => a + d, 0) / 1e6;
+}
+
+const IDLE = STAGES[0]![0];
+
+/** Per `step` seconds: busy seconds and the stage that took most of them. */
+function timeline(p: Profile, step: number): void {
+  console.log('| from s | busy s | largest stage | its s |');
+  console.log('|---:|---:|---|---:|');
+  for (let from = 0; from < seconds(p); from += step) {
+    const b = [...breakdown(p, { from, to: from + step })].filter(([k]) => k !== IDLE).sort((x, y) => y[1] - x[1]);
+    const busy = b.reduce((a, [, v]) => a + v, 0);
+    const top = b[0];
+    console.log(`| ${from.toFixed(2)} | ${(busy / 1e6).toFixed(2)} | ${top ? top[0] : '(idle)'} | ${top ? (top[1] / 1e6).toFixed(2) : ''} |`);
+  }
+}
+
 function main(argv: string[]): void {
-  const at = argv.indexOf('--bytes');
-  const bytes = at >= 0 ? Number(argv[at + 1]) : NaN;
-  const files = argv.filter((a, i) => !a.startsWith('--') && (at < 0 || i !== at + 1));
-  if (files.length === 0 || !(bytes > 0)) throw new Error('usage: node --import tsx tools/cpu-breakdown.ts PROFILE... --bytes INPUT_BYTES');
+  const value = (flag: string): number | undefined => {
+    const at = argv.indexOf(flag);
+    return at >= 0 ? Number(argv[at + 1]) : undefined;
+  };
+  const valued = new Set(['--bytes', '--from', '--to', '--timeline'].map((f) => argv.indexOf(f) + 1).filter((i) => i > 0));
+  const files = argv.filter((a, i) => !a.startsWith('--') && !valued.has(i));
+  const profiles = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as Profile);
+  const step = value('--timeline');
+  if (profiles.length > 0 && step !== undefined && step > 0) {
+    for (const p of profiles) timeline(p, step);
+    return;
+  }
+  const bytes = value('--bytes') ?? NaN;
+  if (profiles.length === 0 || !(bytes > 0)) throw new Error('usage: node --import tsx tools/cpu-breakdown.ts PROFILE... (--bytes INPUT_BYTES [--from S] [--to S] | --timeline S)');
+  const window = { from: value('--from') ?? 0, to: value('--to') ?? Number.POSITIVE_INFINITY };
   const total = new Map<string, number>();
-  for (const f of files) for (const [k, v] of breakdown(JSON.parse(readFileSync(f, 'utf8')) as Profile)) total.set(k, (total.get(k) ?? 0) + v);
+  for (const p of profiles) for (const [k, v] of breakdown(p, window)) total.set(k, (total.get(k) ?? 0) + v);
   const busy = [...total].filter(([k]) => !k.startsWith('idle')).reduce((a, [, v]) => a + v, 0);
   const gb = bytes / 1e9;
   console.log('| stage | CPU s | s per GB | share of busy |');
@@ -80,7 +127,7 @@ function main(argv: string[]): void {
     console.log(`| ${k} | ${(v / 1e6).toFixed(2)} | ${(v / 1e6 / gb).toFixed(2)} | ${((100 * v) / busy).toFixed(1)}% |`);
   }
   console.log(`| all busy samples | ${(busy / 1e6).toFixed(2)} | ${(busy / 1e6 / gb).toFixed(2)} | 100% |`);
-  const idle = total.get(STAGES[0]![0]) ?? 0;
+  const idle = total.get(IDLE) ?? 0;
   console.log(`\n(idle on the profiled thread: ${(idle / 1e6).toFixed(2)} s)`);
 }
 
