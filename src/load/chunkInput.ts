@@ -102,29 +102,17 @@ export class ChunkInput implements ChunkSource {
 
   /** Every chunk of the input, found once (scan). */
   async chunkList(): Promise<CutChunk[]> {
-    if (!this.list) for await (const _ of this.scanChunks());
-    return this.list!;
-  }
-
-  /**
-   * The scan of a plain file, each chunk given as soon as it is cut (a
-   * key-ordered load sorts it meanwhile); once it ends, what scan() knows is
-   * known (the chunk list, the summary, the content hash), and the input's
-   * first error has been thrown from here.
-   */
-  async *scanChunks(): AsyncGenerator<CutChunk> {
+    if (this.list) return this.list;
     const opened = this.source.mtimeMs;
     this.scannedAs = opened === undefined ? this.stat() : { size: this.source.sizeBytes, mtimeMs: opened };
     const list: CutChunk[] = [];
     const cut = this.withLines(cutChunks(this.sniffed(this.fileBlocks()), { ...this.cut, keepBytes: false }, (s) => (this.summary = s)));
-    for await (const c of cut) {
-      list.push(c);
-      yield c;
-    }
+    for await (const c of cut) list.push(c);
     this.checkReadWhole();
     const last = list[list.length - 1];
     if (last && this.refuseSilentTruncation) await this.checkLastRecord(last, await this.readAll(last));
     this.list = list;
+    return list;
   }
 
   /**

@@ -1,14 +1,13 @@
 import type { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
-import { openPositional, readFully, type PositionalReader } from '../input/ranged.js';
+import { openPositional, readFully } from '../input/ranged.js';
 import type { FileKey } from '../introspect/keySpec.js';
 import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
 import { MemorySort, sortAside } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
 import { recordTerminator } from '../order/sortChunk.js';
 import { DEFAULT_SPARSE_EVERY, generateRuns, type RunSet } from '../order/runs.js';
-import { readManifest } from '../order/manifest.js';
 import { cleanupOnExit, SpillDir } from '../order/spillDir.js';
 import { planRanges } from '../order/split.js';
 import type { ChunkInput } from './chunkInput.js';
@@ -82,8 +81,9 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
 
   async scan(verify?: ContentCheck): Promise<void> {
     const streamed = this.source.stream !== undefined && !this.o.inMemory;
+    // A streamed input is cut and sorted into runs in one pass (below); a plain file is scanned whole first.
+    if (!streamed) await this.file.scan(verify);
     if (this.o.inMemory) {
-      await this.file.scan(verify);
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
       this.o.onSortedInMemory?.(this.memory.records);
@@ -92,36 +92,34 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
     this.spill = await SpillDir.open({ jobId: this.o.jobId, tmpdir: this.o.tmpdir, needBytes: this.o.needBytes });
     // The CLI handles Ctrl-C itself (chunks in flight finish, and may need the runs): remove the runs at exit only.
     this.unregister = cleanupOnExit(this.spill, []);
-    // A streamed input is cut and sorted into runs in one pass. So is a plain file sorted afresh, a sort thread
-    // sorting each chunk while this one cuts the next (the server has nothing to load until every run is written).
-    // Runs an earlier attempt finished are named by the whole file's hash: the file is scanned first to find them.
-    const pipelined = !streamed && (await readManifest(this.spill))?.complete !== true;
-    if (!streamed && !pipelined) await this.file.scan(verify);
-    const chunks = streamed ? this.file.streamChunks() : pipelined ? this.file.scanChunks() : this.file.chunks();
-    let input: PositionalReader | undefined;
+    const input = streamed ? undefined : await openPositional(this.source);
+    const reader = input && {
+      read: async (chunk: CutChunk, into: Buffer) => into.subarray(0, await readFully(input, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)),
+      close: () => input.close(),
+    };
     let runs = 0;
     let records = 0;
+    // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones. Before a
+    // streamed input's pass its record count is unknown: records of 256 bytes are assumed (more entries, not fewer).
+    const s = this.file.summary;
+    const perChunk = streamed ? this.o.chunkSizeBytes / 256 : s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
+    const sparseEvery = Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
     try {
-      const first = await chunks.next();
-      const sparseEvery = sparseEveryFor(this.o.chunkSizeBytes, first.done ? undefined : first.value, streamed);
-      const opened = streamed ? undefined : (input = await openPositional(this.source));
-      this.set = await generateRuns(prepend(first.done ? undefined : first.value, chunks), {
+      this.set = await generateRuns(streamed ? this.file.streamChunks() : this.file.chunks(), {
         key: this.key,
         spill: this.spill,
-        read: opened ? async (chunk, into) => into.subarray(0, await readFully(opened, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)) : unreadable,
+        read: reader?.read ?? unreadable,
         // Runs hold the bytes of the input they were sorted from: a rerun reuses them only for the same bytes, which
         // size, modification time and the first and last MiB (the job id) do not vouch for. A streamed input's hash
         // is known only after its pass: each of its runs is checked against the bytes it was sorted from instead.
-        identity: streamed ? `${this.o.jobId}:streamed` : pipelined ? () => `${this.o.jobId}:${this.file.contentSha256 ?? ''}` : `${this.o.jobId}:${this.file.contentSha256 ?? ''}`,
-        aside: pipelined,
+        identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentSha256 ?? '')}`,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });
     } finally {
-      await chunks.return(undefined);
-      await input?.close();
+      await reader?.close();
     }
-    if (streamed || pipelined) verify?.(this.file.contentSha256);
+    if (streamed) verify?.(this.file.contentSha256);
     this.o.onSorted?.(records);
     // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
     if (this.o.maxRecords !== undefined) {
@@ -233,25 +231,6 @@ export async function sentRecords(o: OrderedChunk): Promise<ChunkRecords> {
     line: from.lines[i]!,
   }));
   return { bytes: o.bytes, records };
-}
-
-/**
- * Every Nth record goes into the sparse index, which key ranges are cut at:
- * several entries per loaded chunk, even small ones. N follows the first
- * chunk's records per byte, the same chunk however the file is read, so an
- * attempt that finds an earlier one's runs sorts with the same N. A streamed
- * input's records are assumed to be 256 bytes (more entries, not fewer).
- */
-function sparseEveryFor(chunkSizeBytes: number, first: CutChunk | undefined, streamed: boolean): number {
-  const bytes = first ? first.endByte - first.startByte : 0;
-  const perChunk = streamed ? chunkSizeBytes / 256 : first && first.records > 0 ? (chunkSizeBytes * first.records) / Math.max(1, bytes) : 1e9;
-  return Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
-}
-
-/** `first` (already taken from `rest`), then the rest. */
-async function* prepend(first: CutChunk | undefined, rest: AsyncGenerator<CutChunk>): AsyncGenerator<CutChunk> {
-  if (first) yield first;
-  yield* rest;
 }
 
 /** A streamed input's chunks carry their bytes: none is read back. */

@@ -38,18 +38,11 @@ export interface RunOptions {
    * fileChunkReader() is one for a plain file.
    */
   read: (chunk: CutChunk, into: Buffer) => Promise<Buffer>;
-  /**
-   * The caller's job identity: runs are reused only by the same job with the
-   * same key and format. A function: known only once every chunk has been
-   * read (the input's hash, taken as it is cut); nothing from before is then
-   * reused, and the manifest takes the identity when it is complete.
-   */
-  identity: string | (() => string);
+  /** The caller's job identity: runs are reused only by the same job with the same key and format. */
+  identity: string;
   sparseEvery?: number | undefined;
   /** Threads that sort chunks (default 1: this one). More use more cores and hold one more chunk each. */
   workers?: number | undefined;
-  /** Sort in worker threads even when there is one: this thread is busy cutting the next chunk meanwhile. */
-  aside?: boolean | undefined;
   /** Each run as it is written or reused (progress). */
   onRun?: ((run: RunInfo, reused: boolean) => void) | undefined;
 }
@@ -172,11 +165,6 @@ async function priorRuns(opts: RunOptions, params: string): Promise<Map<number, 
   return prior;
 }
 
-async function cleared(spill: SpillDir): Promise<Map<number, RunInfo>> {
-  await spill.clear();
-  return new Map();
-}
-
 /** Reads the next chunk into a slab from the pool, or finds its run from before still good. */
 function chunkLoader(it: AsyncIterator<CutChunk>, opts: RunOptions, prior: Map<number, RunInfo>, pool: SlabPool): () => Promise<Loaded | undefined> {
   return async () => {
@@ -229,16 +217,14 @@ async function completeManifest(spill: SpillDir, manifest: Manifest, runs: RunIn
  */
 export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOptions): Promise<RunSet> {
   const every = opts.sparseEvery ?? DEFAULT_SPARSE_EVERY;
-  const deferred = typeof opts.identity === 'function' ? opts.identity : undefined;
-  // Until a deferred identity is known, the manifest names none: a run cut short leaves nothing a later one reuses.
-  const params = runParams(opts.key, every, deferred ? '(being read)' : (opts.identity as string));
-  const prior = deferred ? await cleared(opts.spill) : await priorRuns(opts, params);
+  const params = runParams(opts.key, every, opts.identity);
+  const prior = await priorRuns(opts, params);
   const manifest: Manifest = { version: RUN_FORMAT_VERSION, params, runs: [], complete: false };
 
   const pool = new SlabPool();
   const scratch = new SortScratch(pool);
   const workers = opts.workers ?? 1;
-  const sorter = workers > 1 || opts.aside ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
+  const sorter = workers > 1 ? workerSorter(opts.key, workers) : inProcessSorter(opts.key, scratch);
   const it = chunks[Symbol.asyncIterator]();
   const load = chunkLoader(it, opts, prior, pool);
 
@@ -292,7 +278,6 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
   } finally {
     await sorter.close();
   }
-  if (deferred) manifest.params = runParams(opts.key, every, deferred());
   await completeManifest(opts.spill, manifest, [...done.values()]);
   // The sort's slabs (run chunks and working arrays) are dropped, not handed to the merge: its chunks are sized
   // by the load's chunk size, so none of them would fit, and a pool would hold them for the rest of the load.

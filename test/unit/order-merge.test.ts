@@ -230,29 +230,6 @@ test('resume: intact runs are reused without reading the input; a damaged one is
   assert.deepEqual((await flatten(await merge(rechunked.set, { targetBytes: 1 << 30 }), s.ctx)).map((r) => r.offset), reference(s.input, s.ctx).map((r) => r.offset));
 });
 
-test('an identity known only once the input is read (a file cut while a thread sorts it): nothing before is reused, the finished manifest names it, and a later sort by it reuses every run', async () => {
-  const s = SCENARIOS[0]!;
-  const inLine = await sortInput(s.input, s.ctx, dir(), { chunkBytes: s.chunkBytes });
-  const d = dir();
-  let read = false;
-  const deferred = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes, aside: true, identity: () => ((read = true), 'test') });
-  assert.ok(read, 'the identity was asked for');
-  const n = inLine.set.runs.length;
-  assert.ok(n > 2);
-  // The same runs as sorted in this thread, byte for byte, under the same parameters.
-  assert.deepEqual(deferred.set.manifest, inLine.set.manifest);
-  for (let r = 0; r < n; r++) assert.ok(readFileSync(deferred.set.path(r)).equals(readFileSync(inLine.set.path(r))));
-  assert.deepEqual((await openRuns(deferred.spill, s.ctx, 'test', 16))?.manifest, inLine.set.manifest);
-  const again = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes });
-  assert.deepEqual(again.reads, []);
-  assert.deepEqual(again.reused, [...Array(n).keys()]);
-  // Sorting afresh again: the runs there are not reused (their identity is not known yet), all are written anew.
-  const afresh = await sortInput(s.input, s.ctx, d, { chunkBytes: s.chunkBytes, aside: true, identity: () => 'test' });
-  assert.deepEqual(afresh.reused, []);
-  assert.deepEqual(afresh.reads, [...Array(n).keys()]);
-  assert.deepEqual(afresh.set.manifest, inLine.set.manifest);
-});
-
 test('resume from a stream: runs are reused only for the same bytes', async () => {
   const s = SCENARIOS[0]!;
   const d = dir();

@@ -94,11 +94,10 @@ export interface SortOptions {
   chunkBytes: number;
   /** Chunks carry their bytes, as from a stream. */
   stream?: boolean;
-  identity?: string | (() => string);
+  identity?: string;
   sparseEvery?: number;
   jobId?: string;
   workers?: number;
-  aside?: boolean;
 }
 
 async function* asyncBlocks(data: Buffer, size: number): AsyncGenerator<Buffer> {
@@ -127,7 +126,6 @@ export async function sortInput(input: Buffer, ctx: KeyContext, dir: string, o: 
     identity: o.identity ?? 'test',
     sparseEvery: o.sparseEvery ?? 16,
     workers: o.workers,
-    aside: o.aside,
     read: async (c, into) => {
       reads.push(c.index);
       return into.subarray(0, input.copy(into, 0, c.startByte, c.endByte));
