@@ -61,6 +61,12 @@ export class QuietSession {
   busy(): RunStart[] {
     return this.starts.filter((s) => s.load1 >= QUIET_LOAD);
   }
+
+  /** The line a research table ends with when some run started on a busy machine; '' when none did. */
+  busyNote(): string {
+    const n = this.busy().length;
+    return n > 0 ? `\n${n} run(s) started with the load average at or above ${QUIET_LOAD.toFixed(1)}: not quiet-machine figures` : '';
+  }
 }
 
 /** The bench process's session: every mode records into it, and writeDocSection consults it. */

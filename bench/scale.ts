@@ -194,6 +194,18 @@ export async function smallPoolServer(db: string, pool = '128M'): Promise<{ serv
   }
 }
 
+/** Runs `work` against a smallPoolServer, then stops it and removes `tmp`, whatever happened. */
+export async function onSmallPoolServer<T>(db: string, pool: string, tmp: string, work: (started: Awaited<ReturnType<typeof smallPoolServer>>) => Promise<T>): Promise<T> {
+  const started = await smallPoolServer(db, pool);
+  try {
+    return await work(started);
+  } finally {
+    await started.admin.end();
+    await started.server.stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 /** The table's .ibd file on disk, and what information_schema says the data and index take. */
 export async function onDisk(admin: Connection, db = DB, table = TABLE): Promise<{ fileBytes: number | null; schemaBytes: number }> {
   const [d] = await admin.query('SELECT @@datadir AS d');

@@ -19,7 +19,7 @@
  *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --flags='--jobs 1' --flags='--jobs 2'
  *   node dist/bench/research/clientCpu.js /tmp/us10m.tsv --pool 2G --flags='--jobs 2 --order chunk' --flags='--jobs 2 --order key'
  */
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,9 +28,9 @@ import type { Connection } from 'mysql2/promise';
 import { FlatloadError } from '../../src/errors/index.js';
 import { globalStatus } from '../clusterSupport.js';
 import { flatloadLoad } from '../competitors.js';
-import { formatSpread, QUIET_LOAD, session } from '../quiet.js';
+import { formatSpread, session } from '../quiet.js';
 import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
-import { freshRun, onDisk, smallPoolServer } from '../scale.js';
+import { freshRun, onDisk, onSmallPoolServer } from '../scale.js';
 
 const DB = 'flatload_cpu';
 
@@ -85,10 +85,9 @@ async function main(): Promise<void> {
   const records = await countLines(file);
   const list = builds(values.baseline, values.flags, values.jobs);
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-cpu-'));
-  const { server, admin, target } = await smallPoolServer(DB, values.pool);
   const flushed = new Map<Build, number[]>(list.map((b) => [b, []]));
   const disk = new Map<Build, number[]>(list.map((b) => [b, []]));
-  try {
+  await onSmallPoolServer(DB, values.pool, tmp, async ({ server, admin, target }) => {
     const series = await inRounds(list, Number(values.repeat), (b) =>
       settledRun({
         label: b.name,
@@ -116,13 +115,8 @@ async function main(): Promise<void> {
     console.log('| build | client CPU | per GB | peak RSS | wall | server CPU | pages written during the load | on disk | load average at the starts |');
     console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const s of series) console.log(row(s, gb, flushed.get(s.item)!, disk.get(s.item)!));
-    const busy = session.busy();
-    if (busy.length > 0) console.log(`\n${busy.length} run(s) started with the load average at or above ${QUIET_LOAD.toFixed(1)}: not quiet-machine figures`);
-  } finally {
-    await admin.end();
-    await server.stop();
-    rmSync(tmp, { recursive: true, force: true });
-  }
+    if (session.busyNote()) console.log(session.busyNote());
+  });
 }
 
 await main();

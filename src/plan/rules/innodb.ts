@@ -1,6 +1,7 @@
 /**
  * InnoDB: MariaDB (10.6+ has an empty-table bulk insert, not used: it would
- * cost per-chunk resume), MySQL 8.0/8.4 and Percona Server (no bulk path).
+ * cost per-chunk resume, and under LOAD DATA LOCAL a duplicate key loses
+ * rows), MySQL 8.0/8.4 and Percona Server (no bulk path).
  * Rules and measurements: docs/rules.md#innodb, docs/strategies.md.
  */
 import { formatBytes } from '../../config/size.js';
@@ -109,7 +110,7 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   // --- The MariaDB empty-table bulk insert: available, not used ------------------------------
   if (mariadbBulkAvailable(ctx) && ctx.emptyAtStart) {
     ctx.reasons.push(
-      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: per-chunk transactions keep exactly-once resume, it holds a table X lock (one stream), and an error inside it rolls back the whole transaction; that it is also no faster, and that under LOAD DATA LOCAL a duplicate key discards the rows loaded before it, is not measured here [docs/rules.md#mariadb-empty-table-bulk-insert]`,
+      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: per-chunk transactions keep exactly-once resume, it holds a table X lock (one stream), an error inside it rolls back the whole transaction, and under LOAD DATA LOCAL a duplicate clustered key makes every row loaded before it vanish with only a warning (measured; a duplicate in a UNIQUE secondary index fails the COMMIT without naming the row), though for a table with a secondary index it was faster [docs/rules.md#mariadb-empty-table-bulk-insert]`,
     );
   } else if (server.flavor === 'mysql' || server.flavor === 'percona') {
     ctx.reasons.push(`${ver}, InnoDB: no empty-table bulk path in community MySQL (LOAD DATA … ALGORITHM=BULK is HeatWave only); rows go through the B-tree one by one [docs/rules.md#mysql-8-innodb]`);

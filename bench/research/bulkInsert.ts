@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+/**
+ * MariaDB's bulk path for an empty InnoDB table against what flatload does.
+ * From 10.6 the first insert of a transaction into an empty table, with
+ * unique_checks=0 and foreign_key_checks=0, takes a table lock and writes one
+ * undo record; from 10.7 it builds the indexes by sorting at COMMIT
+ * (docs/rules.md#mariadb-empty-table-bulk-insert). flatload does not use it.
+ * This measures whether it should: the `mariadb` client's one LOAD DATA
+ * LOCAL with and without the bulk path, of the random-order file and of a
+ * copy sorted by its first column, and flatload with its defaults and
+ * `--jobs 2`, into `user_summary` or `user3` (whose AUTO_INCREMENT id the
+ * file lacks), in rotating rounds on a settled server, each run started with
+ * the load average under 1.0 (waited for up to --wait-quiet seconds).
+ * Innodb_bulk_operations, read before and after each run, tells whether the
+ * run took the bulk path.
+ *
+ *   node --import tsx fixtures/generate.ts --table user_summary --rows 3M --out /tmp/us3m.tsv
+ *   npm run build:dev && node dist/bench/research/bulkInsert.js /tmp/us3m.tsv [--table user3] [--pool 2G] [--repeat 5]
+ *   node dist/bench/research/bulkInsert.js /tmp/us3m.tsv --pool 128M --without-naive
+ *
+ * `--without-naive` leaves out the client's plain load of the random-order
+ * file (past a small pool it takes ten times the others; benchmarks.md has it).
+ * `--duplicates` instead loads the file's first 1,000 records with the 10th
+ * again after them and 5 more, once each way into each table, and prints
+ * what the client said and how many rows stayed (1,005 are distinct).
+ *
+ *   node dist/bench/research/bulkInsert.js /tmp/us3m.tsv --duplicates
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { Connection } from 'mysql2/promise';
+import { ddl } from '../../fixtures/generate.js';
+import { FlatloadError } from '../../src/errors/index.js';
+import { globalStatus } from '../clusterSupport.js';
+import { clientLoad, flatloadLoad, type Session, type Target } from '../competitors.js';
+import type { Measured } from '../measure.js';
+import { formatSpread, session } from '../quiet.js';
+import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
+import { onSmallPoolServer } from '../scale.js';
+
+const DB = 'flatload_bulk';
+/** user3's columns the file has (its AUTO_INCREMENT id is not among them). */
+const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
+/** The session the bulk path needs, and its one transaction. */
+const BULK: Session = { pre: ['SET SESSION unique_checks = 0', 'SET SESSION foreign_key_checks = 0', 'START TRANSACTION'], post: ['COMMIT'] };
+
+interface Item {
+  name: string;
+  run: (t: Target) => Promise<Measured>;
+}
+
+function items(file: string, sorted: string, naive: boolean): Item[] {
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  return [
+    ...(naive ? [{ name: 'mariadb client, one LOAD DATA LOCAL of the file', run: (t: Target) => clientLoad(t, file) }] : []),
+    { name: 'mariadb client, the same in the bulk path (unique_checks=0, foreign_key_checks=0, one transaction)', run: (t) => clientLoad(t, file, BULK) },
+    { name: 'mariadb client, one LOAD DATA LOCAL of a copy sorted by user_id', run: (t) => clientLoad(t, sorted) },
+    { name: 'mariadb client, the sorted copy in the bulk path', run: (t) => clientLoad(t, sorted, BULK) },
+    { name: 'flatload load FILE --jobs 2', run: (t) => flatloadLoad(cli, t, file, ['--jobs', '2']) },
+  ];
+}
+
+async function bulkOperations(admin: Connection): Promise<number> {
+  return Number((await globalStatus(admin, ['Innodb_bulk_operations']))['Innodb_bulk_operations']);
+}
+
+async function rowCount(admin: Connection, table: string): Promise<number> {
+  const [r] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${table}`);
+  return Number((r as Array<{ n: unknown }>)[0]!.n);
+}
+
+/** GNU sort by the first (numeric) field, as a DBA would make the sorted copy; not timed. */
+function sortedCopy(file: string, dir: string): string {
+  const out = join(dir, 'sorted.tsv');
+  const r = spawnSync('sort', ['-t', '\t', '-k1,1n', '-S', '25%', '-o', out, file], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+  if (r.status !== 0) throw new FlatloadError('INTERNAL', `sort failed: ${r.stderr}`);
+  return out;
+}
+
+function row(s: Series<Item>, bulk: number[]): string {
+  const num = (xs: Array<number | null>): number[] => xs.filter((x): x is number => x !== null);
+  const failed = s.runs.find((r) => !r.ok);
+  if (failed) return `| ${s.item.name} | failed: ${failed.note} | | | | |`;
+  const took = bulk.every((b) => b > 0) ? 'yes' : bulk.every((b) => b === 0) ? 'no' : `${bulk.filter((b) => b > 0).length} of ${bulk.length} runs`;
+  return `| ${s.item.name} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(num(s.runs.map((r) => r.measured.serverCpuSeconds)))} | ${formatSpread(num(s.runs.map((r) => r.measured.clientCpuSeconds)))} | ${took} | ${loadRange(s.runs)} |`;
+}
+
+/** The file's first 1,000 records, its 10th again, and 5 more: one duplicate key at record 1,001. */
+function withDuplicate(file: string, dir: string): string {
+  const lines = spawnSync('head', ['-n', '1005', file], { encoding: 'utf8', maxBuffer: 1 << 24 }).stdout.split('\n');
+  const out = join(dir, 'duplicate.tsv');
+  writeFileSync(out, [...lines.slice(0, 1000), lines[9], ...lines.slice(1000, 1005), ''].join('\n'));
+  return out;
+}
+
+async function duplicates(admin: Connection, target: Target, file: string): Promise<void> {
+  console.log('| table | load | client exit and message | rows that stayed (of 1,005 distinct) |');
+  console.log('|---|---|---|---:|');
+  for (const table of ['user_summary', 'user3'] as const) {
+    for (const bulk of [false, true]) {
+      await admin.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl(table)} ENGINE=InnoDB`);
+      const t: Target = { ...target, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+      const m = await clientLoad(t, file, bulk ? { pre: BULK.pre, post: ['SHOW WARNINGS LIMIT 3', ...BULK.post!] } : { post: ['SHOW WARNINGS LIMIT 3'] });
+      const said = `${m.code}: ${(m.stdout + m.stderr).replace(/\s+/g, ' ').replace(/-{3,}/g, '').trim()}`;
+      console.log(`| ${table} | ${bulk ? 'bulk path' : 'plain'} | ${said.replace(/\|/g, '\\|')} | ${await rowCount(admin, table)} |`);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { table: { type: 'string', default: 'user_summary' }, repeat: { type: 'string', default: '5' }, pool: { type: 'string', default: '2G' }, 'wait-quiet': { type: 'string', default: '300' }, 'without-naive': { type: 'boolean', default: false }, duplicates: { type: 'boolean', default: false } } });
+  session.waitSeconds = Number(values['wait-quiet']);
+  const file = positionals[0];
+  const table = values.table;
+  if (!file || (table !== 'user_summary' && table !== 'user3')) throw new FlatloadError('USAGE', 'usage: bulkInsert.js FILE [--table user_summary|user3] [--repeat 5] [--pool 2G] [--without-naive] [--wait-quiet 300] | FILE --duplicates');
+  const tmp = mkdtempSync(join(tmpdir(), 'flatload-bulk-'));
+  if (values.duplicates) {
+    await onSmallPoolServer(DB, values.pool, tmp, ({ admin, target }) => duplicates(admin, target, withDuplicate(file, tmp)));
+    return;
+  }
+  const sorted = sortedCopy(file, tmp);
+  const records = spawnSync('wc', ['-l', file], { encoding: 'utf8' }).stdout.trim().split(' ')[0];
+  const list = items(file, sorted, !values['without-naive']);
+  await onSmallPoolServer(DB, values.pool, tmp, async ({ server, admin, target }) => {
+    const t: Target = { ...target, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+    const bulk = new Map<Item, number[]>(list.map((i) => [i, []]));
+    const series = await inRounds(list, Number(values.repeat), (item) =>
+      settledRun({
+        label: item.name,
+        admin,
+        serverPid: server.pid,
+        prepare: async () => {
+          await admin.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl(table)} ENGINE=InnoDB`);
+        },
+        async run() {
+          const before = await bulkOperations(admin);
+          const m = await item.run(t);
+          bulk.get(item)!.push((await bulkOperations(admin)) - before);
+          return m;
+        },
+        async check() {
+          const n = await rowCount(admin, table);
+          return String(n) === records ? '' : `${n} rows where the file has ${records}`;
+        },
+      }).then((r) => {
+        process.stderr.write(`${item.name}: ${r.ok ? `${r.seconds.toFixed(2)} s, server CPU ${r.measured.serverCpuSeconds?.toFixed(2)} s` : r.note} [load ${r.load1.toFixed(2)} at start]\n`);
+        return r;
+      }),
+    );
+    console.log(`${file}: ${(statSync(file).size / 1e6).toFixed(1)} MB, ${records} records, into ${table}, ${values.pool} buffer pool, ${values.repeat} rounds\n`);
+    console.log('| load | wall | server CPU | client CPU | bulk path taken | load average at the starts |');
+    console.log('|---|---:|---:|---:|---|---:|');
+    for (const s of series) console.log(row(s, bulk.get(s.item)!));
+    if (session.busyNote()) console.log(session.busyNote());
+  });
+}
+
+await main();
