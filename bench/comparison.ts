@@ -73,7 +73,8 @@ export interface Files {
 }
 
 const DB = 'flatload_bench';
-const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
+/** user3's columns the file has (its AUTO_INCREMENT id is not among them). */
+export const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
 
 export function scenarios(f: Files, n: number, cli: string, baseline?: Baseline): Scenario[] {
   const flat = (name: string, flags: string[]): Competitor => ({ name, role: 'flatload', run: (t) => flatloadLoad(cli, t, f.unsorted, flags) });

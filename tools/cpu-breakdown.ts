@@ -30,7 +30,6 @@ interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
-  startTime?: number;
 }
 
 /** Seconds from the profile's start, [from, to). */
@@ -65,38 +64,42 @@ export function stageOf(functionName: string, url: string): string {
   return 'other';
 }
 
-/** Microseconds of self time per stage, of the samples taken within `window` (all when none). */
-export function breakdown(p: Profile, window?: Window): Map<string, number> {
+/** Each sample: microseconds from the profile's start, its stage and its self time. */
+function* samples(p: Profile): Generator<{ at: number; stage: string; us: number }> {
   const byId = new Map(p.nodes.map((n) => [n.id, n.callFrame]));
-  const out = new Map<string, number>();
   let at = 0;
   for (let i = 0; i < p.samples.length; i++) {
-    at += p.timeDeltas[i] ?? 0;
-    if (window && (at < window.from * 1e6 || at >= window.to * 1e6)) continue;
+    const us = p.timeDeltas[i] ?? 0;
+    at += us;
     const cf = byId.get(p.samples[i]!);
-    if (!cf) continue;
-    const stage = stageOf(cf.functionName, cf.url);
-    out.set(stage, (out.get(stage) ?? 0) + (p.timeDeltas[i] ?? 0));
+    if (cf) yield { at, stage: stageOf(cf.functionName, cf.url), us };
   }
-  return out;
 }
 
-/** The profile's length in seconds. */
-function seconds(p: Profile): number {
-  return p.timeDeltas.reduce((a, d) => a + d, 0) / 1e6;
+function add(m: Map<string, number>, stage: string, us: number): void {
+  m.set(stage, (m.get(stage) ?? 0) + us);
+}
+
+/** Microseconds of self time per stage, of the samples taken within `window` (all when none). */
+export function breakdown(p: Profile, window?: Window): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples(p)) if (!window || (s.at >= window.from * 1e6 && s.at < window.to * 1e6)) add(out, s.stage, s.us);
+  return out;
 }
 
 const IDLE = STAGES[0]![0];
 
 /** Per `step` seconds: busy seconds and the stage that took most of them. */
 function timeline(p: Profile, step: number): void {
+  const buckets: Array<Map<string, number>> = [];
+  for (const s of samples(p)) add((buckets[Math.floor(s.at / (step * 1e6))] ??= new Map()), s.stage, s.us);
   console.log('| from s | busy s | largest stage | its s |');
   console.log('|---:|---:|---|---:|');
-  for (let from = 0; from < seconds(p); from += step) {
-    const b = [...breakdown(p, { from, to: from + step })].filter(([k]) => k !== IDLE).sort((x, y) => y[1] - x[1]);
+  for (let k = 0; k < buckets.length; k++) {
+    const b = [...(buckets[k] ?? [])].filter(([stage]) => stage !== IDLE).sort((x, y) => y[1] - x[1]);
     const busy = b.reduce((a, [, v]) => a + v, 0);
     const top = b[0];
-    console.log(`| ${from.toFixed(2)} | ${(busy / 1e6).toFixed(2)} | ${top ? top[0] : '(idle)'} | ${top ? (top[1] / 1e6).toFixed(2) : ''} |`);
+    console.log(`| ${(k * step).toFixed(2)} | ${(busy / 1e6).toFixed(2)} | ${top ? top[0] : '(idle)'} | ${top ? (top[1] / 1e6).toFixed(2) : ''} |`);
   }
 }
 

@@ -36,15 +36,14 @@ import type { Connection } from 'mysql2/promise';
 import { ddl } from '../../fixtures/generate.js';
 import { FlatloadError } from '../../src/errors/index.js';
 import { globalStatus } from '../clusterSupport.js';
+import { USER3_COLUMNS } from '../comparison.js';
 import { clientLoad, flatloadLoad, type Session, type Target } from '../competitors.js';
 import type { Measured } from '../measure.js';
 import { formatSpread, session } from '../quiet.js';
 import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
-import { onSmallPoolServer } from '../scale.js';
+import { countRows, onSmallPoolServer } from '../scale.js';
 
 const DB = 'flatload_bulk';
-/** user3's columns the file has (its AUTO_INCREMENT id is not among them). */
-const USER3_COLUMNS = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'];
 /** The session the bulk path needs, and its one transaction. */
 const BULK: Session = { pre: ['SET SESSION unique_checks = 0', 'SET SESSION foreign_key_checks = 0', 'START TRANSACTION'], post: ['COMMIT'] };
 
@@ -68,9 +67,16 @@ async function bulkOperations(admin: Connection): Promise<number> {
   return Number((await globalStatus(admin, ['Innodb_bulk_operations']))['Innodb_bulk_operations']);
 }
 
-async function rowCount(admin: Connection, table: string): Promise<number> {
-  const [r] = await admin.query(`SELECT COUNT(*) AS n FROM ${DB}.${table}`);
-  return Number((r as Array<{ n: unknown }>)[0]!.n);
+type Table = 'user_summary' | 'user3';
+
+/** The target that loads `table` (user3's lists the file's columns). */
+function targetOf(server: Target, table: Table): Target {
+  return { ...server, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+}
+
+/** An empty `table` in a new database: every run starts from the same state. */
+async function freshTable(admin: Connection, table: Table): Promise<void> {
+  await admin.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl(table)} ENGINE=InnoDB`);
 }
 
 /** GNU sort by the first (numeric) field, as a DBA would make the sorted copy; not timed. */
@@ -102,11 +108,11 @@ async function duplicates(admin: Connection, target: Target, file: string): Prom
   console.log('|---|---|---|---:|');
   for (const table of ['user_summary', 'user3'] as const) {
     for (const bulk of [false, true]) {
-      await admin.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl(table)} ENGINE=InnoDB`);
-      const t: Target = { ...target, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+      await freshTable(admin, table);
+      const t = targetOf(target, table);
       const m = await clientLoad(t, file, bulk ? { pre: BULK.pre, post: ['SHOW WARNINGS LIMIT 3', ...BULK.post!] } : { post: ['SHOW WARNINGS LIMIT 3'] });
       const said = `${m.code}: ${(m.stdout + m.stderr).replace(/\s+/g, ' ').replace(/-{3,}/g, '').trim()}`;
-      console.log(`| ${table} | ${bulk ? 'bulk path' : 'plain'} | ${said.replace(/\|/g, '\\|')} | ${await rowCount(admin, table)} |`);
+      console.log(`| ${table} | ${bulk ? 'bulk path' : 'plain'} | ${said.replace(/\|/g, '\\|')} | ${await countRows(admin, t)} |`);
     }
   }
 }
@@ -126,16 +132,14 @@ async function main(): Promise<void> {
   const records = spawnSync('wc', ['-l', file], { encoding: 'utf8' }).stdout.trim().split(' ')[0];
   const list = items(file, sorted, !values['without-naive']);
   await onSmallPoolServer(DB, values.pool, tmp, async ({ server, admin, target }) => {
-    const t: Target = { ...target, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+    const t = targetOf(target, table);
     const bulk = new Map<Item, number[]>(list.map((i) => [i, []]));
     const series = await inRounds(list, Number(values.repeat), (item) =>
       settledRun({
         label: item.name,
         admin,
         serverPid: server.pid,
-        prepare: async () => {
-          await admin.query(`DROP DATABASE IF EXISTS ${DB}; CREATE DATABASE ${DB}; USE ${DB}; ${ddl(table)} ENGINE=InnoDB`);
-        },
+        prepare: () => freshTable(admin, table),
         async run() {
           const before = await bulkOperations(admin);
           const m = await item.run(t);
@@ -143,7 +147,7 @@ async function main(): Promise<void> {
           return m;
         },
         async check() {
-          const n = await rowCount(admin, table);
+          const n = await countRows(admin, t);
           return String(n) === records ? '' : `${n} rows where the file has ${records}`;
         },
       }).then((r) => {
