@@ -4,11 +4,12 @@
  * From 10.6 the first insert of a transaction into an empty table, with
  * unique_checks=0 and foreign_key_checks=0, takes a table lock and writes one
  * undo record; from 10.7 it builds the indexes by sorting at COMMIT
- * (docs/rules.md#mariadb-empty-table-bulk-insert). flatload does not use it.
- * This measures whether it should: the `mariadb` client's one LOAD DATA
- * LOCAL with and without the bulk path, of the random-order file and of a
- * copy sorted by its first column, and flatload with its defaults and
- * `--jobs 2`, into `user_summary` or `user3` (whose AUTO_INCREMENT id the
+ * (docs/rules.md#mariadb-empty-table-bulk-insert). flatload uses it for a
+ * table like `user3` (its planner's rules/innodb.ts says when). This measures
+ * it: the `mariadb` client's one LOAD DATA LOCAL with and without the bulk
+ * path, of the random-order file and of a copy sorted by its first column,
+ * and flatload `--jobs 2` with its defaults and with `--bulk-insert off`
+ * (per-chunk transactions), into `user_summary` or `user3` (whose AUTO_INCREMENT id the
  * file lacks), in rotating rounds on a settled server, each run started with
  * the load average under 1.0 (waited for up to --wait-quiet seconds).
  * Innodb_bulk_operations, read before and after each run, tells whether the
@@ -20,6 +21,9 @@
  *
  * `--without-naive` leaves out the client's plain load of the random-order
  * file (past a small pool it takes ten times the others; benchmarks.md has it).
+ * `--parts N` adds the file cut into N parts at line ends, loaded as N LOAD
+ * DATA LOCAL statements in one bulk transaction (why flatload sends the whole
+ * input as one statement).
  * `--duplicates` instead loads the file's first 1,000 records with the 10th
  * again after them and 5 more, once each way into each table, and prints
  * what the client said and how many rows stayed (1,005 are distinct).
@@ -37,7 +41,7 @@ import { ddl } from '../../fixtures/generate.js';
 import { FlatloadError } from '../../src/errors/index.js';
 import { globalStatus } from '../clusterSupport.js';
 import { USER3_COLUMNS } from '../comparison.js';
-import { clientLoad, flatloadLoad, type Session, type Target } from '../competitors.js';
+import { clientLoad, flatloadLoad, loadStatement, type Session, type Target } from '../competitors.js';
 import type { Measured } from '../measure.js';
 import { formatSpread, session } from '../quiet.js';
 import { inRounds, loadRange, settledRun, type Series } from '../rounds.js';
@@ -52,14 +56,19 @@ interface Item {
   run: (t: Target) => Promise<Measured>;
 }
 
-function items(file: string, sorted: string, naive: boolean): Item[] {
+function items(file: string, sorted: string, naive: boolean, parts: string[]): Item[] {
   const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  const [last, ...first] = [...parts].reverse();
   return [
     ...(naive ? [{ name: 'mariadb client, one LOAD DATA LOCAL of the file', run: (t: Target) => clientLoad(t, file) }] : []),
     { name: 'mariadb client, the same in the bulk path (unique_checks=0, foreign_key_checks=0, one transaction)', run: (t) => clientLoad(t, file, BULK) },
+    ...(last
+      ? [{ name: `mariadb client, the file as ${parts.length} LOAD DATA LOCAL statements in one bulk transaction`, run: (t: Target) => clientLoad(t, last, { pre: [...BULK.pre!, ...first.reverse().map((p) => loadStatement(t, p))], post: BULK.post! }) }]
+      : []),
     { name: 'mariadb client, one LOAD DATA LOCAL of a copy sorted by user_id', run: (t) => clientLoad(t, sorted) },
     { name: 'mariadb client, the sorted copy in the bulk path', run: (t) => clientLoad(t, sorted, BULK) },
     { name: 'flatload load FILE --jobs 2', run: (t) => flatloadLoad(cli, t, file, ['--jobs', '2']) },
+    { name: 'flatload load FILE --jobs 2 --bulk-insert off', run: (t) => flatloadLoad(cli, t, file, ['--jobs', '2', '--bulk-insert', 'off']) },
   ];
 }
 
@@ -95,6 +104,15 @@ function row(s: Series<Item>, bulk: number[]): string {
   return `| ${s.item.name} | ${formatSpread(s.runs.map((r) => r.seconds))} | ${formatSpread(num(s.runs.map((r) => r.measured.serverCpuSeconds)))} | ${formatSpread(num(s.runs.map((r) => r.measured.clientCpuSeconds)))} | ${took} | ${loadRange(s.runs)} |`;
 }
 
+/** The file cut into n parts at line ends (GNU split), for n statements. */
+function partsOf(file: string, dir: string, n: number): string[] {
+  if (n < 2) return [];
+  const prefix = join(dir, 'part.');
+  const r = spawnSync('split', ['-n', `l/${n}`, '-d', '-a', '3', file, prefix], { encoding: 'utf8' });
+  if (r.status !== 0) throw new FlatloadError('INTERNAL', `split failed: ${r.stderr}`);
+  return Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, '0')}`);
+}
+
 /** The file's first 1,000 records, its 10th again, and 5 more: one duplicate key at record 1,001. */
 function withDuplicate(file: string, dir: string): string {
   const lines = spawnSync('head', ['-n', '1005', file], { encoding: 'utf8', maxBuffer: 1 << 24 }).stdout.split('\n');
@@ -118,11 +136,11 @@ async function duplicates(admin: Connection, target: Target, file: string): Prom
 }
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { table: { type: 'string', default: 'user_summary' }, repeat: { type: 'string', default: '5' }, pool: { type: 'string', default: '2G' }, 'wait-quiet': { type: 'string', default: '300' }, 'without-naive': { type: 'boolean', default: false }, duplicates: { type: 'boolean', default: false } } });
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { table: { type: 'string', default: 'user_summary' }, repeat: { type: 'string', default: '5' }, pool: { type: 'string', default: '2G' }, 'wait-quiet': { type: 'string', default: '300' }, 'without-naive': { type: 'boolean', default: false }, duplicates: { type: 'boolean', default: false }, parts: { type: 'string', default: '0' } } });
   session.waitSeconds = Number(values['wait-quiet']);
   const file = positionals[0];
   const table = values.table;
-  if (!file || (table !== 'user_summary' && table !== 'user3')) throw new FlatloadError('USAGE', 'usage: bulkInsert.js FILE [--table user_summary|user3] [--repeat 5] [--pool 2G] [--without-naive] [--wait-quiet 300] | FILE --duplicates');
+  if (!file || (table !== 'user_summary' && table !== 'user3')) throw new FlatloadError('USAGE', 'usage: bulkInsert.js FILE [--table user_summary|user3] [--repeat 5] [--pool 2G] [--without-naive] [--parts N] [--wait-quiet 300] | FILE --duplicates');
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-bulk-'));
   if (values.duplicates) {
     await onSmallPoolServer(DB, values.pool, tmp, ({ admin, target }) => duplicates(admin, target, withDuplicate(file, tmp)));
@@ -130,7 +148,7 @@ async function main(): Promise<void> {
   }
   const sorted = sortedCopy(file, tmp);
   const records = spawnSync('wc', ['-l', file], { encoding: 'utf8' }).stdout.trim().split(' ')[0];
-  const list = items(file, sorted, !values['without-naive']);
+  const list = items(file, sorted, !values['without-naive'], partsOf(file, tmp, Number(values.parts)));
   await onSmallPoolServer(DB, values.pool, tmp, async ({ server, admin, target }) => {
     const t = targetOf(target, table);
     const bulk = new Map<Item, number[]>(list.map((i) => [i, []]));

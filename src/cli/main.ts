@@ -30,6 +30,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('restart', { type: 'boolean', describe: 'discard an unfinished earlier run of this load and start over (or load a finished one again)', group: 'Resume:' })
     .option('keep-history', { type: 'boolean', describe: 'keep the bookkeeping of a finished load', group: 'Resume:' })
     .option('bookkeeping-schema', { type: 'string', describe: 'database for the resume bookkeeping table (default: the target\'s)', group: 'Resume:' })
+    .option('bulk-insert', { type: 'string', describe: "auto (default) | on | off: MariaDB's empty-table bulk insert for an InnoDB table with secondary indexes whose key flatload numbers (one transaction, one stream); auto skips it when binary logging is on", group: 'Load:' })
     .option('binlog', { type: 'string', describe: 'on | off: write the load to the binary log or not (off: SET sql_log_bin=0, needs BINLOG ADMIN or SUPER; replicas will not receive the rows). Default: the server\'s own setting', group: 'Load:' })
     .option('analyze', { type: 'string', describe: 'on | off | auto: ANALYZE TABLE after the load, timed in the report (auto, the default: when the load started from an empty table, as with --mode replace or swap)', group: 'Load:' })
     .option('expect-rows', { type: 'string', describe: 'after the load the table must hold exactly N rows (COUNT(*)), as the exporter counted; a difference exits 9', group: 'Load:' })

@@ -96,6 +96,8 @@ export interface LoadOptions {
   backends: Record<string, UrlParts>;
   /** --binlog: write the load to the binary log (on), keep it out (off: sql_log_bin=0), or the server's setting (undefined). */
   binlog: 'on' | 'off' | undefined;
+  /** --bulk-insert: MariaDB's empty-table bulk insert where the planner finds it safe (auto), also with binary logging on (on), or never (off). */
+  bulkInsert: 'auto' | 'on' | 'off';
   /** --analyze: ANALYZE TABLE after the load; 'auto' runs it when the load started from an empty table. */
   analyze: 'on' | 'off' | 'auto';
   /** --expect-rows / --expect-checksum: compared with the table after the load (before a swap publishes it). */
@@ -142,6 +144,7 @@ export interface LoadArgs extends FormatFlags, ConnectionFlags, ThrottleArgs {
   verify?: boolean;
   backend?: string | string[];
   binlog?: string;
+  bulkInsert?: string;
   analyze?: string;
   expectRows?: string | number;
   expectChecksum?: string | number;
@@ -306,6 +309,7 @@ export function toLoadOptions(a: LoadArgs): LoadOptions {
     backends: parseBackends(a.backend),
     expect: parseExpectation(a.expectRows, a.expectChecksum),
     binlog: a.binlog === undefined ? undefined : oneOf(a.binlog, ['on', 'off'] as const, 'binlog', 'on'),
+    bulkInsert: oneOf(a.bulkInsert, ['auto', 'on', 'off'] as const, 'bulk-insert', 'auto'),
     analyze: oneOf(a.analyze, ['on', 'off', 'auto'] as const, 'analyze', 'auto'),
     throttle: toThrottleOptions(a),
   };

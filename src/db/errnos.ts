@@ -31,6 +31,8 @@ export const ER = {
   /** A statement larger than max_allowed_packet (the server then drops the connection). */
   NET_PACKET_TOO_LARGE: 1153,
   DUP_UNIQUE: 1169,
+  /** "Got error N during COMMIT": MariaDB's bulk insert found a duplicate in a UNIQUE index at COMMIT; Galera's write-set limits. */
+  ERROR_DURING_COMMIT: 1180,
   LOCK_WAIT_TIMEOUT: 1205,
   LOCK_DEADLOCK: 1213,
   /** Over the account's MAX_USER_CONNECTIONS. */

@@ -41,6 +41,11 @@ export const ERROR_CODES = {
   CONNECTION_LOST: EXIT.stopped,
   ROWS_REJECTED: EXIT.stopped,
   INTERRUPTED: EXIT.stopped,
+  /**
+   * MariaDB's empty-table bulk insert was given up and rolled back whole (a row it would skip or change, a duplicate
+   * found at COMMIT, the path not taken): the job loads again by chunks (job/run.ts), so a user sees it only in a note.
+   */
+  BULK_ABANDONED: EXIT.stopped,
   /** The spill directory of an out-of-core sort: no room, or a write failed. */
   SPILL: EXIT.stopped,
   /** A throttle's pause (replica lag, Threads_running) outlasted --max-pause. */

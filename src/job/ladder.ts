@@ -17,7 +17,7 @@ import { privilegesForPlan } from '../plan/needs.js';
 import { planLoad } from '../plan/planner.js';
 import { streamsThatFit } from '../plan/rules/connections.js';
 import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.js';
-import { PLAN_VERSION, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
+import { RUNNABLE_PLAN_VERSIONS, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { identityDifferences, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
 import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
@@ -156,7 +156,7 @@ async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: Lo
       },
     );
   }
-  if ((stored.plan as { version?: number }).version !== PLAN_VERSION) {
+  if (!RUNNABLE_PLAN_VERSIONS.includes((stored.plan as { version?: number }).version ?? 0)) {
     throw new FlatloadError('RESUME_MISMATCH', `the unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) was planned by another version of flatload, whose plan this one cannot run`, {
       table: prep.display,
       hint: 'finish it with the flatload that started it, or add --restart to discard it (its committed rows stay in the table)',

@@ -28,7 +28,28 @@ async function runJob(req: JobRequest, routed: boolean): Promise<JobResult> {
     await control.end();
     throw toFlatloadError(err, 'loading');
   }
-  return target.load();
+  return byChunksIfBulkGivenUp(req, await target.load(), (again) => runJob(again, routed));
+}
+
+/**
+ * MariaDB's bulk insert given up (a row it would skip or change, a duplicate
+ * at COMMIT) rolled back the whole load, so the table is as it was: the same
+ * load runs again without it, by chunks, where bad rows are isolated and
+ * named (or go to the reject file). Its run is discarded (--restart); the
+ * report's time counts both attempts.
+ */
+async function byChunksIfBulkGivenUp(req: JobRequest, first: JobResult, again: (req: JobRequest) => Promise<JobResult>): Promise<JobResult> {
+  if (first.error?.code !== 'BULK_ABANDONED') return first;
+  const note = `${first.error.message.split('\n')[0]} after ${first.report.seconds.toFixed(2)} s; the table was left as it was, and the load ran again by chunks`;
+  req.events.emit({ type: 'note', message: note });
+  const second = await again({ ...req, o: { ...req.o, bulkInsert: 'off', restart: true } });
+  const r = second.report;
+  r.notes.unshift(note);
+  const slower = r.seconds / (r.seconds + first.report.seconds);
+  r.seconds += first.report.seconds;
+  r.rowsPerSec *= slower;
+  r.mbPerSec *= slower;
+  return second;
 }
 
 /**

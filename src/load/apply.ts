@@ -26,6 +26,7 @@ import { MAX_LISTED_WARNINGS } from '../plan/planner.js';
 import type { EventHub } from '../report/events.js';
 import { encodeRejects, type RejectedRow } from '../report/rejectFile.js';
 import { ErrorBudget } from './budget.js';
+import { bulkCommitFailure } from './bulkInsert.js';
 import { tmpdir } from 'node:os';
 import { runChunkBytes } from '../order/runs.js';
 import { ChunkInput } from './chunkInput.js';
@@ -227,9 +228,10 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
         hint: 'load a file that nothing writes to meanwhile (let its writer finish, or copy it first); the rerun refuses to resume over a changed file',
       });
     }
-    // With no transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing it
-    // on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early.
-    const [bk, bkEngine] = plan.commitScope === 'none' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];
+    // With no per-chunk transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing
+    // it on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early. Under
+    // one transaction for the load (scope 'load') the rows are uncommitted until its end: its guarantee restarts a resume.
+    const [bk, bkEngine] = plan.commitScope !== 'chunk' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];
     await CheckpointStore.markChunk(bk, cp.schema, bkEngine, cp.jobId, {
       index: chunk.index,
       startByte: chunk.original?.startByte ?? chunk.startByte,
@@ -322,6 +324,8 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
       // Every warning of a chunk must be readable to account for its rows: the server keeps only 64 by default.
       sessionSql: [`SET SESSION max_error_count = ${MAX_WARNINGS}`, ...plan.session.map((s) => sqlOf(s.op))],
       sessionEnd: plan.sessionEnd.map((s) => sqlOf(s.op)),
+      // The load's one transaction is committed only when every chunk is in.
+      sessionAbort: plan.commitScope === 'load' ? ['ROLLBACK'] : undefined,
       // Work held by a session until its end (a bulk load finalised at session end) dies with its connection: retrying
       // one chunk would quietly lose the others, so the load stops instead. An engine that cannot roll back keeps part of
       // an interrupted chunk: a retry would load that part twice, so the load stops there and the rerun counts the
@@ -418,9 +422,21 @@ export async function applyPlan(r: LoadRun): Promise<Applied> {
   }
   const rejects = new RejectKeeper(r.rejectPath, () => r.input.head, r.o, r.prep, r.cp.done.values());
   const run = await loadChunks(r, resumed, rejects);
+  if (r.plan.commitScope === 'load' && run.stoppedBy) await afterBulkStop(r, run);
   const totalRecords = r.prep.unchunkableReason !== undefined ? run.totals.records + resumed.rows : r.input.summary?.records;
   const rejectFile = await finishLoad(r, run, rejects, totalRecords);
   return { run, input: r.input, totalRecords, resumed, rejectFile };
+}
+
+/**
+ * The load's one transaction stopped: nothing of it is in the table, so no
+ * chunk stays marked as loaded. A COMMIT that failed on a duplicate is the
+ * bulk insert given up like any other (the job then loads by chunks).
+ */
+async function afterBulkStop(r: LoadRun, run: RunResult): Promise<void> {
+  run.stoppedBy = bulkCommitFailure(run.stoppedBy!);
+  await r.cp.store.clearChunks(r.cp.jobId).catch(() => undefined);
+  r.cp.done.clear();
 }
 
 /** An unsplittable input: one chunk, the server counts its records. */

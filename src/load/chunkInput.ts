@@ -110,7 +110,7 @@ export class ChunkInput implements ChunkSource {
     for await (const c of cut) list.push(c);
     this.checkReadWhole();
     const last = list[list.length - 1];
-    if (last && this.refuseSilentTruncation) await this.checkLastRecord(last, await this.readAll(last));
+    if (last && this.refuseSilentTruncation && !(await this.endsWithTerminator(last))) await this.checkLastRecord(last, await this.readAll(last));
     this.list = list;
     return list;
   }
@@ -187,6 +187,18 @@ export class ChunkInput implements ChunkSource {
    * so the row would load changed and nothing would say so. Such an input
    * stops here, before anything is loaded, naming the record.
    */
+  /** Whether the chunk ends with an unescaped line terminator, read from its last 64 KiB: a chunk can be the whole input. */
+  private async endsWithTerminator(chunk: CutChunk): Promise<boolean> {
+    const { format } = this.cut;
+    const lt = format.lineTerm;
+    const from = Math.max(chunk.startByte, chunk.endByte - SNIFF_BYTES);
+    const tail = await this.readAll({ ...chunk, startByte: from });
+    const ends = tail.length >= lt.length && lt.length > 0 && tail.subarray(tail.length - lt.length).equals(lt);
+    // A tail made of escape characters alone cannot tell whether the first of them is escaped: the whole chunk can.
+    const knowable = from === chunk.startByte || tail[0] !== format.escape;
+    return ends && knowable && !(format.escape !== -1 && escapedAt(tail, tail.length - lt.length, format.escape));
+  }
+
   private async checkLastRecord(chunk: CutChunk, bytes: Buffer): Promise<void> {
     const { format, charset, targets } = this.cut;
     if (!targets || bytes.length === 0) return;

@@ -5,6 +5,10 @@ import type { CommitScope } from '../plan/types.js';
  * A chunk's transaction, whatever the plan's commit scope:
  * - 'chunk': its own transaction, COMMITted with its bookkeeping row, with
  *   the savepoint `flatload_chunk` to return to when rows must be isolated;
+ * - 'load': the load's one transaction, opened by the session and committed
+ *   at its end; a chunk cannot roll back alone, so a failure rolls back the
+ *   whole load (the server would anyway: MariaDB's bulk insert has one undo
+ *   record for the table);
  * - 'none': the engine cannot roll back; nothing to open or undo.
  */
 export class ChunkTxn {
@@ -15,12 +19,13 @@ export class ChunkTxn {
     readonly scope: CommitScope,
   ) {}
 
+  /** Whether the chunk alone can be rolled back (to isolate its bad rows). */
   get canRollBack(): boolean {
-    return this.scope !== 'none';
+    return this.scope === 'chunk';
   }
 
   async begin(): Promise<void> {
-    if (this.scope === 'none') return;
+    if (this.scope !== 'chunk') return;
     await this.conn.query('START TRANSACTION');
     await this.conn.query('SAVEPOINT flatload_chunk');
     this.open = true;
@@ -38,6 +43,10 @@ export class ChunkTxn {
 
   /** Leaves nothing of the chunk behind (called on any failure; never throws). */
   async abort(): Promise<void> {
+    if (this.scope === 'load') {
+      await this.conn.query('ROLLBACK').catch(() => undefined);
+      return;
+    }
     if (!this.open) return;
     this.open = false;
     await this.conn.query('ROLLBACK').catch(() => undefined);

@@ -23,10 +23,11 @@ import type { LoadReport } from '../report/summary.js';
 import { openChunkInput, type Applied } from './apply.js';
 import { checkExpectation } from './expect.js';
 import type { TableRef } from '../plan/ops.js';
+import { throttles } from '../config/throttle.js';
 
-/** Chunk rows share the target's engine (one transaction with the data), unless there is no transaction to share. */
+/** Chunk rows share the target's engine (one transaction with the data), unless there is no per-chunk transaction to share. */
 export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
-  return plan.commitScope === 'none' ? 'InnoDB' : prep.table.engine;
+  return plan.commitScope !== 'chunk' ? 'InnoDB' : prep.table.engine;
 }
 
 export interface ExecuteResult {
@@ -70,6 +71,8 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     sortMemoryBytes: o.sortMemoryBytes,
     clientCpus: availableParallelism(),
     binlog: o.binlog,
+    bulkInsert: o.bulkInsert,
+    throttled: throttles(o.throttle),
   };
 }
 

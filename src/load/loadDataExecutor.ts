@@ -6,6 +6,7 @@ import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
 import type { ChunkSource, SentRecord } from './chunkSource.js';
 import { commitChunk } from './commit.js';
+import { bulkAbandoned, takingBulkPath } from './bulkInsert.js';
 import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
 import type { RejectedRow } from '../report/rejectFile.js';
@@ -48,11 +49,15 @@ export interface LoadDataExecutorOptions {
  * commit the good rows together with the chunk's bookkeeping.
  */
 export function loadDataExecutor(o: LoadDataExecutorOptions): ChunkExecutor {
+  // The load's one transaction (scope 'load') is checked to have taken the bulk path at its first statement.
+  let bulkChecked = o.scope !== 'load';
   return async (chunk, ctx) => {
     const txn = new ChunkTxn(ctx.conn, o.scope);
     let done = false;
     try {
-      const result = await loadWhole(o, chunk, ctx, txn);
+      const load = (): Promise<LoadDataResult> => loadWhole(o, chunk, ctx, txn);
+      const result = bulkChecked ? await load() : await takingBulkPath(ctx.conn, chunk.index, load);
+      bulkChecked = true;
       ctx.setState('checking');
       checkRecordCount(o, chunk, result);
       const { outcome, rejects } = await settle(o, chunk, ctx, txn, result);
@@ -126,6 +131,12 @@ async function settle(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: ChunkCon
   const unseen = Math.max(0, result.info.warnings - result.warnings.length);
   // Rows the server names ("at row N") are counted in the order they were sent.
   const locate = async (): Promise<SentRecord[]> => (await o.input.records(chunk)).records;
+  if (o.scope === 'load') {
+    // The load by chunks that follows names the rows: the whole input in one chunk is too large to read back for it here.
+    const first = problems[0];
+    const what = first ? `, the first: [${first.code}] ${first.message}` : dupSkips ? `: ${dupSkips} duplicate-key row(s)` : '';
+    throw bulkAbandoned(`the server skipped or changed ${problems.length + unseen || dupSkips} row(s) in chunk ${chunk.index}${what}`, { file: o.file, chunk: chunk.index });
+  }
   if (!txn.canRollBack) {
     throw new FlatloadError(
       'ROWS_REJECTED',
@@ -133,14 +144,16 @@ async function settle(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: ChunkCon
       { file: o.file, chunk: chunk.index, ...chunkPlace(chunk), hint: 'fix the rows and load into a transactional (InnoDB) table, or reload after emptying the table' },
     );
   }
-  if (o.budget.max === 0) {
+  // A duplicate key's warning (1062) names no row: isolating the chunk finds it, and the budget then stops the load there.
+  const named = dupSkips === 0 && unseen === 0 && problems.length > 0 && problems.every((w) => warningRow(w.message) !== undefined);
+  if (o.budget.max === 0 && named) {
     // The first bad row stops the load: no need to isolate the rest of the chunk.
     await txn.abort();
     const recs = await locate();
     const first = problems.map((w) => recs[(warningRow(w.message) ?? 0) - 1]).find((r) => r !== undefined);
     throw new FlatloadError(
       'ROWS_REJECTED',
-      `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${problems.length ? describeWarnings(problems, recs, problems.length + unseen) : dupSkips ? `    ${dupSkips} duplicate-key row(s)` : `    ${unseen} warning(s) beyond the ${result.warnings.length} the server listed`}`,
+      `the server skipped or changed row(s) in chunk ${chunk.index} (--max-errors 0); the chunk was rolled back and the load stopped:\n${describeWarnings(problems, recs)}`,
       { file: o.file, chunk: chunk.index, ...(first ? { line: first.line, byteOffset: first.offset } : chunkPlace(chunk)), hint: 'fix the rows, or allow some with --max-errors N (they go to the reject file), then rerun to resume' },
     );
   }

@@ -70,6 +70,8 @@ export interface RunOptions {
    * which is where MyRocks reports a failed bulk load). An error here stops the run.
    */
   sessionEnd?: readonly string[];
+  /** Run instead of sessionEnd when the run stopped (ROLLBACK of the load's one transaction): none, sessionEnd runs either way. */
+  sessionAbort?: readonly string[] | undefined;
   events: EventHub;
   /** Chunks already committed by an earlier run (resume): skipped. */
   isDone?: (chunk: CutChunk) => boolean;
@@ -372,9 +374,10 @@ async function afterFailure(run: Run, chunk: CutChunk, at: Attempt, err: unknown
 
 /** Each slot's held connection runs the session's closing statements and goes back; an error there stops the run. */
 async function endSessions(run: Run): Promise<void> {
+  const closing = run.stopped() && run.o.sessionAbort ? run.o.sessionAbort : (run.o.sessionEnd ?? []);
   for (const [slot, conn] of run.held) {
     try {
-      for (const sql of run.o.sessionEnd ?? []) await conn.query(sql);
+      for (const sql of closing) await conn.query(sql);
       conn.release();
     } catch (err) {
       conn.destroy();

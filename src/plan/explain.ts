@@ -23,10 +23,17 @@ function strategyLine(plan: LoadPlan): string {
   return `${plan.strategy} — ${what}${forced}`;
 }
 
+/** One chunk for the whole input: the bulk insert loads it as one statement. */
+function wholeInput(plan: LoadPlan, facts: PlanFacts): boolean {
+  return plan.commitScope === 'load' && facts.input.sizeBytes !== undefined && plan.chunkSizeBytes >= facts.input.sizeBytes;
+}
+
 function commitLine(plan: LoadPlan): string {
   switch (plan.commitScope) {
     case 'chunk':
       return 'chunk — each chunk is one transaction with its bookkeeping row';
+    case 'load':
+      return 'load — the whole load is one transaction, committed after the last chunk';
     case 'none':
       return 'none — the engine does not roll back';
   }
@@ -58,7 +65,11 @@ export function chunkTemplate(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlConte
     out.push(chunkLoadSql(plan, c, 'flatload-chunk-N'));
   }
   for (const s of plan.chunkAfter) out.push(sqlOf(s.op));
-  out.push('-- bookkeeping row for chunk N (resume: the chunk and its row commit together)');
+  out.push(
+    plan.commitScope === 'load'
+      ? "-- bookkeeping row for chunk N, on the control connection (the load's transaction commits once, after the last chunk)"
+      : '-- bookkeeping row for chunk N (resume: the chunk and its row commit together)',
+  );
   if (plan.commitScope === 'chunk') out.push('COMMIT');
   return out;
 }
@@ -86,7 +97,7 @@ export function renderPlan(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext)
   lines.push(`  mode:         ${plan.mode}`);
   lines.push(`  concurrency:  ${plan.concurrency} connection${plan.concurrency === 1 ? '' : 's'}`);
   lines.push(
-    `  chunks:       ${bytes(plan.chunkSizeBytes)}${plan.chunkMaxRecords !== undefined ? `, at most ${plan.chunkMaxRecords} records` : ''}`,
+    `  chunks:       ${wholeInput(plan, facts) ? 'the whole input in one, one LOAD DATA statement' : bytes(plan.chunkSizeBytes)}${plan.chunkMaxRecords !== undefined ? `, at most ${plan.chunkMaxRecords} records` : ''}`,
   );
   lines.push(
     `  order:        ${plan.order.kind === 'key' ? `by ${plan.order.key.name} (${plan.order.key.columns.join(', ')}): the input is sorted first, ${plan.order.inMemory ? 'in memory' : `${runSpaceText(facts.input.sizeBytes, { bytes: plan.order.spillBytes, ratio: plan.order.runRatio }, facts.input.avgRecordBytes)}, in --tmpdir`}; chunks have disjoint key ranges` : plan.order.sortedBy ? `chunks as in the file, each sorted by ${plan.order.sortedBy.name} (${plan.order.sortedBy.columns.join(', ')}) in memory before it is sent` : 'as in the file'}`,
@@ -152,6 +163,7 @@ export function planJson(plan: LoadPlan, facts: PlanFacts, c: ChunkSqlContext): 
       return v ? [{ ...v, reason: s.reason }] : [];
     }),
     statements: {
+      session: st(plan.session),
       before: st(plan.before),
       perChunk: {
         before: st(plan.chunkBefore),

@@ -88,6 +88,7 @@ export function needsOfOp(op: Op, why: string): PrivilegeNeed[] {
       return op.name.toLowerCase() === 'sql_log_bin' ? [need('BINLOG ADMIN', GLOBAL, undefined, why, { alternatives: ['SUPER'] })] : [];
     case 'bulk-load':
     case 'commit-in-the-middle':
+    case 'transaction':
       return [];
   }
 }

@@ -43,6 +43,8 @@ export type Op =
   | { kind: 'set-session'; name: string; value: string }
   /** MyRocks' bulk load for this session: on before rows, off to finalise (where it reports its errors). */
   | { kind: 'bulk-load'; on: boolean }
+  /** The load's one transaction (MariaDB's empty-table bulk insert): begun before the first chunk, committed after the last. */
+  | { kind: 'transaction'; edge: 'begin' | 'commit' }
   /** MyRocks: commit every rocksdb_bulk_load_size rows inside a statement (a chunk reloaded after an interrupted bulk load). */
   | { kind: 'commit-in-the-middle'; on: boolean }
   /** Resume: remove what an interrupted attempt at a chunk left, by the chunk's key range (bounds known per chunk). */
@@ -116,6 +118,8 @@ export function sqlOf(op: Op, v: RunValues = {}): string {
       const v = sessionVariable(op)!;
       return `SET SESSION ${v.name} = ${v.value}`;
     }
+    case 'transaction':
+      return op.edge === 'begin' ? 'START TRANSACTION' : 'COMMIT';
     case 'delete-key-range': {
       const cols = `(${op.columns.map(quoteId).join(', ')})`;
       const lo = v.keyRange ? `(${v.keyRange.lo.join(', ')})` : PLACEHOLDER.keyLow;

@@ -25,7 +25,7 @@ import {
 import { planBinlog } from './rules/binlog.js';
 import { galeraOf, planGalera, refuseOnGalera } from './rules/galera.js';
 import { planGeneric } from './rules/generic.js';
-import { deferSurrogatePossible, planInnodb } from './rules/innodb.js';
+import { choosesBulkInsert, deferSurrogatePossible, planInnodb } from './rules/innodb.js';
 import { planMode, type ModePlan } from './rules/modes.js';
 import { duplicatesDecide, dupWhat, planOrder } from './rules/order.js';
 import { clusteredKeyInFile } from '../introspect/keySpec.js';
@@ -236,6 +236,7 @@ function ruleContext(
     secondary,
     droppable,
     insertTriggers: table.triggers.filter((t) => t.event.toUpperCase() === 'INSERT').length,
+    bulkInsert: false,
     reasons,
     warnings,
   };
@@ -418,6 +419,7 @@ export function planLoad(facts: PlanFacts, options: PlanOptions): LoadPlan {
   const galera = galeraOf(ctx);
   if (galera) refuseOnGalera(ctx, galera);
   const defer = planDeferSurrogate(ctx, sk);
+  ctx.bulkInsert = !ctx.surrogateDefer && choosesBulkInsert(ctx);
   planOrder(ctx, defer.clusterBy ?? table.clusteredKey);
   const d = engineRuleWithStreams(ctx);
   sharedFacts(ctx, d);

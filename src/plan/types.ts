@@ -29,6 +29,10 @@ export interface PlanOptions {
   connectionsBudgeted?: boolean | undefined;
   /** --binlog: write the load to the binary log or not (undefined: the server's own setting). */
   binlog?: 'on' | 'off' | undefined;
+  /** --bulk-insert: MariaDB's empty-table bulk insert where it is safe (auto), also with binary logging on (on), never (off). Absent: auto. */
+  bulkInsert?: 'auto' | 'on' | 'off' | undefined;
+  /** A throttle (--max-rate, --replica, --max-threads-running) paces the load chunk by chunk. */
+  throttled?: boolean | undefined;
 }
 
 export interface PlanFacts {
@@ -40,10 +44,14 @@ export interface PlanFacts {
 /**
  * How chunks commit:
  * - 'chunk': each chunk is one transaction with its bookkeeping row (exactly once).
+ * - 'load': the whole load is one transaction on one connection, begun by the
+ *   session steps and committed by the session's end (MariaDB's InnoDB
+ *   empty-table bulk insert): a chunk cannot roll back alone, and a resume
+ *   starts again from the first record (guarantee 'restart-required');
  * - 'none': the engine cannot roll back (MyISAM, Aria, MyRocks bulk load);
  *   see `guarantee` for what resume does instead.
  */
-export type CommitScope = 'chunk' | 'none';
+export type CommitScope = 'chunk' | 'load' | 'none';
 
 /** What flatload promises if the load is interrupted, in words the plan prints. */
 export interface Guarantee {
@@ -89,10 +97,12 @@ export type OrderPlan =
  * The stored plan's format: a resumed load runs the plan it stored, so a
  * plan written by another version of this structure is refused, not guessed.
  */
-export const PLAN_VERSION = 3;
+export const PLAN_VERSION = 4;
+/** Stored plans this version still runs: version 4 only added the `load` commit scope and the `transaction` step. */
+export const RUNNABLE_PLAN_VERSIONS: readonly number[] = [3, PLAN_VERSION];
 
 export interface LoadPlan {
-  version: typeof PLAN_VERSION;
+  version: number;
   strategy: StrategyName;
   /** --strategy overrode the planner's own choice. */
   forced: boolean;

@@ -47,7 +47,7 @@ test('planLoad is pure: same output twice, facts untouched', () => {
 
 test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, reasons and warnings', () => {
   const facts = user3();
-  const text = renderPlan(planLoad(facts, opts()), facts, ctx(facts));
+  const text = renderPlan(planLoad(facts, opts({ bulkInsert: 'off' })), facts, ctx(facts));
   for (const re of [
     /strategy: +surrogate-key/,
     /concurrency: +2 connections\b/,
@@ -67,6 +67,32 @@ test('renderPlan names strategy, concurrency, scope, guarantee, settings, SQL, r
   assert.match(ddl, /surrogate key: id — left out of the load and added afterwards/);
   assert.match(ddl, /Before the first chunk:\n {2}ALTER TABLE `flatload_test`\.`user3` DROP COLUMN `id`;\n {6}-- .*\[runs once per load\]/);
   assert.match(ddl, /Warnings:\n {2}! id is re-created after the load/);
+});
+
+test('renderPlan and planJson of the MariaDB bulk insert: one transaction opened by the session, committed at its end, no per-chunk transaction', () => {
+  const facts = user3();
+  const plan = planLoad(facts, opts());
+  const text = renderPlan(plan, facts, ctx(facts));
+  for (const re of [
+    /concurrency: +1 connection\n/,
+    /chunks: +the whole input in one, one LOAD DATA statement/,
+    /order: +as in the file/,
+    /commit scope: load — the whole load is one transaction, committed after the last chunk/,
+    /guarantee: +restart-required/,
+    /Session settings \(every loading connection, before its first chunk\):\n {2}SET SESSION unique_checks = 0;\n.*\n {2}SET SESSION foreign_key_checks = 0;\n.*\n {2}START TRANSACTION;/,
+    /Each chunk:\n {2}SET @flatload_key = \{\{chunkFirstKey\}\} - 1;/,
+    /-- bookkeeping row for chunk N, on the control connection/,
+    /Every connection after its last chunk \(checked\):\n {2}COMMIT;/,
+    /On resume, before loading again:\n {2}TRUNCATE TABLE `flatload_test`\.`user3`;/,
+  ]) {
+    assert.match(text, re);
+  }
+  assert.doesNotMatch(text, /Each chunk:\n {2}START TRANSACTION/);
+  assert.doesNotMatch(text, /Warnings:/);
+  const j = planJson(plan, facts, ctx(facts)) as { commitScope: string; statements: { session: Array<{ sql: string }>; sessionEnd: Array<{ sql: string }> } };
+  assert.equal(j.commitScope, 'load');
+  assert.deepEqual(j.statements.session.map((s) => s.sql), ['SET SESSION unique_checks = 0', 'SET SESSION foreign_key_checks = 0', 'START TRANSACTION']);
+  assert.deepEqual(j.statements.sessionEnd.map((s) => s.sql), ['COMMIT']);
 });
 
 test('renderPlan says when the strategy was forced and what the planner would have chosen', () => {
@@ -96,7 +122,7 @@ test('renderPlan shows per-chunk and session-end statements for MyRocks', () => 
 
 test('planJson: strategy, concurrency, sessionSettings, statements (before, per-chunk template, after), reasons, warnings', () => {
   const facts = user3();
-  const j = planJson(planLoad(facts, opts({ mode: 'swap' })), facts, ctx(facts)) as {
+  const j = planJson(planLoad(facts, opts({ mode: 'swap', bulkInsert: 'off' })), facts, ctx(facts)) as {
     strategy: string;
     concurrency: number;
     sessionSettings: Array<{ name: string; value: string }>;

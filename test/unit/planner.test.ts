@@ -64,7 +64,11 @@ function check(plan: LoadPlan, e: Expect): void {
   if (e.concurrency !== undefined) assert.equal(plan.concurrency, e.concurrency, 'concurrency');
   if (e.commitScope !== undefined) assert.equal(plan.commitScope, e.commitScope, 'commitScope');
   if (e.guarantee !== undefined) assert.equal(plan.guarantee.kind, e.guarantee, 'guarantee');
-  if (e.session !== undefined) assert.deepEqual(plan.session.map((s) => sessionVariable(s.op)).map((v) => `${v?.name}=${v?.value}`), e.session, 'session settings');
+  const settingOrSql = (s: Step): string => {
+    const v = sessionVariable(s.op);
+    return v ? `${v.name}=${v.value}` : sqlOf(s.op);
+  };
+  if (e.session !== undefined) assert.deepEqual(plan.session.map(settingOrSql), e.session, 'session settings');
   const matchAll = (list: readonly Step[], res: RegExp[] | undefined, what: string) => {
     if (res === undefined) return;
     const sqls = list.map((s) => sqlOf(s.op));
@@ -130,7 +134,7 @@ const CASES: Case[] = [
   {
     name: 'MariaDB 10.11 InnoDB user_summary empty, random (74 MB, 4 GiB pool): the input sorted by the key first, parallel LOAD DATA (and what the second stream costs there), per-chunk transactions',
     facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
-    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', order: 'key', reasons: [/bulk insert .* is not used/, /the input is sorted by u_user_id before loading/, /concurrency 2: the chunks arrive in key order into an empty table with no secondary index that fits the buffer pool \(about 140 MiB once loaded, innodb_buffer_pool_size 4\.0 GiB\), so every row goes to the same end of one B-tree: there a second stream saves little time for much more server CPU; --jobs 1 spares/] },
+    expect: { strategy: 'load-data', forced: false, concurrency: 2, commitScope: 'chunk', guarantee: 'exactly-once', session: [], before: [], after: [], surrogate: 'none', columns: 'file', order: 'key', reasons: [/the empty-table bulk insert is not used: the clustered key is not one flatload numbers/, /the input is sorted by u_user_id before loading/, /concurrency 2: the chunks arrive in key order into an empty table with no secondary index that fits the buffer pool \(about 140 MiB once loaded, innodb_buffer_pool_size 4\.0 GiB\), so every row goes to the same end of one B-tree: there a second stream saves little time for much more server CPU; --jobs 1 spares/] },
   },
   {
     name: 'MariaDB 10.11 InnoDB user_summary empty, random, 128 MiB pool (the table outgrows it): parallel streams, and what the second costs past the pool',
@@ -250,8 +254,28 @@ const CASES: Case[] = [
     expect: { strategy: 'load-data', concurrency: 2, commitScope: 'chunk', session: [], order: 'file', reasons: [/key order: the sampled records \(\d+\) are in u_user_id order/, /concurrency 2: the chunks arrive in key order/] },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: sorted by the unique key, surrogate pre-assigned in that order, per-chunk, AUTO_INCREMENT restored',
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent: the bulk insert — file order, id numbered in it, one transaction on one stream, the whole input one statement, restart on resume',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    expect: {
+      strategy: 'surrogate-key',
+      concurrency: 1,
+      commitScope: 'load',
+      guarantee: 'restart-required',
+      session: ['unique_checks=0', 'foreign_key_checks=0', 'START TRANSACTION'],
+      sessionEnd: [/^COMMIT$/],
+      surrogate: 'pre-assign',
+      firstValue: '1',
+      columns: ['user_id', 'weight', 'level', 'beat_rate', 'level_num'],
+      before: [],
+      after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
+      order: 'file',
+      reasons: [/file order: id, the clustered key, is numbered in file order/, /the empty-table bulk insert: id, the clustered key, is numbered by flatload in file order/, /concurrency 1: the bulk insert is one transaction/],
+    },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3 empty, id absent, --bulk-insert off: sorted by the unique key, surrogate pre-assigned in that order, per-chunk, AUTO_INCREMENT restored',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { bulkInsert: 'off' },
     expect: {
       strategy: 'surrogate-key',
       plannerChoice: 'surrogate-key',
@@ -266,7 +290,7 @@ const CASES: Case[] = [
       after: [/^ALTER TABLE `flatload_test`\.`user3` AUTO_INCREMENT = \{\{nextAutoIncrement\}\}$/],
       order: 'key',
       warnings: [/id numbers the rows in u_user_id order, not in file order/],
-      reasons: [/innodb_autoinc_lock_mode=1/, /taking it out .* needs --allow-ddl/],
+      reasons: [/the empty-table bulk insert is not used: --bulk-insert off/, /innodb_autoinc_lock_mode=1/, /taking it out .* needs --allow-ddl/],
     },
   },
   {
@@ -320,9 +344,52 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'MariaDB 10.11 InnoDB user3, --jobs 4: 4 streams',
+    name: 'MariaDB 10.11 InnoDB user3, --jobs 4: ignored by the bulk insert (one stream), kept without it',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
     options: { jobs: 4 },
+    expect: { concurrency: 1, commitScope: 'load', warnings: [/--jobs 4 ignored: concurrency 1: the bulk insert is one transaction on one connection/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB purchases_index empty, id absent: the bulk insert builds its 3 secondary indexes at COMMIT',
+    facts: () => maria('purchases_index', 'InnoDB', 'pi.tsv (no id)'),
+    expect: { commitScope: 'load', concurrency: 1, order: 'file', guarantee: 'restart-required' },
+  },
+  ...(
+    [
+      ['binary logging on: the replicas would get the whole load as one transaction', () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.withVars(F.mariadb1011(), { log_bin: 'ON' }) }), {}, /binary logging is on: the whole load would reach the replicas as one transaction/],
+      ['--on-duplicate ignore', () => maria('user3', 'InnoDB', 'u3.tsv (no id)'), { onDuplicate: 'ignore' }, /--on-duplicate ignore: a duplicate fails the bulk insert's COMMIT/],
+      ['--order key', () => maria('user3', 'InnoDB', 'u3.tsv (no id)'), { order: 'key' }, /bulk insert is not used: --order key/],
+      ['--chunk-size given', () => maria('user3', 'InnoDB', 'u3.tsv (no id)'), { chunkSizeGiven: true }, /--chunk-size: the bulk insert gains only as one statement/],
+      ['a throttle', () => maria('user3', 'InnoDB', 'u3.tsv (no id)'), { throttled: true }, /a throttle paces the load by chunks/],
+      ['an input read once as it streams', () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), input: { ...F.input('u3.tsv (no id)'), seekable: false, compression: 'gzip' as const } }), {}, /the input is read once as it streams/],
+      ['ids in the file (the clustered key is not numbered by flatload)', () => maria('user3', 'InnoDB', 'u3_ids.tsv'), {}, /the clustered key is not one flatload numbers: under LOAD DATA LOCAL a duplicate of it would make the rows before it vanish/],
+      ['no secondary index', () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), table: { ...F.table('user3', 'InnoDB'), indexes: F.table('user3', 'InnoDB').indexes.filter((i) => i.primary) } }), {}, /the table has no secondary index: without one it was slower/],
+      ['foreign keys of its own', () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), table: { ...F.table('user3', 'InnoDB'), foreignKeys: F.table('orders', 'InnoDB').foreignKeys } }), {}, /foreign keys, which foreign_key_checks=0 would leave unchecked/],
+      ['INSERT triggers', () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), table: { ...F.table('user3', 'InnoDB'), triggers: F.table('user_summary', 'InnoDB', 'trigger').triggers } }), {}, /INSERT triggers, whose failure would roll back the whole load/],
+      ['the table has rows', () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'), {}, undefined],
+    ] as Array<[string, () => PlanFacts, Partial<PlanOptions>, RegExp | undefined]>
+  ).map(([why, facts, options, reason]): Case => ({
+    name: `MariaDB 10.11 InnoDB user3, no bulk insert: ${why}; per-chunk transactions`,
+    facts,
+    options,
+    expect: { commitScope: 'chunk', guarantee: 'exactly-once', ...(reason ? { reasons: [reason] } : {}) },
+  })),
+  {
+    name: 'MariaDB 10.11 InnoDB user3, binary logging on, --bulk-insert on: the bulk insert all the same',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.withVars(F.mariadb1011(), { log_bin: 'ON' }) }),
+    options: { bulkInsert: 'on' },
+    expect: { commitScope: 'load', concurrency: 1, reasons: [/binary log: on, replicas receive the rows/] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3, binary logging on, --binlog off: the bulk insert (the rows stay out of the log)',
+    facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.withVars(F.mariadb1011(), { log_bin: 'ON' }) }),
+    options: { binlog: 'off' },
+    expect: { commitScope: 'load', session: ['sql_log_bin=0', 'unique_checks=0', 'foreign_key_checks=0', 'START TRANSACTION'] },
+  },
+  {
+    name: 'MariaDB 10.11 InnoDB user3, --jobs 4 --bulk-insert off: 4 streams',
+    facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)'),
+    options: { jobs: 4, bulkInsert: 'off' },
     expect: { concurrency: 4, commitScope: 'chunk', session: [] },
   },
   {
@@ -440,7 +507,7 @@ const CASES: Case[] = [
     name: 'replace: TRUNCATE first, then the empty-table plan; keys restart at 1',
     facts: () => maria('user3', 'InnoDB', 'u3.tsv (no id)', 'nonempty'),
     options: { mode: 'replace' },
-    expect: { before: [/^TRUNCATE TABLE `flatload_test`\.`user3`$/], commitScope: 'chunk', firstValue: '1', warnings: [/--mode swap keeps the old rows/] },
+    expect: { before: [/^TRUNCATE TABLE `flatload_test`\.`user3`$/], commitScope: 'load', firstValue: '1', warnings: [/--mode swap keeps the old rows/] },
   },
   {
     name: 'replace with --allow-ddl on user3: TRUNCATE, then the id taken out of the load',
@@ -466,7 +533,7 @@ const CASES: Case[] = [
         /^RENAME TABLE `flatload_test`\.`user3` TO `flatload_test`\.`user3__flatload_old`, `flatload_test`\.`user3__flatload_new` TO `flatload_test`\.`user3`$/,
         /^DROP TABLE `flatload_test`\.`user3__flatload_old`$/,
       ],
-      commitScope: 'chunk',
+      commitScope: 'load',
       firstValue: '1',
     },
   },
@@ -686,9 +753,9 @@ const CASES: Case[] = [
     expect: { commitScope: 'chunk', concurrency: 2, session: [], surrogate: 'pre-assign' },
   },
   {
-    name: 'MariaDB 10.6 InnoDB user3: the bulk insert exists, not used',
+    name: 'MariaDB 10.6 InnoDB user3: the bulk insert exists, not used (no sorted index build at COMMIT before 10.7)',
     facts: () => ({ ...maria('user3', 'InnoDB', 'u3.tsv (no id)'), server: F.mariadb106() }),
-    expect: { commitScope: 'chunk', session: [], reasons: [/MariaDB 10\.6\.16: the empty-table bulk insert .* is not used/] },
+    expect: { commitScope: 'chunk', session: [], reasons: [/MariaDB 10\.6\.16: the empty-table bulk insert is not used: before MariaDB 10\.7 it does not sort the indexes at COMMIT/] },
   },
   {
     name: 'MariaDB 11.4 InnoDB sbtest: same per-chunk plan',

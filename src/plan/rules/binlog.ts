@@ -21,6 +21,12 @@ export interface BinlogDecision {
 
 const isOn = (v: string | undefined): boolean => ['1', 'ON'].includes(String(v ?? '').toUpperCase());
 
+/** Whether the load's rows reach the binary log (and so the replicas). */
+export function writesBinlog(server: ServerFacts, choice: BinlogChoice): boolean {
+  const sessionOn = server.variables['sql_log_bin'] === undefined || isOn(server.variables['sql_log_bin']);
+  return isOn(server.variables['log_bin']) && choice !== 'off' && (choice === 'on' || sessionOn);
+}
+
 export function planBinlog(server: ServerFacts, choice: BinlogChoice, galera: boolean): BinlogDecision {
   const logBin = isOn(server.variables['log_bin']);
   const sessionOn = server.variables['sql_log_bin'] === undefined || isOn(server.variables['sql_log_bin']);

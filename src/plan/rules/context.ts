@@ -74,6 +74,8 @@ export interface Ctx {
   /** Secondary indexes that may be dropped for the load and re-added in one ALTER (non-unique, BTREE, not needed by a FK or AUTO_INCREMENT). */
   droppable: IndexFacts[];
   insertTriggers: number;
+  /** MariaDB's empty-table bulk insert loads the table (rules/innodb.ts choosesBulkInsert): one transaction, file order. */
+  bulkInsert: boolean;
   reasons: string[];
   warnings: string[];
 }

@@ -1,12 +1,13 @@
 /**
- * InnoDB: MariaDB (10.6+ has an empty-table bulk insert, not used: it would
- * cost per-chunk resume, and under LOAD DATA LOCAL a duplicate key loses
- * rows), MySQL 8.0/8.4 and Percona Server (no bulk path).
- * Rules and measurements: docs/rules.md#innodb, docs/strategies.md.
+ * InnoDB: MariaDB (10.7+ has an empty-table bulk insert, used for a table with
+ * secondary indexes whose clustered key flatload numbers: no duplicate of it
+ * can vanish under LOAD DATA LOCAL), MySQL 8.0/8.4 and Percona Server (no
+ * bulk path). Rules and measurements: docs/rules.md#innodb, docs/strategies.md.
  */
 import { formatBytes } from '../../config/size.js';
 import type { IndexFacts } from '../../introspect/types.js';
 import { step, type Op } from '../ops.js';
+import { writesBinlog } from './binlog.js';
 import {
   baseDecision,
   indexList,
@@ -30,6 +31,81 @@ export function autoincLockMode(ctx: Ctx): number {
 /** MariaDB 10.6+ builds an empty table in one bulk transaction when unique_checks=0 and foreign_key_checks=0 (MDEV-515, MDEV-24818). */
 export function mariadbBulkAvailable(ctx: Ctx): boolean {
   return ctx.server.flavor === 'mariadb' && versionAtLeast(ctx.server, [10, 6, 0]);
+}
+
+/**
+ * Why MariaDB's empty-table bulk insert does not load this table, or
+ * undefined when it does (docs/rules.md#mariadb-empty-table-bulk-insert).
+ * It is used where it was measured faster (secondary indexes, sorted once at
+ * COMMIT, from 10.7) and where nothing it skips can lose a row: flatload
+ * numbers the clustered key, so no duplicate of it can vanish under LOAD DATA
+ * LOCAL, and a duplicate in a UNIQUE secondary index fails the COMMIT, which
+ * gives the bulk insert up for a load by chunks.
+ */
+export function bulkInsertBlocker(ctx: Ctx): string | undefined {
+  const { server, table, options } = ctx;
+  const ai = ctx.autoInc;
+  const clustered = table.clusteredKey;
+  const numbered = ctx.preAssign && ai !== undefined && clustered?.columns.length === 1 && sameName(clustered.columns[0]!, ai.column);
+  if (options.bulkInsert === 'off') return '--bulk-insert off';
+  if (!versionAtLeast(server, [10, 7, 0])) return 'before MariaDB 10.7 it does not sort the indexes at COMMIT';
+  if (server.galera) return 'a Galera node does not use it (docs/rules.md#galera-no-bulk-insert)';
+  if (ctx.transport !== 'load-data') return 'rows go as INSERTs';
+  if (!numbered) return `the clustered key is not one flatload numbers${clustered ? '' : ' (there is none)'}: under LOAD DATA LOCAL a duplicate of it would make the rows before it vanish with only a warning (measured)`;
+  if (ctx.secondary.length === 0) return 'the table has no secondary index: without one it was slower than per-chunk transactions (measured)';
+  if (table.partitioned) return 'the table is partitioned (not measured here)';
+  if (options.allowDdl && ctx.droppable.length > 0) return `--allow-ddl: ${indexList(ctx.droppable)} are dropped for the load and re-added in one ALTER instead (measured)`;
+  if (table.foreignKeys.length > 0) return 'the table has foreign keys, which foreign_key_checks=0 would leave unchecked';
+  if (table.referencedBy > 0) return 'foreign keys reference the table, so a restart could not empty it with TRUNCATE';
+  if (ctx.insertTriggers > 0) return 'the table has INSERT triggers, whose failure would roll back the whole load';
+  if (options.onDuplicate !== 'error') return `--on-duplicate ${options.onDuplicate}: a duplicate fails the bulk insert's COMMIT instead of being skipped or replaced`;
+  if (options.order !== 'auto' && options.order !== 'file') return `--order ${options.order}`;
+  if (!ctx.input.seekable) return 'the input is read once as it streams (compressed, or standard input): the bulk insert gains only as one statement, which would take the whole input into --tmpdir first';
+  if (options.chunkSizeGiven === true) return '--chunk-size: the bulk insert gains only as one statement for the whole input (measured)';
+  if (options.throttled === true) return 'a throttle paces the load by chunks, and the bulk insert loads the input as one statement';
+  if (writesBinlog(server, options.binlog) && options.bulkInsert !== 'on') {
+    return 'binary logging is on: the whole load would reach the replicas as one transaction, applied after it commits (--bulk-insert on uses it anyway)';
+  }
+  return undefined;
+}
+
+/** Whether the bulk insert loads this table; says why not where it could have (MariaDB, InnoDB, an empty table). */
+export function choosesBulkInsert(ctx: Ctx): boolean {
+  if (ctx.engine !== 'innodb' || !mariadbBulkAvailable(ctx) || !ctx.emptyAtStart) return false;
+  const why = bulkInsertBlocker(ctx);
+  if (why) ctx.reasons.push(`${versionText(ctx.server)}: the empty-table bulk insert is not used: ${why} [docs/rules.md#mariadb-empty-table-bulk-insert]`);
+  return why === undefined;
+}
+
+/**
+ * One transaction for the whole load on one connection, with unique_checks=0
+ * and foreign_key_checks=0: InnoDB writes one undo record for the table and
+ * builds every index by sorting at COMMIT. A resume starts again.
+ */
+function planBulkInsert(ctx: Ctx, d: EngineDecision): EngineDecision {
+  const why = '[docs/rules.md#mariadb-empty-table-bulk-insert]';
+  d.concurrency = 1;
+  d.commitScope = 'load';
+  // One statement: a second LOAD DATA in the same transaction merges its keys into the indexes the first one built.
+  d.chunkSizeBytes = Math.max(d.chunkSizeBytes, ctx.input.sizeBytes ?? 0);
+  d.session.push(
+    step({ kind: 'set-session', name: 'unique_checks', value: '0' }, `with foreign_key_checks=0, what lets InnoDB take its bulk path; a duplicate in a UNIQUE index is then found at COMMIT ${why}`),
+    step({ kind: 'set-session', name: 'foreign_key_checks', value: '0' }, `the table has no foreign keys to check ${why}`),
+    step({ kind: 'transaction', edge: 'begin' }, `the whole load is one transaction: its first row, into the empty table, starts the bulk insert ${why}`),
+  );
+  d.sessionEnd.push(step({ kind: 'transaction', edge: 'commit' }, `the indexes are built by sorting; a duplicate in a UNIQUE index fails here (1180), and the load runs again by chunks ${why}`));
+  d.guarantee = {
+    kind: 'restart-required',
+    text: 'the whole load is one transaction, committed after the last chunk: an interrupted load leaves the table as empty as it was, and resume loads again from the first record',
+  };
+  if (ctx.parallel > 1) {
+    (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(`${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: the bulk insert is one transaction on one connection, holding a table lock ${why}`);
+  }
+  ctx.reasons.push(
+    `${versionText(ctx.server)}: the empty-table bulk insert: ${ctx.autoInc!.column}, the clustered key, is numbered by flatload in file order, so no duplicate of it can vanish, and InnoDB builds ${indexList(ctx.secondary)} by sorting at COMMIT instead of inserting each key at a random place; measured faster than per-chunk transactions for such a table. A row the server would skip or change, or a duplicate found at COMMIT, rolls the whole load back and it runs again by chunks, where bad rows are named; --bulk-insert off never uses it ${why}`,
+  );
+  ctx.reasons.push('commit scope load: the whole load is one transaction; chunk bookkeeping rows go through the control connection');
+  return d;
 }
 
 /** DROP the droppable secondary indexes before, ADD them back in one ALTER after (one sorted build per index). */
@@ -107,12 +183,9 @@ export function planInnodb(ctx: Ctx): EngineDecision {
   const ver = versionText(server);
   const lockMode = autoincLockMode(ctx);
 
-  // --- The MariaDB empty-table bulk insert: available, not used ------------------------------
-  if (mariadbBulkAvailable(ctx) && ctx.emptyAtStart) {
-    ctx.reasons.push(
-      `${ver}: the empty-table bulk insert (unique_checks=0, foreign_key_checks=0, one transaction) is not used: per-chunk transactions keep exactly-once resume, it holds a table X lock (one stream), an error inside it rolls back the whole transaction, and under LOAD DATA LOCAL a duplicate clustered key makes every row loaded before it vanish with only a warning (measured; a duplicate in a UNIQUE secondary index fails the COMMIT without naming the row), though for a table with a secondary index it was faster [docs/rules.md#mariadb-empty-table-bulk-insert]`,
-    );
-  } else if (server.flavor === 'mysql' || server.flavor === 'percona') {
+  // --- The MariaDB empty-table bulk insert (decided before the order: planner.ts) ----------------
+  if (ctx.bulkInsert) return planBulkInsert(ctx, d);
+  if (server.flavor === 'mysql' || server.flavor === 'percona') {
     ctx.reasons.push(`${ver}, InnoDB: no empty-table bulk path in community MySQL (LOAD DATA … ALGORITHM=BULK is HeatWave only); rows go through the B-tree one by one [docs/rules.md#mysql-8-innodb]`);
   }
 

@@ -69,6 +69,10 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
     if (engine === 'innodb' || engine === 'rocksdb') reasons.push('--order file: the rows go in file order');
     return;
   }
+  if (ctx.bulkInsert) {
+    reasons.push(`file order: ${ctx.autoInc!.column}, the clustered key, is numbered in file order, so the rows reach it in key order, and the bulk insert sorts the secondary indexes once at COMMIT: no sort here [docs/rules.md#mariadb-empty-table-bulk-insert]`);
+    return;
+  }
   const refuse = (why: string): void => {
     (forced || perChunk ? warnings : reasons).push(`${forced || perChunk ? `--order ${options.order} ignored: ` : 'file order: '}${why}`);
   };
