@@ -43,7 +43,7 @@ export const ERROR_CODES = {
   INTERRUPTED: EXIT.stopped,
   /**
    * MariaDB's empty-table bulk insert was given up and rolled back whole (a row it would skip or change, a duplicate
-   * found at COMMIT, the path not taken): the job loads again by chunks (job/run.ts), so a user sees it only in a note.
+   * found when the indexes are built, the path not taken): the job loads again by chunks (job/run.ts), so a user sees it only in a note.
    */
   BULK_ABANDONED: EXIT.stopped,
   /** The spill directory of an out-of-core sort: no room, or a write failed. */

@@ -33,7 +33,7 @@ async function runJob(req: JobRequest, routed: boolean): Promise<JobResult> {
 
 /**
  * MariaDB's bulk insert given up (a row it would skip or change, a duplicate
- * at COMMIT) rolled back the whole load, so the table is as it was: the same
+ * found when it built the indexes) rolled back the whole load, so the table is as it was: the same
  * load runs again without it, by chunks, where bad rows are isolated and
  * named (or go to the reject file). Its run is discarded (--restart); the
  * report's time counts both attempts.

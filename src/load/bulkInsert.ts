@@ -13,10 +13,13 @@ export function bulkAbandoned(why: string, context: ErrorContext = {}): Flatload
   return new FlatloadError('BULK_ABANDONED', `MariaDB's bulk insert was given up and rolled back: ${why}`, context);
 }
 
-/** The COMMIT that ends the bulk insert found a duplicate in a UNIQUE index (1180; MariaDB names no row): the load by chunks will. */
+/**
+ * Building the indexes found a duplicate in a UNIQUE one: 1180 "during COMMIT", which MariaDB 10.11
+ * raises at the end of the statement, naming no row. The load by chunks will.
+ */
 export function bulkCommitFailure(err: FlatloadError): FlatloadError {
   if (err.context.serverErrno !== ER.ERROR_DURING_COMMIT) return err;
-  return bulkAbandoned(`its COMMIT failed (${err.message}), as it does for a duplicate key in a UNIQUE index`);
+  return bulkAbandoned(`building its indexes failed (${err.message}), as it does for a duplicate key in a UNIQUE index`);
 }
 
 /** Innodb_bulk_operations: MariaDB counts a bulk insert when it begins, before its COMMIT (measured: docs/rules.md). */

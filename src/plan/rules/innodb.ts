@@ -33,13 +33,18 @@ export function mariadbBulkAvailable(ctx: Ctx): boolean {
   return ctx.server.flavor === 'mariadb' && versionAtLeast(ctx.server, [10, 6, 0]);
 }
 
+function bufferPoolBytes(ctx: Ctx): number | undefined {
+  const v = Number(variable(ctx.server, 'innodb_buffer_pool_size'));
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
 /**
  * Why MariaDB's empty-table bulk insert does not load this table, or
  * undefined when it does (docs/rules.md#mariadb-empty-table-bulk-insert).
  * It is used where it was measured faster (secondary indexes, sorted once at
- * COMMIT, from 10.7) and where nothing it skips can lose a row: flatload
+ * the end of the statement, from 10.7) and where nothing it skips can lose a row: flatload
  * numbers the clustered key, so no duplicate of it can vanish under LOAD DATA
- * LOCAL, and a duplicate in a UNIQUE secondary index fails the COMMIT, which
+ * LOCAL, and a duplicate in a UNIQUE secondary index fails the index build (1180), which
  * gives the bulk insert up for a load by chunks.
  */
 export function bulkInsertBlocker(ctx: Ctx): string | undefined {
@@ -48,7 +53,7 @@ export function bulkInsertBlocker(ctx: Ctx): string | undefined {
   const clustered = table.clusteredKey;
   const numbered = ctx.preAssign && ai !== undefined && clustered?.columns.length === 1 && sameName(clustered.columns[0]!, ai.column);
   if (options.bulkInsert === 'off') return '--bulk-insert off';
-  if (!versionAtLeast(server, [10, 7, 0])) return 'before MariaDB 10.7 it does not sort the indexes at COMMIT';
+  if (!versionAtLeast(server, [10, 7, 0])) return 'before MariaDB 10.7 it does not build the indexes by sorting';
   if (server.galera) return 'a Galera node does not use it (docs/rules.md#galera-no-bulk-insert)';
   if (ctx.transport !== 'load-data') return 'rows go as INSERTs';
   if (!numbered) return `the clustered key is not one flatload numbers${clustered ? '' : ' (there is none)'}: under LOAD DATA LOCAL a duplicate of it would make the rows before it vanish with only a warning (measured)`;
@@ -58,11 +63,16 @@ export function bulkInsertBlocker(ctx: Ctx): string | undefined {
   if (table.foreignKeys.length > 0) return 'the table has foreign keys, which foreign_key_checks=0 would leave unchecked';
   if (table.referencedBy > 0) return 'foreign keys reference the table, so a restart could not empty it with TRUNCATE';
   if (ctx.insertTriggers > 0) return 'the table has INSERT triggers, whose failure would roll back the whole load';
-  if (options.onDuplicate !== 'error') return `--on-duplicate ${options.onDuplicate}: a duplicate fails the bulk insert's COMMIT instead of being skipped or replaced`;
+  if (options.onDuplicate !== 'error') return `--on-duplicate ${options.onDuplicate}: a duplicate fails the bulk insert's index build instead of being skipped or replaced`;
   if (options.order !== 'auto' && options.order !== 'file') return `--order ${options.order}`;
   if (!ctx.input.seekable) return 'the input is read once as it streams (compressed, or standard input): the bulk insert gains only as one statement, which would take the whole input into --tmpdir first';
   if (options.chunkSizeGiven === true) return '--chunk-size: the bulk insert gains only as one statement for the whole input (measured)';
   if (options.throttled === true) return 'a throttle paces the load by chunks, and the bulk insert loads the input as one statement';
+  const pool = bufferPoolBytes(ctx);
+  const loaded = 2 * (ctx.input.sizeBytes ?? 0);
+  if (pool !== undefined && loaded > pool) {
+    return `the table, about ${formatBytes(loaded)} once loaded, outgrows innodb_buffer_pool_size ${formatBytes(pool)}: past the pool it was not faster than per-chunk transactions, for twice the server CPU (measured)`;
+  }
   if (writesBinlog(server, options.binlog) && options.bulkInsert !== 'on') {
     return 'binary logging is on: the whole load would reach the replicas as one transaction, applied after it commits (--bulk-insert on uses it anyway)';
   }
@@ -80,7 +90,7 @@ export function choosesBulkInsert(ctx: Ctx): boolean {
 /**
  * One transaction for the whole load on one connection, with unique_checks=0
  * and foreign_key_checks=0: InnoDB writes one undo record for the table and
- * builds every index by sorting at COMMIT. A resume starts again.
+ * builds every index by sorting. A resume starts again.
  */
 function planBulkInsert(ctx: Ctx, d: EngineDecision): EngineDecision {
   const why = '[docs/rules.md#mariadb-empty-table-bulk-insert]';
@@ -89,11 +99,11 @@ function planBulkInsert(ctx: Ctx, d: EngineDecision): EngineDecision {
   // One statement: a second LOAD DATA in the same transaction merges its keys into the indexes the first one built.
   d.chunkSizeBytes = Math.max(d.chunkSizeBytes, ctx.input.sizeBytes ?? 0);
   d.session.push(
-    step({ kind: 'set-session', name: 'unique_checks', value: '0' }, `with foreign_key_checks=0, what lets InnoDB take its bulk path; a duplicate in a UNIQUE index is then found at COMMIT ${why}`),
+    step({ kind: 'set-session', name: 'unique_checks', value: '0' }, `with foreign_key_checks=0, what lets InnoDB take its bulk path; a duplicate in a UNIQUE index is then found when the index is built ${why}`),
     step({ kind: 'set-session', name: 'foreign_key_checks', value: '0' }, `the table has no foreign keys to check ${why}`),
     step({ kind: 'transaction', edge: 'begin' }, `the whole load is one transaction: its first row, into the empty table, starts the bulk insert ${why}`),
   );
-  d.sessionEnd.push(step({ kind: 'transaction', edge: 'commit' }, `the indexes are built by sorting; a duplicate in a UNIQUE index fails here (1180), and the load runs again by chunks ${why}`));
+  d.sessionEnd.push(step({ kind: 'transaction', edge: 'commit' }, `ends the bulk insert; a duplicate in a UNIQUE index fails the statement that builds the indexes, or this (1180), and the load runs again by chunks ${why}`));
   d.guarantee = {
     kind: 'restart-required',
     text: 'the whole load is one transaction, committed after the last chunk: an interrupted load leaves the table as empty as it was, and resume loads again from the first record',
@@ -102,7 +112,7 @@ function planBulkInsert(ctx: Ctx, d: EngineDecision): EngineDecision {
     (ctx.jobsForced ? ctx.warnings : ctx.reasons).push(`${ctx.jobsForced ? `--jobs ${ctx.parallel} ignored: ` : ''}concurrency 1: the bulk insert is one transaction on one connection, holding a table lock ${why}`);
   }
   ctx.reasons.push(
-    `${versionText(ctx.server)}: the empty-table bulk insert: ${ctx.autoInc!.column}, the clustered key, is numbered by flatload in file order, so no duplicate of it can vanish, and InnoDB builds ${indexList(ctx.secondary)} by sorting at COMMIT instead of inserting each key at a random place; measured faster than per-chunk transactions for such a table. A row the server would skip or change, or a duplicate found at COMMIT, rolls the whole load back and it runs again by chunks, where bad rows are named; --bulk-insert off never uses it ${why}`,
+    `${versionText(ctx.server)}: the empty-table bulk insert: ${ctx.autoInc!.column}, the clustered key, is numbered by flatload in file order, so no duplicate of it can vanish, and InnoDB builds ${indexList(ctx.secondary)} by sorting instead of inserting each key at a random place: measured faster than per-chunk transactions for such a table, for less client CPU and about twice the server CPU (the sort runs on every core; --bulk-insert off spares it). A row the server would skip or change, or a duplicate found when the indexes are built, rolls the whole load back and it runs again by chunks, where bad rows are named; --bulk-insert off never uses it ${why}`,
   );
   ctx.reasons.push('commit scope load: the whole load is one transaction; chunk bookkeeping rows go through the control connection');
   return d;
@@ -143,11 +153,6 @@ export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFact
     natural,
     restore: { kind: 'add-auto-increment-key', table: ctx.loadTarget, column: col.name, columnType: col.columnType, after: idx <= 0 ? null : cols[idx - 1]!.name },
   };
-}
-
-function bufferPoolBytes(ctx: Ctx): number | undefined {
-  const v = Number(variable(ctx.server, 'innodb_buffer_pool_size'));
-  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 /**

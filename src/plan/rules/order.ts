@@ -70,7 +70,7 @@ export function planOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): void {
     return;
   }
   if (ctx.bulkInsert) {
-    reasons.push(`file order: ${ctx.autoInc!.column}, the clustered key, is numbered in file order, so the rows reach it in key order, and the bulk insert sorts the secondary indexes once at COMMIT: no sort here [docs/rules.md#mariadb-empty-table-bulk-insert]`);
+    reasons.push(`file order: ${ctx.autoInc!.column}, the clustered key, is numbered in file order, so the rows reach it in key order, and the bulk insert builds the secondary indexes by sorting: no sort here [docs/rules.md#mariadb-empty-table-bulk-insert]`);
     return;
   }
   const refuse = (why: string): void => {
