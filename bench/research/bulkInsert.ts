@@ -18,6 +18,8 @@
  *   node --import tsx fixtures/generate.ts --table user_summary --rows 3M --out /tmp/us3m.tsv
  *   npm run build:dev && node dist/bench/research/bulkInsert.js /tmp/us3m.tsv [--table user3] [--pool 2G] [--repeat 5]
  *   node dist/bench/research/bulkInsert.js /tmp/us3m.tsv --pool 128M --without-naive
+ *   node --import tsx fixtures/generate.ts --table purchases_index --rows 1M --out /tmp/pi1m.tsv
+ *   node dist/bench/research/bulkInsert.js /tmp/pi1m.tsv --table purchases_index
  *
  * `--without-naive` leaves out the client's plain load of the random-order
  * file (past a small pool it takes ten times the others; benchmarks.md has it).
@@ -37,7 +39,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Connection } from 'mysql2/promise';
-import { ddl } from '../../fixtures/generate.js';
+import { ddl, fileColumns } from '../../fixtures/generate.js';
 import { FlatloadError } from '../../src/errors/index.js';
 import { globalStatus } from '../clusterSupport.js';
 import { USER3_COLUMNS } from '../comparison.js';
@@ -76,11 +78,22 @@ async function bulkOperations(admin: Connection): Promise<number> {
   return Number((await globalStatus(admin, ['Innodb_bulk_operations']))['Innodb_bulk_operations']);
 }
 
-type Table = 'user_summary' | 'user3';
+type Table = 'user_summary' | 'user3' | 'purchases_index';
 
-/** The target that loads `table` (user3's lists the file's columns). */
+/** The target that loads `table` (user3's and purchases_index's list the file's columns: the AUTO_INCREMENT key is not one). */
 function targetOf(server: Target, table: Table): Target {
-  return { ...server, table, ...(table === 'user3' ? { columns: USER3_COLUMNS } : {}) };
+  const columns = table === 'user3' ? USER3_COLUMNS : table === 'purchases_index' ? fileColumns({ table, rows: 0 }) : undefined;
+  return { ...server, table, ...(columns ? { columns } : {}) };
+}
+
+/** purchases_index (iibench: three secondary indexes, none UNIQUE, no key in user_id order): the client's plain load and flatload both ways. */
+function purchasesItems(file: string): Item[] {
+  const cli = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+  return [
+    { name: 'mariadb client, one LOAD DATA LOCAL of the file (the server numbers rows)', run: (t) => clientLoad(t, file) },
+    { name: 'flatload load FILE --jobs 2', run: (t) => flatloadLoad(cli, t, file, ['--jobs', '2']) },
+    { name: 'flatload load FILE --jobs 2 --bulk-insert off', run: (t) => flatloadLoad(cli, t, file, ['--jobs', '2', '--bulk-insert', 'off']) },
+  ];
 }
 
 /** An empty `table` in a new database: every run starts from the same state. */
@@ -140,15 +153,14 @@ async function main(): Promise<void> {
   session.waitSeconds = Number(values['wait-quiet']);
   const file = positionals[0];
   const table = values.table;
-  if (!file || (table !== 'user_summary' && table !== 'user3')) throw new FlatloadError('USAGE', 'usage: bulkInsert.js FILE [--table user_summary|user3] [--repeat 5] [--pool 2G] [--without-naive] [--parts N] [--wait-quiet 300] | FILE --duplicates');
+  if (!file || (table !== 'user_summary' && table !== 'user3' && table !== 'purchases_index')) throw new FlatloadError('USAGE', 'usage: bulkInsert.js FILE [--table user_summary|user3|purchases_index] [--repeat 5] [--pool 2G] [--without-naive] [--parts N] [--wait-quiet 300] | FILE --duplicates');
   const tmp = mkdtempSync(join(tmpdir(), 'flatload-bulk-'));
   if (values.duplicates) {
     await onSmallPoolServer(DB, values.pool, tmp, ({ admin, target }) => duplicates(admin, target, withDuplicate(file, tmp)));
     return;
   }
-  const sorted = sortedCopy(file, tmp);
   const records = spawnSync('wc', ['-l', file], { encoding: 'utf8' }).stdout.trim().split(' ')[0];
-  const list = items(file, sorted, !values['without-naive'], partsOf(file, tmp, Number(values.parts)));
+  const list = table === 'purchases_index' ? purchasesItems(file) : items(file, sortedCopy(file, tmp), !values['without-naive'], partsOf(file, tmp, Number(values.parts)));
   await onSmallPoolServer(DB, values.pool, tmp, async ({ server, admin, target }) => {
     const t = targetOf(target, table);
     const bulk = new Map<Item, number[]>(list.map((i) => [i, []]));

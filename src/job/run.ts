@@ -40,7 +40,7 @@ async function runJob(req: JobRequest, routed: boolean): Promise<JobResult> {
  */
 async function byChunksIfBulkGivenUp(req: JobRequest, first: JobResult, again: (req: JobRequest) => Promise<JobResult>): Promise<JobResult> {
   if (first.error?.code !== 'BULK_ABANDONED') return first;
-  const note = `${first.error.message.split('\n')[0]} after ${first.report.seconds.toFixed(2)} s; the table was left as it was, and the load ran again by chunks`;
+  const note = `${first.error.message.split('\n')[0]} (${first.report.seconds.toFixed(2)} s in); the table was left as it was, and the load ran again by chunks`;
   req.events.emit({ type: 'note', message: note });
   const second = await again({ ...req, o: { ...req.o, bulkInsert: 'off', restart: true } });
   const r = second.report;

@@ -180,13 +180,6 @@ export class ChunkInput implements ChunkSource {
     }
   }
 
-  /**
-   * The server's LOAD DATA reads the input's last record differently when no
-   * line terminator follows it (none at all, or one an escape swallows): a
-   * field beyond the table's columns is then dropped without warning 1262,
-   * so the row would load changed and nothing would say so. Such an input
-   * stops here, before anything is loaded, naming the record.
-   */
   /** Whether the chunk ends with an unescaped line terminator, read from its last 64 KiB: a chunk can be the whole input. */
   private async endsWithTerminator(chunk: CutChunk): Promise<boolean> {
     const { format } = this.cut;
@@ -199,6 +192,13 @@ export class ChunkInput implements ChunkSource {
     return ends && knowable && !(format.escape !== -1 && escapedAt(tail, tail.length - lt.length, format.escape));
   }
 
+  /**
+   * The server's LOAD DATA reads the input's last record differently when no
+   * line terminator follows it (none at all, or one an escape swallows): a
+   * field beyond the table's columns is then dropped without warning 1262,
+   * so the row would load changed and nothing would say so. Such an input
+   * stops here, before anything is loaded, naming the record.
+   */
   private async checkLastRecord(chunk: CutChunk, bytes: Buffer): Promise<void> {
     const { format, charset, targets } = this.cut;
     if (!targets || bytes.length === 0) return;
