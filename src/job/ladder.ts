@@ -11,7 +11,7 @@ import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { Prepared } from '../introspect/target.js';
-import { bookkeepingEngine } from '../load/execute.js';
+import { bookkeepingEngine } from '../load/apply.js';
 import { readTableFingerprint, sameTable } from '../introspect/table.js';
 import { privilegesForPlan } from '../plan/needs.js';
 import { planLoad } from '../plan/planner.js';

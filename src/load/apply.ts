@@ -211,6 +211,11 @@ async function prepareTarget(r: LoadRun): Promise<void> {
   await cp.store.update(cp.jobId, { phase: 'prepared', tableFingerprint: cp.tableFingerprint, ...(cp.rowsBefore !== null ? { rowsBefore: cp.rowsBefore } : {}) });
 }
 
+/** Chunk rows share the target's engine (one transaction with the data), unless there is no per-chunk transaction to share. */
+export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
+  return plan.commitScope !== 'chunk' ? 'InnoDB' : prep.table.engine;
+}
+
 /** The strategy's chunk executor, with the plan's per-chunk steps and bookkeeping. */
 function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejects: RejectKeeper): { executor: ChunkExecutor; notBulk: ReadonlySet<number>; beforeCommit: BeforeCommit } {
   const { plan, prep, o, input, control, cp, events } = r;
@@ -231,8 +236,8 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
     // With no per-chunk transaction to share, the bookkeeping row goes through the control connection into InnoDB: writing
     // it on the loading session would interleave a second table into a MyRocks bulk load, which finalises it early. Under
     // one transaction for the load (scope 'load') the rows are uncommitted until its end: its guarantee restarts a resume.
-    const [bk, bkEngine] = plan.commitScope !== 'chunk' ? [control, 'InnoDB'] : [ctx.conn, prep.table.engine];
-    await CheckpointStore.markChunk(bk, cp.schema, bkEngine, cp.jobId, {
+    const bk = plan.commitScope === 'chunk' ? ctx.conn : control;
+    await CheckpointStore.markChunk(bk, cp.schema, bookkeepingEngine(plan, prep), cp.jobId, {
       index: chunk.index,
       startByte: chunk.original?.startByte ?? chunk.startByte,
       endByte: chunk.endByte,

@@ -43,11 +43,8 @@ export class ChunkTxn {
 
   /** Leaves nothing of the chunk behind (called on any failure; never throws). */
   async abort(): Promise<void> {
-    if (this.scope === 'load') {
-      await this.conn.query('ROLLBACK').catch(() => undefined);
-      return;
-    }
-    if (!this.open) return;
+    // The load's one transaction is open whenever a chunk runs in it; a chunk's own only once begun.
+    if (this.scope === 'none' || (this.scope === 'chunk' && !this.open)) return;
     this.open = false;
     await this.conn.query('ROLLBACK').catch(() => undefined);
   }

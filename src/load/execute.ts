@@ -20,15 +20,10 @@ import type { ChunkSqlContext } from '../plan/sql.js';
 import type { LoadPlan, PlanFacts, PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import type { LoadReport } from '../report/summary.js';
-import { openChunkInput, type Applied } from './apply.js';
+import { bookkeepingEngine, openChunkInput, type Applied } from './apply.js';
 import { checkExpectation } from './expect.js';
 import type { TableRef } from '../plan/ops.js';
 import { throttles } from '../config/throttle.js';
-
-/** Chunk rows share the target's engine (one transaction with the data), unless there is no per-chunk transaction to share. */
-export function bookkeepingEngine(plan: LoadPlan, prep: Prepared): string {
-  return plan.commitScope !== 'chunk' ? 'InnoDB' : prep.table.engine;
-}
 
 export interface ExecuteResult {
   report: LoadReport;

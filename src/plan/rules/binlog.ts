@@ -21,15 +21,19 @@ export interface BinlogDecision {
 
 const isOn = (v: string | undefined): boolean => ['1', 'ON'].includes(String(v ?? '').toUpperCase());
 
+/** log_bin, and sql_log_bin as sessions start with it. */
+function binlogSettings(server: ServerFacts): { logBin: boolean; sessionOn: boolean } {
+  return { logBin: isOn(server.variables['log_bin']), sessionOn: server.variables['sql_log_bin'] === undefined || isOn(server.variables['sql_log_bin']) };
+}
+
 /** Whether the load's rows reach the binary log (and so the replicas). */
 export function writesBinlog(server: ServerFacts, choice: BinlogChoice): boolean {
-  const sessionOn = server.variables['sql_log_bin'] === undefined || isOn(server.variables['sql_log_bin']);
-  return isOn(server.variables['log_bin']) && choice !== 'off' && (choice === 'on' || sessionOn);
+  const { logBin, sessionOn } = binlogSettings(server);
+  return logBin && choice !== 'off' && (choice === 'on' || sessionOn);
 }
 
 export function planBinlog(server: ServerFacts, choice: BinlogChoice, galera: boolean): BinlogDecision {
-  const logBin = isOn(server.variables['log_bin']);
-  const sessionOn = server.variables['sql_log_bin'] === undefined || isOn(server.variables['sql_log_bin']);
+  const { logBin, sessionOn } = binlogSettings(server);
   const state = `log_bin=${logBin ? 'ON' : 'OFF'}, sql_log_bin=${sessionOn ? 'ON' : 'OFF'}`;
   const galeraNote = galera ? '; on a Galera cluster sql_log_bin does not stop the rows from replicating to the other nodes' : '';
   if (choice === 'off') {

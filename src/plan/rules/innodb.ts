@@ -38,6 +38,13 @@ function bufferPoolBytes(ctx: Ctx): number | undefined {
   return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
+/** The table once loaded, taken as twice the input and the rows already there (undefined when either is unknown). */
+function loadedBytes(ctx: Ctx): number | undefined {
+  const size = ctx.input.sizeBytes;
+  const present = ctx.emptyAtStart ? 0 : ctx.input.avgRecordBytes === undefined ? undefined : ctx.table.approxRows * ctx.input.avgRecordBytes;
+  return size === undefined || present === undefined ? undefined : 2 * (size + present);
+}
+
 /**
  * Why MariaDB's empty-table bulk insert does not load this table, or
  * undefined when it does (docs/rules.md#mariadb-empty-table-bulk-insert).
@@ -69,8 +76,8 @@ export function bulkInsertBlocker(ctx: Ctx): string | undefined {
   if (options.chunkSizeGiven === true) return '--chunk-size: the bulk insert gains only as one statement for the whole input (measured)';
   if (options.throttled === true) return 'a throttle paces the load by chunks, and the bulk insert loads the input as one statement';
   const pool = bufferPoolBytes(ctx);
-  const loaded = 2 * (ctx.input.sizeBytes ?? 0);
-  if (pool !== undefined && loaded > pool) {
+  const loaded = loadedBytes(ctx);
+  if (pool !== undefined && loaded !== undefined && loaded > pool) {
     return `the table, about ${formatBytes(loaded)} once loaded, outgrows innodb_buffer_pool_size ${formatBytes(pool)}: past the pool it was not faster than per-chunk transactions, for twice the server CPU (measured)`;
   }
   if (writesBinlog(server, options.binlog) && options.bulkInsert !== 'on') {
@@ -162,14 +169,12 @@ export function deferSurrogatePossible(ctx: Ctx): { ok: true; natural: IndexFact
  */
 function keyOrderedStreams(ctx: Ctx): { loadedBytes: number; poolBytes: number; past: boolean } | undefined {
   const poolBytes = bufferPoolBytes(ctx);
-  const size = ctx.input.sizeBytes;
-  const present = ctx.emptyAtStart ? 0 : ctx.input.avgRecordBytes === undefined ? undefined : ctx.table.approxRows * ctx.input.avgRecordBytes;
-  if (poolBytes === undefined || size === undefined || present === undefined) return undefined;
-  const loadedBytes = 2 * (size + present);
+  const loaded = loadedBytes(ctx);
+  if (poolBytes === undefined || loaded === undefined) return undefined;
   const applies = ctx.server.flavor === 'mariadb' && ctx.transport === 'load-data' && !ctx.table.partitioned && ctx.keyOrdered && ctx.secondary.length === 0;
   // Between half the pool and all of it was not measured: the usual reason.
-  if (!applies || (loadedBytes > poolBytes / 2 && loadedBytes <= poolBytes)) return undefined;
-  return { loadedBytes, poolBytes, past: loadedBytes > poolBytes };
+  if (!applies || (loaded > poolBytes / 2 && loaded <= poolBytes)) return undefined;
+  return { loadedBytes: loaded, poolBytes, past: loaded > poolBytes };
 }
 
 /** The concurrency reason of a key-ordered load where keyOrderedStreams applies. */
