@@ -16,6 +16,11 @@ export interface SentRecord {
   line: number;
 }
 
+/** A sent record's bytes, copied: a reject outlives its chunk, whose buffer the next chunk may reuse once it is done. */
+export function copyOf(bytes: Buffer, rec: SentRecord): Buffer {
+  return Buffer.from(bytes.subarray(rec.pos, rec.pos + rec.length));
+}
+
 /** Checks the input's content hash (sha256 of every byte) against an earlier run's; throws to refuse. */
 export type ContentCheck = (contentSha256: string | undefined) => void;
 

@@ -10,7 +10,7 @@ import { parseRecord, type FieldValue } from '../chunking/fields.js';
 import type { ColumnTarget, DuplicateHandling } from '../config/loadOptions.js';
 import type { EventHub } from '../report/events.js';
 import type { ErrorBudget } from './budget.js';
-import type { ChunkSource, SentRecord } from './chunkSource.js';
+import { copyOf, type ChunkSource, type SentRecord } from './chunkSource.js';
 import { commitChunk } from './commit.js';
 import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
@@ -115,7 +115,7 @@ export function insertExecutor(o: InsertExecutorOptions): ChunkExecutor {
 }
 
 function rejectOf(bytes: Buffer, rec: SentRecord, errors: RowProblem[]): RejectedRow {
-  return { line: rec.line, byteOffset: rec.offset, bytes: bytes.subarray(rec.pos, rec.pos + rec.length), errors };
+  return { line: rec.line, byteOffset: rec.offset, bytes: copyOf(bytes, rec), errors };
 }
 
 /** Each record parsed into its VALUES tuple, or rejected for its shape or size before anything is sent. */

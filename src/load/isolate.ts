@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { PoolConnection } from 'mysql2/promise';
 import type { CutChunk } from '../chunking/types.js';
-import type { SentRecord } from './chunkSource.js';
+import { copyOf, type SentRecord } from './chunkSource.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import { bisect, type RangeAttempt } from './bisect.js';
 import { runLoadData } from './loadData.js';
@@ -94,7 +94,7 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
 
   out.rowsLoaded = await bisect(0, records.length, attempt, (i, errors) => {
     const rec = records[i]!;
-    out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: o.bytes.subarray(rec.pos, rec.pos + rec.length), errors });
+    out.rejects.push({ line: rec.line, byteOffset: rec.offset, bytes: copyOf(o.bytes, rec), errors });
   });
   return out;
 }
