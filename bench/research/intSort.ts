@@ -1,6 +1,6 @@
 /**
  * Sorting one run's plain integer keys: the radix sort the run writer uses
- * (sortIntegers: radixSort64 over the halves of key - min) against what it used before,
+ * (radixSort64 over the halves of key + 2^51, splitKey) against what it used before,
  * key and record number packed into one 64-bit value and sorted by
  * BigUint64Array's native sort. Both give the same permutation (by key, ties
  * in input order); it is checked on every round. CPU nanoseconds per key,
@@ -13,7 +13,8 @@
  */
 import { parseArgs } from 'node:util';
 import { endianness } from 'node:os';
-import { sortIntegers } from '../../src/order/sortChunk.js';
+import { radixSort64 } from '../../src/order/radix.js';
+import { splitKey } from '../../src/order/sortChunk.js';
 import { SortScratch } from '../../src/order/scratch.js';
 
 const { values } = parseArgs({ options: { keys: { type: 'string' }, range: { type: 'string' }, rounds: { type: 'string' } } });
@@ -51,7 +52,10 @@ function packed(keys: Float64Array): Uint32Array {
 
 /** The sort now: the run writer's own (a copy of its permutation: the scratch array is reused). */
 function radix(keys: Float64Array): Uint32Array {
-  return sortIntegers(keys, minOf(keys), scratch).slice();
+  const hi = scratch.uint32('hi', n);
+  const lo = scratch.uint32('lo', n);
+  for (let i = 0; i < n; i++) hi[i] = splitKey(keys[i]!, i, lo);
+  return radixSort64(hi, lo, scratch).slice();
 }
 
 let seed = 42;

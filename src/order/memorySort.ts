@@ -8,7 +8,7 @@ import { recordLength, recordStart } from '../chunking/records.js';
 import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import { compareKeys, plainInteger, type KeyContext, type SortKey } from './key.js';
 import type { ChunkSources, OrderedChunk } from './merge.js';
-import { SortScratch } from './scratch.js';
+import { SlabPool, SortScratch } from './scratch.js';
 import type { MemorySortRequest } from './memorySortWorker.js';
 import { keyOfRecord, recordTerminator, sortChunk, type SortedChunk } from './sortChunk.js';
 import { keyData } from './sortRun.js';
@@ -71,7 +71,8 @@ export interface MemorySortParts {
   /** perm[j]: the j-th sorted record's place in the input; ends and lineOffsets are by that place. */
   perm: Uint32Array;
   ends: Uint32Array;
-  lineOffsets: Uint32Array;
+  /** Undefined when every record is one line (record r is line r). */
+  lineOffsets: Uint32Array | undefined;
   origin: MemoryOrigin;
 }
 
@@ -100,7 +101,7 @@ export function sortInMemory(
   maxRecords: number | undefined,
   scatter = true,
 ): MemorySortParts {
-  const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records);
+  const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records, true);
   const { perm, table } = s;
   const ends = table.ends;
   const n = ends.length;
@@ -121,7 +122,7 @@ export function sortInMemory(
     lastKeys: spans.map((sp) => keyOfRecord(all, perm[sp.to - 1]!)),
     perm,
     ends,
-    lineOffsets: table.lineOffsets,
+    lineOffsets: s.oneLineEach ? undefined : table.lineOffsets,
     origin,
   };
   if (!scatter) return { ...parts, bytes, scattered: false };
@@ -146,8 +147,8 @@ export function sortInMemory(
 }
 
 /** Span's records copied from the input in key order into a buffer of their own; pos[k + 1] is where record k ends. */
-function gatherSpan(bytes: Buffer, ends: Uint32Array, perm: Uint32Array, span: SortedSpan, pos: Uint32Array): Buffer {
-  const out = Buffer.allocUnsafeSlow(span.bytes);
+function gatherSpan(bytes: Buffer, ends: Uint32Array, perm: Uint32Array, span: SortedSpan, pos: Uint32Array, slab: ArrayBuffer): Buffer {
+  const out = Buffer.from(slab, 0, span.bytes);
   const srcView = viewOf(bytes);
   const outView = viewOf(out);
   const n = span.to - span.from;
@@ -173,6 +174,13 @@ function gatherSpan(bytes: Buffer, ends: Uint32Array, perm: Uint32Array, span: S
 
 /** All records of an input sorted by key (sortInMemory); `chunk(i)` is span i. */
 export class MemorySort {
+  /**
+   * Gathered chunks' buffers, handed back by release(): a new buffer per chunk
+   * waited for the collector, and a load's RSS grew by most of the input while
+   * it sent the chunks.
+   */
+  private readonly slabs = new SlabPool(4);
+
   constructor(private readonly p: MemorySortParts) {}
 
   /** sortInMemory, in this thread: no scatter, each chunk gathered when asked for. */
@@ -202,15 +210,21 @@ export class MemorySort {
         pos[j + 1] = used;
       }
     }
+    // Scattered, the records are one buffer, let go with this object; gathered, each chunk's goes back to the pool.
+    // 5% to spare: the next span, a few records longer, fits this one's slab.
+    const slab = scattered ? undefined : this.slabs.take(span.bytes, 1.05);
+    let released = false;
     return {
       index: i,
-      bytes: scattered ? bytes.subarray(span.start, span.start + span.bytes) : gatherSpan(bytes, ends, perm, span, pos),
+      bytes: slab ? gatherSpan(bytes, ends, perm, span, pos, slab) : bytes.subarray(span.start, span.start + span.bytes),
       records: n,
       pos,
       firstKey: this.p.firstKeys[i]!,
       lastKey: this.p.lastKeys[i]!,
-      // The records are one buffer, let go with this object; a gathered chunk's, with the chunk.
-      release: () => undefined,
+      release: () => {
+        if (slab && !released) this.slabs.give(slab);
+        released = true;
+      },
       locate: () => Promise.resolve(this.sources(span)),
     };
   }
@@ -224,7 +238,7 @@ export class MemorySort {
     for (let j = 0; j < n; j++) {
       const r = perm[span.from + j]!;
       offsets[j] = origin.startByte + recordStart(ends, r);
-      lines[j] = origin.firstLine + lineOffsets[r]!;
+      lines[j] = origin.firstLine + (lineOffsets ? lineOffsets[r]! : r);
     }
     return { offsets, lines };
   }
@@ -245,7 +259,7 @@ export type WireParts = Omit<MemorySortParts, 'firstKeys' | 'lastKeys' | 'bytes'
 /** The parts to post, and the arrays to move rather than copy (each the only view on its memory). */
 export function partsToWire(p: MemorySortParts): { wire: WireParts; transfer: ArrayBuffer[] } {
   const wire = { ...p, firstKeys: p.firstKeys.map((k) => k.toString('hex')), lastKeys: p.lastKeys.map((k) => k.toString('hex')) };
-  return { wire, transfer: [p.bytes.buffer, p.perm.buffer, p.ends.buffer, p.lineOffsets.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) };
+  return { wire, transfer: [p.bytes.buffer, p.perm.buffer, p.ends.buffer, p.lineOffsets?.buffer].filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) };
 }
 
 function partsFromWire(w: WireParts): MemorySortParts {

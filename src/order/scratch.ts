@@ -70,6 +70,14 @@ export class SortScratch {
     return Buffer.from(this.slab(name, n), 0, n);
   }
 
+  /** Gives one array back to the pool, for the next array asked for to reuse. */
+  drop(name: string): void {
+    const s = this.slabs.get(name);
+    if (!s) return;
+    this.slabs.delete(name);
+    this.pool.give(s);
+  }
+
   /** Gives every array back to the pool. */
   release(): void {
     for (const s of this.slabs.values()) this.pool.give(s);

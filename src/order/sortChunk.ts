@@ -12,6 +12,8 @@ export interface SortedChunk {
   perm: Uint32Array;
   /** The records were already in key order (perm is the identity). */
   ordered: boolean;
+  /** Every record is one line (record i is line i): table.lineOffsets was let go, empty (sortChunk's dropLines). */
+  oneLineEach: boolean;
   /** Fast path: every key is a plain integer, read again from the record when needed. */
   intReader: PlainIntegerReader | undefined;
   /** Otherwise: the encoded keys, record i's at keyBytes[keyEnds[i-1] (or 0), keyEnds[i]). */
@@ -27,22 +29,28 @@ export interface SortedChunk {
  * are the encoded keys' byte order, ties in input order. `records` (the
  * cutter's count) sizes the arrays; scratch arrays are reused by the next call.
  */
-export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScratch(), records = 0): SortedChunk {
+export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScratch(), records = 0, dropLines = false): SortedChunk {
   const cap = Math.max(records, 16);
-  const table = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets, { ends: scratch.uint32('ends', cap), lineOffsets: scratch.uint32('lines', cap) });
+  let table = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets, { ends: scratch.uint32('ends', cap), lineOffsets: scratch.uint32('lines', cap) });
   const n = table.ends.length;
+  // An in-memory sort keeps the line table as long as the load: when it says nothing, its memory goes to the sort.
+  const oneLineEach = dropLines && table.lineOffsets.every((l, i) => l === i);
+  if (oneLineEach) {
+    scratch.drop('lines');
+    table = { ...table, lineOffsets: new Uint32Array(0) };
+  }
   const intReader = integerReader(bytes, ctx);
   if (intReader) {
-    const keys = scratch.float64('keys', n);
-    const range = integerKeys(bytes, table.ends, intReader, keys);
-    if (range) {
-      const perm = range.ordered ? identity(scratch, n) : sortIntegers(keys, range.min, scratch);
-      return { bytes, table, perm, ordered: range.ordered, intReader, keyBytes: undefined, keyEnds: undefined };
+    const keys = integerKeys(bytes, table.ends, intReader, scratch);
+    if (keys) {
+      // The radix sort's own array is the permutation, not a copy of it.
+      const perm = keys.ordered ? identity(scratch, n) : radixSort64(keys.hi, keys.lo, scratch);
+      return { bytes, table, perm, ordered: keys.ordered, oneLineEach, intReader, keyBytes: undefined, keyEnds: undefined };
     }
   }
   const { keyBytes, keyEnds } = encodedKeys(bytes, table.ends, ctx);
   const perm = sortEncoded(keyBytes, keyEnds, scratch);
-  return { bytes, table, perm: perm ?? identity(scratch, n), ordered: perm === undefined, intReader: undefined, keyBytes, keyEnds };
+  return { bytes, table, perm: perm ?? identity(scratch, n), ordered: perm === undefined, oneLineEach, intReader: undefined, keyBytes, keyEnds };
 }
 
 /**
@@ -107,13 +115,18 @@ function integerReader(bytes: Buffer, ctx: KeyContext): PlainIntegerReader | und
 }
 
 /**
- * Every record's key as a plain integer into keys; the smallest, and whether
- * they were in order already. Undefined as soon as one key is not a plain integer.
+ * Every record's key as a plain integer, split into halves (splitKey), and
+ * whether they were in order already; hi undefined while every key has the
+ * same high half (keys within one 2^32 stretch: 4 bytes a record less held
+ * while an in-memory input sorts). Undefined as soon as one key is not a
+ * plain integer.
  */
-function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReader, keys: Float64Array): { min: number; ordered: boolean } | undefined {
+function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReader, scratch: SortScratch): { hi: Uint32Array | undefined; lo: Uint32Array; ordered: boolean } | undefined {
   const n = ends.length;
+  const lo = scratch.uint32('lo', n);
+  let hi: Uint32Array | undefined;
+  let hi0 = 0;
   let ordered = true;
-  let min = Number.POSITIVE_INFINITY;
   let prev = Number.NEGATIVE_INFINITY;
   let start = 0;
   for (let i = 0; i < n; i++) {
@@ -121,36 +134,32 @@ function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReade
     const v = plainInteger(bytes, start, end, reader);
     if (Number.isNaN(v)) return undefined;
     if (v < prev) ordered = false;
-    if (v < min) min = v;
-    keys[i] = prev = v;
+    const h = splitKey(v, i, lo);
+    if (i === 0) hi0 = h;
+    else if (!hi && h !== hi0) hi = scratch.uint32('hi', n).fill(hi0, 0, i);
+    if (hi) hi[i] = h;
+    prev = v;
     start = end;
   }
-  return { min, ordered };
+  return { hi, lo, ordered };
 }
 
 const TWO_32 = 0x1_0000_0000;
+/** Makes every plain integer (|v| < 10^15 < 2^50) positive and keeps it exact (below 2^53). */
+const KEY_BIAS = 2 ** 51;
 
 /**
- * The order of integer keys, ties in input order: key - min split into two
- * 32-bit halves and radix-sorted (stable, so ties stay in input order; keys
- * within 2^32 of each other take two passes). On 450,000 keys (a 16 MiB
- * chunk of user_summary) it took about 40% of the time of packing key and
- * record number into one 64-bit value for BigUint64Array's native sort,
- * the way this was done before (docs/ordering.md §2, "Sorting a chunk").
+ * Key v as the two 32-bit halves of v + 2^51, unsigned and in the keys'
+ * order, as radixSort64 takes them: the low half into lo[i], the high one
+ * returned. Keys in one aligned 2^32 stretch share their high half, whose two
+ * passes the sort then skips. (Subtracting the smallest key instead needed
+ * a pass to find it, and 8 bytes per key to keep them meanwhile.)
  */
-export function sortIntegers(keys: Float64Array, min: number, scratch: SortScratch): Uint32Array {
-  const n = keys.length;
-  const perm = scratch.uint32('perm', n);
-  const hi = scratch.uint32('hi', n);
-  const lo = scratch.uint32('lo', n);
-  for (let i = 0; i < n; i++) {
-    const d = keys[i]! - min; // exact: both below 10^15 in magnitude
-    const h = Math.floor(d / TWO_32);
-    hi[i] = h;
-    lo[i] = d - h * TWO_32;
-  }
-  perm.set(radixSort64(hi, lo, scratch));
-  return perm;
+export function splitKey(v: number, i: number, lo: Uint32Array): number {
+  const d = v + KEY_BIAS;
+  const h = Math.floor(d / TWO_32);
+  lo[i] = d - h * TWO_32;
+  return h;
 }
 
 function encodedKeys(bytes: Buffer, ends: Uint32Array, ctx: KeyContext): { keyBytes: Buffer; keyEnds: Uint32Array } {
@@ -195,8 +204,8 @@ function sortEncoded(keyBytes: Buffer, keyEnds: Uint32Array, scratch: SortScratc
     lo[i] = l >>> 0;
   }
   if (!long) return radixSort64(hi, lo, scratch);
-  // The sort uses hi and lo as working space: keep the prefixes to find the keys that tie on them.
-  const prefixHi = Uint32Array.from(hi);
+  // The sort uses lo as working space: keep the prefixes to find the keys that tie on them.
+  const prefixHi = hi;
   const prefixLo = Uint32Array.from(lo);
   const perm = radixSort64(hi, lo, scratch);
   // Keys that share their first 8 bytes: ordered by the whole key, ties by input order.

@@ -21,8 +21,10 @@ export interface PlanOptions {
   /** The order rows are sent in: the clustered key's (sorted out of core), the file's with each chunk sorted by that key, the file's, or the planner's choice. */
   order: 'auto' | 'key' | 'chunk' | 'file';
   maxErrors: number;
-  /** An input sorted by key that is at most this large is sorted in memory (--sort-memory). */
+  /** An input sorted by key whose in-memory sort holds at most this much is sorted in memory (--sort-memory). */
   sortMemoryBytes: number;
+  /** An export's in-memory sorts run in a worker thread that moves the input into a second copy: counted twice. */
+  sortsAside?: boolean | undefined;
   /** Cores on the client machine (the planner must not read os itself). */
   clientCpus: number;
   /** The loading connections are an export's, fitted to the account's connection limit there: not again per table. */
