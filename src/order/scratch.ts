@@ -62,10 +62,6 @@ export class SortScratch {
     return new Uint32Array(this.slab(name, 4 * n), 0, n);
   }
 
-  float64(name: string, n: number): Float64Array {
-    return new Float64Array(this.slab(name, 8 * n), 0, n);
-  }
-
   buffer(name: string, n: number): Buffer {
     return Buffer.from(this.slab(name, n), 0, n);
   }
