@@ -14,7 +14,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .positional('more', { type: 'string', array: true, describe: 'more files of the same export (each file\'s table is its name)' })
     .option('table', { alias: 't', type: 'string', describe: '[db.]table to load into', group: 'Load:' })
     .option('jobs', { alias: 'j', type: 'string', describe: 'parallel connections (default: the server\'s cores, at most 8; the planner may use fewer)', group: 'Load:' })
-    .option('chunk-size', { type: 'string', describe: 'bytes per chunk, e.g. 64MiB, 1G (default 64MiB)', group: 'Load:' })
+    .option('chunk-size', { type: 'string', describe: 'bytes per chunk, e.g. 64MiB, 1G (default: about 1/16 of the input, between 1 and 64 MiB; at most 16 MiB sorted by key)', group: 'Load:' })
     .option('strategy', { type: 'string', describe: 'force a strategy: load-data | insert | surrogate-key', group: 'Load:' })
     .option('mode', { type: 'string', describe: 'append (default) | replace | swap', group: 'Load:' })
     .option('keep-old', { type: 'boolean', describe: 'with --mode swap: keep the previous table as <table>_old', group: 'Load:' })
