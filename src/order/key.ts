@@ -312,9 +312,14 @@ const MAX_PLAIN_DIGITS = 15;
  * `wellFormed`: the bytes are well-formed in a UTF-8 set (isUtf8), so no
  * malformed sequence can swallow a terminator before the key field.
  */
+/** One numeric key field: what the integer fast path (plainIntegerReader, the radix sort of its halves) may take. */
+export function isIntegerKey(spec: KeySpec): boolean {
+  return spec.fields.length === 1 && spec.numeric[0] === true;
+}
+
 export function plainIntegerReader(ctx: KeyContext, wellFormed: boolean): PlainIntegerReader | undefined {
   const { spec, fmt, cs } = ctx;
-  if (spec.fields.length !== 1 || spec.numeric[0] !== true) return undefined;
+  if (!isIntegerKey(spec)) return undefined;
   const ft = fmt.fieldTerm;
   const lt = fmt.lineTerm;
   // Field and line terminators that overlap could hide one another from a plain search.

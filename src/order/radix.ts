@@ -17,10 +17,10 @@ const MASK = BUCKETS - 1;
 
 export function radixSort64(hiIn: Uint32Array | undefined, loIn: Uint32Array, scratch: SortScratch): Uint32Array {
   const n = loIn.length;
-  if (n < 2) return identity(scratch, n);
+  if (n < 2) return identityPermutation(scratch, n);
   const counts = histograms(hiIn, loIn);
   const needed = [0, 1, 2, 3].filter((d) => counts[d * BUCKETS + digitOf(d, loIn[0]!, hiIn?.[0] ?? 0)] !== n);
-  if (needed.length === 0) return identity(scratch, n);
+  if (needed.length === 0) return identityPermutation(scratch, n);
   // Arrays no longer read go back here and are written by a later pass: two arrays of 4 bytes per key besides the
   // halves, the permutation ending in one of them or in lo's (an in-memory sort holds the input beside them).
   const spare: Uint32Array[] = [];
@@ -94,7 +94,8 @@ function histograms(hi: Uint32Array | undefined, lo: Uint32Array): Uint32Array {
   return counts;
 }
 
-function identity(scratch: SortScratch, n: number): Uint32Array {
+/** The permutation that leaves n records where they are, in a scratch array. */
+export function identityPermutation(scratch: SortScratch, n: number): Uint32Array {
   const idx = scratch.uint32('radix.0', n);
   for (let i = 0; i < n; i++) idx[i] = i;
   return idx;

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { recordStart, recordTable, type RecordTable } from '../chunking/records.js';
-import { ByteSink, compareKeys, integerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type PlainIntegerReader, type SortKey } from './key.js';
-import { radixSort64 } from './radix.js';
+import { ByteSink, compareKeys, integerKey, isIntegerKey, keyReader, plainInteger, plainIntegerReader, putRecordKey, type KeyContext, type KeySpec, type PlainIntegerReader, type SortKey } from './key.js';
+import { identityPermutation, radixSort64 } from './radix.js';
 import { SortScratch } from './scratch.js';
 
 /** A chunk's records and the order their keys put them in. */
@@ -19,6 +19,15 @@ export interface SortedChunk {
   /** Otherwise: the encoded keys, record i's at keyBytes[keyEnds[i-1] (or 0), keyEnds[i]). */
   keyBytes: Buffer | undefined;
   keyEnds: Uint32Array | undefined;
+}
+
+/**
+ * What sortChunk holds per record besides the records, at its peak (the planner's in-memory budget): for one
+ * integer key, the record table's ends and lines and the keys' halves with the radix sort's two arrays, 24 bytes
+ * at most; for other keys the encoded keys and their offsets on top, about 40.
+ */
+export function sortBytesPerRecord(spec: KeySpec): number {
+  return isIntegerKey(spec) ? 24 : 40;
 }
 
 /**
@@ -44,13 +53,13 @@ export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScra
     const keys = integerKeys(bytes, table.ends, intReader, scratch);
     if (keys) {
       // The radix sort's own array is the permutation, not a copy of it.
-      const perm = keys.ordered ? identity(scratch, n) : radixSort64(keys.hi, keys.lo, scratch);
+      const perm = keys.ordered ? identityPermutation(scratch, n) : radixSort64(keys.hi, keys.lo, scratch);
       return { bytes, table, perm, ordered: keys.ordered, oneLineEach, intReader, keyBytes: undefined, keyEnds: undefined };
     }
   }
   const { keyBytes, keyEnds } = encodedKeys(bytes, table.ends, ctx);
   const perm = sortEncoded(keyBytes, keyEnds, scratch);
-  return { bytes, table, perm: perm ?? identity(scratch, n), ordered: perm === undefined, oneLineEach, intReader: undefined, keyBytes, keyEnds };
+  return { bytes, table, perm: perm ?? identityPermutation(scratch, n), ordered: perm === undefined, oneLineEach, intReader: undefined, keyBytes, keyEnds };
 }
 
 /**
@@ -101,12 +110,6 @@ export function keyOfRecord(s: SortedChunk, i: number): SortKey {
   }
   const ends = s.keyEnds!;
   return Buffer.from(s.keyBytes!.subarray(recordStart(ends, i), ends[i]));
-}
-
-function identity(scratch: SortScratch, n: number): Uint32Array {
-  const p = scratch.uint32('perm', n);
-  for (let i = 0; i < n; i++) p[i] = i;
-  return p;
 }
 
 function integerReader(bytes: Buffer, ctx: KeyContext): PlainIntegerReader | undefined {

@@ -10,6 +10,7 @@ import { formatBytes } from '../../config/size.js';
 import { FlatloadError } from '../../errors/index.js';
 import { clusteredKeyInFile, type FileKey } from '../../introspect/keySpec.js';
 import type { IndexFacts } from '../../introspect/types.js';
+import { sortBytesPerRecord } from '../../order/sortChunk.js';
 import { runSpaceEstimate, runSpaceText } from '../runSpace.js';
 import type { Ctx } from './context.js';
 
@@ -176,20 +177,12 @@ function surrogateOrder(ctx: Ctx, clusterBy: IndexFacts | undefined): FileKey | 
   return undefined;
 }
 
-/**
- * What an in-memory sort holds per record besides the input, at its peak: the record table and the radix sort's
- * arrays, 24 bytes for one integer key (src/order/sortChunk.ts); the encoded keys and their offsets on top otherwise.
- */
-function memorySortBytesPerRecord(key: FileKey): number {
-  return key.fields.length === 1 && key.numeric[0] === true ? 24 : 40;
-}
-
 function orderBy(ctx: Ctx, key: FileKey, forced: boolean, numbered: boolean): void {
   const { input, engine, reasons, warnings, options } = ctx;
   const size = input.sizeBytes ?? 0;
   const records = input.estimatedRecords ?? Math.ceil(size / 32);
   // A small input is held whole and sorted without runs (docs/ordering.md, "Inputs that fit in memory").
-  const holds = (options.sortsAside ? 2 : 1) * size + memorySortBytesPerRecord(key) * records;
+  const holds = (options.sortsAside ? 2 : 1) * size + sortBytesPerRecord(key) * records;
   if (input.sizeBytes !== undefined && holds <= options.sortMemoryBytes) {
     ctx.order = { kind: 'key', key, spillBytes: 0, inMemory: true };
     ctx.keyOrderWhy = `key order: flatload sorts the input by ${key.name} first (in memory: its ${fmtMB(size)}${options.sortsAside ? ' twice over' : ''} and the sort's arrays, about ${fmtMB(holds)}, are within --sort-memory ${formatBytes(options.sortMemoryBytes)}), so chunks arrive with disjoint, ascending key ranges`;
