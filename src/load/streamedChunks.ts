@@ -32,7 +32,8 @@ import { OverChunkInput, type ChunkRecords, type ChunkSource } from './chunkSour
  * end of the load): a resume of this mode is not checked against the hash.
  */
 export class StreamedChunks extends OverChunkInput implements ChunkSource {
-  private readonly files = new Map<number, string>();
+  /** Each chunk's file, and where in the input the file starts (a resumed chunk may start later). */
+  private readonly files = new Map<number, { path: string; startByte: number }>();
   private dir: string | undefined;
 
   constructor(
@@ -86,23 +87,33 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
           hint: 'point --tmpdir at a file system with room for (jobs + 1) chunks',
         });
       }
-      this.files.set(c.index, path);
+      this.files.set(c.index, { path, startByte: c.startByte });
       return { ...spec, sha1 };
     }
   }
 
-  private pathOf(chunk: CutChunk): string {
-    const path = this.files.get(chunk.index);
-    if (!path) throw new FlatloadError('INTERNAL', `chunk ${chunk.index} of a streamed input was read after it was released`);
-    return path;
+  /**
+   * The chunk's bytes in its file: all of them, or for the rest of a chunk
+   * an interrupted statement had partly loaded into a table that cannot roll
+   * back, only the bytes from its first record that did not land.
+   */
+  private placeOf(chunk: CutChunk): { path: string; from: number; to: number } {
+    const f = this.files.get(chunk.index);
+    if (!f) throw new FlatloadError('INTERNAL', `chunk ${chunk.index} of a streamed input was read after it was released`);
+    const from = chunk.startByte - f.startByte;
+    if (from < 0 || chunk.endByte < chunk.startByte) throw new FlatloadError('INTERNAL', `chunk ${chunk.index} asked for bytes outside its file`);
+    return { path: f.path, from, to: chunk.endByte - f.startByte };
   }
 
   open(chunk: CutChunk, pieceBytes: number): Readable {
-    return readRange(this.pathOf(chunk), 0, chunk.endByte - chunk.startByte, pieceBytes);
+    const { path, from, to } = this.placeOf(chunk);
+    return readRange(path, from, to, pieceBytes);
   }
 
   async readAll(chunk: CutChunk): Promise<Buffer> {
-    return readFile(this.pathOf(chunk));
+    const { path, from, to } = this.placeOf(chunk);
+    const bytes = await readFile(path);
+    return from === 0 && to === bytes.length ? bytes : bytes.subarray(from, to);
   }
 
   async records(chunk: CutChunk): Promise<ChunkRecords> {
@@ -114,10 +125,10 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
 
   /** The chunk is committed (or skipped as committed before): its file goes, and the stream may go on. */
   release(chunk: CutChunk): void {
-    const path = this.files.get(chunk.index);
-    if (!path) return;
+    const f = this.files.get(chunk.index);
+    if (!f) return;
     this.files.delete(chunk.index);
-    void rm(path, { force: true });
+    void rm(f.path, { force: true });
   }
 
   dispose(): void {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -253,4 +254,35 @@ describe('resume is refused when the input or options changed', () => {
       await fresh.drop();
     }
   });
+});
+
+describe('a table that cannot roll back, stopped inside a chunk: the rerun sends only the rest of that chunk', () => {
+  // A trigger stops the LOAD DATA at one row, after the rows before it in its chunk have landed (Aria keeps them).
+  for (const input of ['plain', 'gzip'] as const) {
+    test(`${input} file`, { timeout: 120_000 }, async () => {
+      const plain = join(dir, `partial-${input}.tsv`);
+      await generateToFile(plain, { table: 'user_summary', rows: 20_000, seed: 55 });
+      const file = input === 'gzip' ? `${plain}.gz` : plain;
+      if (input === 'gzip') writeFileSync(file, gzipSync(readFileSync(plain)));
+      const t = `part_${input}`;
+      const create = ddl('user_summary').replace(/CREATE TABLE \S+/, 'CREATE TABLE %s') + ' ENGINE=Aria';
+      await db.conn.query(create.replace('%s', t));
+      await db.conn.query(create.replace('%s', `${t}_ref`));
+      await db.conn.query(`LOAD DATA INFILE ? INTO TABLE ${t}_ref ${loadDataOptions('tsv')}`, [plain]);
+      // Line 5,000 is inside the third 64 KiB chunk (about 1,750 records each), not at its start.
+      const stopAt = readFileSync(plain, 'latin1').split('\n')[4_999]!.split('\t')[0]!;
+      await db.conn.query(`CREATE TRIGGER ${t}_stop BEFORE INSERT ON ${t} FOR EACH ROW BEGIN IF NEW.user_id = ${stopAt} THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'stopped'; END IF; END`);
+      const args = ['load', file, '--table', t, '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none', '--json'];
+      const first = await runCli(args, { env: { DATABASE_URL: db.url } });
+      assert.notEqual(first.code, 0, 'the trigger stops the load');
+      const [n] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${t}`);
+      const landed = Number((n as Array<{ n: unknown }>)[0]!.n);
+      assert.equal(landed, 4_999, 'every row before the stop landed, those of its own chunk too');
+      await db.conn.query(`DROP TRIGGER ${t}_stop`);
+      const again = await runCli(args, { env: { DATABASE_URL: db.url } });
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stderr + again.stdout, /left the first \d+ record/);
+      assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, `${t}_ref`));
+    });
+  }
 });
