@@ -13,7 +13,8 @@ import { detectCompression, inputError, type Compression, type InputSource } fro
  * A piece is valid until the consumer takes the piece after it: pieces are
  * read into a few buffers used in turn, since a fresh buffer per piece is
  * fresh memory for the garbage collector to account for and the kernel to
- * fault in, for bytes the LOCAL INFILE sender copies into its packet at once.
+ * fault in, for bytes that stay only until the LOCAL INFILE sender has
+ * written them (it takes the next piece once the kernel has the last).
  */
 export function readRange(path: string, startByte: number, endByte: number, pieceBytes: number): Readable {
   return new RangeReader(path, startByte, endByte, pieceBytes);

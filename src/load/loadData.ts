@@ -2,6 +2,7 @@ import { selectRows } from '../db/rows.js';
 import type { PoolConnection, ResultSetHeader } from 'mysql2/promise';
 import { Readable, type Writable } from 'node:stream';
 import { refuseInfileRequest } from '../db/connect.js';
+import { packetConnectionOf, sendPieces } from '../db/infilePackets.js';
 import { parseLoadInfo, type LoadInfo, type ServerWarning } from './warnings.js';
 
 export interface LoadDataRun {
@@ -41,19 +42,29 @@ export async function showWarnings(conn: PoolConnection, limit: number): Promise
 export async function runLoadData(run: LoadDataRun): Promise<LoadDataResult> {
   let bytesSent = 0;
   let opened = false;
-  const [res] = await run.conn.query<ResultSetHeader>({
-    sql: run.sql,
-    infileStreamFactory: (requested: string): Readable => {
-      if (requested !== run.fileToken || opened) return refuseInfileRequest(requested);
-      opened = true;
-      const stream = pacedBySocket(run.open(), socketOf(run.conn));
-      stream.on('data', (b: Buffer) => {
-        bytesSent += b.length;
-        run.onBytes(b.length);
-      });
-      return stream;
-    },
-  });
+  let stop: (() => void) | undefined;
+  const counted = (n: number): void => {
+    bytesSent += n;
+    run.onBytes(n);
+  };
+  const packets = packetConnectionOf(run.conn);
+  const [res] = await run.conn
+    .query<ResultSetHeader>({
+      sql: run.sql,
+      infileStreamFactory: (requested: string): Readable => {
+        if (requested !== run.fileToken || opened) return refuseInfileRequest(requested);
+        opened = true;
+        if (packets) {
+          const sending = sendPieces(run.open(), packets, counted);
+          stop = sending.stop;
+          return sending.stream;
+        }
+        const stream = pacedBySocket(run.open(), socketOf(run.conn));
+        stream.on('data', (b: Buffer) => counted(b.length));
+        return stream;
+      },
+    })
+    .finally(() => stop?.());
   const info = parseLoadInfo(res.info) ?? { records: res.affectedRows, deleted: 0, skipped: 0, warnings: res.warningStatus };
   const warnings = info.warnings > 0 || res.warningStatus > 0 ? await showWarnings(run.conn, run.maxWarnings) : [];
   const raised = Math.max(info.warnings, res.warningStatus);
