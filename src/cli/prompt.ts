@@ -1,6 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ReadStream } from 'node:tty';
 import { FlatloadError } from '../errors/index.js';
+import { maskUrlPasswords } from '../errors/mask.js';
 
 /** What a key press did to the password being typed. */
 export interface PromptState {
@@ -139,7 +140,9 @@ export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
 
 /** The password part of a mysql:// URL (also `--backend NAME=URL`'s), if any, masked with `x` (same length). */
 function maskUrl(text: string): string {
-  return text.replace(/^((?:\S*=)?(?:mysql|mariadb|https?):\/\/[^:@/?#]*:)([^/?#]*)(@)/i, (_m, a: string, pw: string, at: string) => `${a}${'x'.repeat(pw.length)}${at}`);
+  // The longest NAME= (none for a bare URL) that a URL of these schemes follows; the URL's password found as its parser finds it.
+  const prefix = /^(?:\S*=)?(?=(?:mysql|mariadb|https?):\/\/)/i.exec(text)?.[0];
+  return prefix === undefined ? text : `${prefix}${maskUrlPasswords(text.slice(prefix.length), { whole: true, mask: (pw) => 'x'.repeat(pw.length) })}`;
 }
 
 /**

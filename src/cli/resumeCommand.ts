@@ -1,4 +1,5 @@
 import { maskUrlPassword } from '../config/url.js';
+import { urlHasPassword } from '../errors/mask.js';
 
 /**
  * The command that resumes a stopped load: the same command line with every
@@ -27,7 +28,7 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
     }
     if (a === '--restart' || a === '--dry-run') continue;
     // An http(s) input's password goes the way of the database's: the user gives it again.
-    out.push(/^https?:\/\/[^/@]*:[^/@]*@/i.test(a) ? stripUrlPassword(a) : a);
+    out.push(/^https?:\/\//i.test(a) && urlHasPassword(a) ? stripUrlPassword(a) : a);
   }
   return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
 }
