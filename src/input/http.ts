@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { FlatloadError } from '../errors/index.js';
-import { maskInputUrl, RemoteFailure, readInto, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
+import { contentRangeFailure, maskInputUrl, RemoteFailure, readInto, REMOTE_TIMEOUT_MS, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
 import { detectCompression } from './source.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -22,14 +22,28 @@ function request(url: URL, method: 'GET' | 'HEAD', headers: Record<string, strin
   const auth = url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : undefined;
   return new Promise((resolve, reject) => {
     const req = mod.request(
-      { protocol: url.protocol, hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method, agent: agents[url.protocol as 'http:' | 'https:'], headers: { ...headers, ...(auth ? { authorization: auth } : {}) } },
+      // identity: the bytes of the file as stored, which ranges and sizes count (Node would not decode a gzipped body anyway).
+      { protocol: url.protocol, hostname: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method, agent: agents[url.protocol as 'http:' | 'https:'], headers: { 'accept-encoding': 'identity', ...headers, ...(auth ? { authorization: auth } : {}) } },
       resolve,
     );
     // A server that stops answering is a dropped connection, retried like one.
-    req.setTimeout(60_000, () => req.destroy(new RemoteFailure('no answer for 60 s', 'transient')));
+    req.setTimeout(REMOTE_TIMEOUT_MS, () => req.destroy(new RemoteFailure(`no answer for ${REMOTE_TIMEOUT_MS / 1000} s`, 'transient')));
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * The failure an answer encoded despite `Accept-Encoding: identity` is (its
+ * bytes are not the file's: counted, ranged and loaded as they are, they
+ * would load garbage or rows twice), or undefined for a plain one.
+ */
+export function encodingFailure(res: http.IncomingMessage, display: string): RemoteFailure | undefined {
+  const enc = String(res.headers['content-encoding'] ?? '').trim();
+  if (enc === '' || enc.toLowerCase() === 'identity') return undefined;
+  res.resume();
+  const what = `${display} was sent with Content-Encoding: ${enc} though flatload asked for none (Accept-Encoding: identity)`;
+  return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_UNREADABLE', `cannot read ${what}`, { file: display, hint: 'have the server send the file as stored (no on-the-fly compression for it); a compressed file is read as such when its name ends in .gz or .zst' }));
 }
 
 /** The failure an unexpected status is (its body drained so the connection can be reused). */
@@ -52,6 +66,8 @@ async function probe(url: URL, display: string): Promise<Head> {
       const res = await request(url, 'HEAD', {});
       res.resume();
       if (res.statusCode !== 200) throw statusFailure(res, display);
+      const encoded = encodingFailure(res, display);
+      if (encoded) throw encoded;
       const len = res.headers['content-length'];
       return {
         status: res.statusCode,
@@ -106,11 +122,18 @@ export async function openHttp(text: string): Promise<RemoteObject> {
     // A server without byte ranges is only ever asked for the whole object (wholeOnly), without a Range.
     const res = await request(url, 'GET', { ...condition, ...(head.ranges ? { range: `bytes=${start}-${end - 1}` } : {}) });
     if (res.statusCode === 206 || (whole && res.statusCode === 200)) {
-      // The object's whole size: after the slash of Content-Range in a 206, Content-Length in a 200.
-      const total = res.statusCode === 206 ? /\/(\d+)$/.exec(String(res.headers['content-range'] ?? ''))?.[1] : res.headers['content-length'];
-      if (total !== undefined && Number(total) !== size) {
+      const encoded = encodingFailure(res, display);
+      if (encoded) throw encoded;
+      // A 206 must hold the bytes asked for, of an object of the size first seen; a whole 200 its Content-Length.
+      const wrong =
+        res.statusCode === 206
+          ? contentRangeFailure(res.headers['content-range'], start, end, size, display)
+          : res.headers['content-length'] !== undefined && Number(res.headers['content-length']) !== size
+            ? new RemoteFailure(`${display} is ${res.headers['content-length']} bytes now, ${size} when the load started`, 'changed')
+            : undefined;
+      if (wrong) {
         res.resume();
-        throw new RemoteFailure(`${display} is ${total} bytes now, ${size} when the load started`, 'changed');
+        throw wrong;
       }
       if (head.etag && res.headers.etag && res.headers.etag !== head.etag) {
         res.resume();
@@ -169,6 +192,8 @@ export async function listHttp(text: string): Promise<RemoteEntry[]> {
     throw openError(err, display);
   }
   if (res.statusCode !== 200) throw openError(statusFailure(res, display), display);
+  const encoded = encodingFailure(res, display);
+  if (encoded) throw openError(encoded, display);
   const parts: Buffer[] = [];
   for await (const b of res) parts.push(b as Buffer);
   let list: unknown;

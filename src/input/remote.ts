@@ -57,10 +57,33 @@ export function backoffMs(attempt: number, random = Math.random()): number {
   return Math.min(5000, 200 * 2 ** (attempt - 1)) * (0.5 + random / 2);
 }
 
+/**
+ * How long a request may wait for its connection, its answer or the next byte
+ * of its body before it counts as dropped: 60 s. FLATLOAD_TEST_REMOTE_TIMEOUT_MS
+ * is for the tests only (so a stalled server costs them seconds, not minutes).
+ */
+export const REMOTE_TIMEOUT_MS = Number(process.env['FLATLOAD_TEST_REMOTE_TIMEOUT_MS']) || 60_000;
+
 /** Errors of a socket that dropped or never answered in time: worth another request. */
 export function transientSocketError(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
-  return ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET'].includes(code ?? '') || (err as Error).message === 'aborted';
+  // TimeoutError: the AWS SDK's socket idle and connection timeouts, which carry no code.
+  return ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'ERR_STREAM_PREMATURE_CLOSE', 'UND_ERR_SOCKET'].includes(code ?? '') || (err as Error).message === 'aborted' || (err as Error).name === 'TimeoutError';
+}
+
+/**
+ * What is wrong with a 206 answer's Content-Range (`bytes A-B/TOTAL`) for the
+ * bytes [start, end) asked of an object of `size` bytes, or undefined when it
+ * fits. The body is taken to begin at `start`: a server answering from
+ * elsewhere (a start rounded to a block) would have rows read twice or never.
+ */
+export function contentRangeFailure(header: string | undefined, start: number, end: number, size: number, display: string): RemoteFailure | undefined {
+  const asked = `bytes=${start}-${end - 1}`;
+  const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/i.exec((header ?? '').trim());
+  if (m && m[3] !== '*' && Number(m[3]) !== size) return new RemoteFailure(`${display} is ${m[3]} bytes now, ${size} when the load started`, 'changed');
+  if (m && Number(m[1]) === start && Number(m[2]) >= start && Number(m[2]) <= end - 1) return undefined;
+  // Retried like a dropped connection (a cache in between may answer right next time); six in a row stop the load naming both.
+  return new RemoteFailure(`${display} answered ${asked} with Content-Range ${header === undefined ? '(none)' : JSON.stringify(header)}, not the bytes asked for`, 'transient');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { Readable } from 'node:stream';
 import { FlatloadError } from '../errors/index.js';
-import { readInto, RemoteFailure, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject } from './remote.js';
+import { contentRangeFailure, readInto, RemoteFailure, REMOTE_TIMEOUT_MS, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject } from './remote.js';
 import { detectCompression } from './source.js';
 
 /** Where S3 is: an endpoint for S3-compatible servers (else AWS's own), a region (else the SDK's chain). */
@@ -37,7 +37,10 @@ export function s3Client(settings: S3Settings, env: NodeJS.ProcessEnv = process.
   if (!c) {
     // The SDK warns on every run under Node 20 that its releases of 2027 will need Node 22; the locked version runs on 20.
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-    c = new S3Client({ ...(region ? { region } : {}), ...(endpoint ? { endpoint, forcePathStyle: true } : {}) });
+    // The SDK waits forever by default: a stalled endpoint (before the answer or in the middle of a body) must fail
+    // like a dropped connection, retried by the SDK and by resumingRead. socketTimeout is an idle timeout, body included.
+    const requestHandler = { connectionTimeout: REMOTE_TIMEOUT_MS, socketTimeout: REMOTE_TIMEOUT_MS };
+    c = new S3Client({ ...(region ? { region } : {}), ...(endpoint ? { endpoint, forcePathStyle: true } : {}), requestHandler });
     clients.set(key, c);
   }
   return c;
@@ -89,6 +92,12 @@ export async function openS3(text: string, settings: S3Settings): Promise<Remote
       if (etag && out.ETag && out.ETag !== etag) {
         (out.Body as Readable | undefined)?.destroy();
         throw new RemoteFailure(`${display} has ETag ${out.ETag} now, ${etag} when the load started`, 'changed');
+      }
+      // The body is taken to start at `start`: an answer for other bytes would repeat or skip rows.
+      const wrong = contentRangeFailure(out.ContentRange, start, end, size, display);
+      if (wrong) {
+        (out.Body as Readable | undefined)?.destroy();
+        throw wrong;
       }
       return out.Body as Readable;
     } catch (err) {

@@ -2,13 +2,15 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
 import { openHttp } from '../../src/input/http.js';
 import { runCli } from '../support/cli.js';
-import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { countRows, createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { NGINX, startCuttingProxy, startNginx, type Nginx } from '../support/http.js';
 import { spawnCli } from '../support/spawn.js';
 
@@ -50,6 +52,52 @@ after(async () => {
 async function freshTable(name: string): Promise<void> {
   await db.conn.query(`DROP TABLE IF EXISTS ${name}`);
   await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
+}
+
+/**
+ * A small server with the file's bytes, answering HEAD and Range GETs as
+ * nginx does (206, ETag, Accept-Ranges) except for one fault: `rounded`
+ * answers a range from its start rounded down to 64 KiB (truthfully, in
+ * Content-Range), `rounded-once` does so the first time each range is asked;
+ * `gzip` gzips every answer (HEAD included) regardless of Accept-Encoding,
+ * `gzip-get` only the GETs. It records each request's Range and Accept-Encoding.
+ */
+async function startFaultyServer(bytes: Buffer, fault: 'rounded' | 'rounded-once' | 'gzip' | 'gzip-get'): Promise<{ base: string; requests: Array<{ method: string; range: string; acceptEncoding: string }>; stop(): Promise<void> }> {
+  const requests: Array<{ method: string; range: string; acceptEncoding: string }> = [];
+  const asked = new Set<string>();
+  const server = http.createServer((req, res) => {
+    const range = req.headers.range ?? '-';
+    requests.push({ method: req.method ?? '', range, acceptEncoding: req.headers['accept-encoding'] ?? '-' });
+    const headers: Record<string, string | number> = { etag: '"v1"', 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };
+    if (fault === 'gzip' || (fault === 'gzip-get' && req.method === 'GET')) headers['content-encoding'] = 'gzip';
+    const m = /^bytes=(\d+)-(\d+)$/.exec(range);
+    if (req.method === 'HEAD' || !m) {
+      res.writeHead(200, { ...headers, 'content-length': bytes.length });
+      res.end(req.method === 'HEAD' ? undefined : bytes);
+      return;
+    }
+    let from = Number(m[1]);
+    const to = Math.min(Number(m[2]), bytes.length - 1);
+    if (fault === 'rounded' || (fault === 'rounded-once' && !asked.has(range))) from -= from % 65_536;
+    asked.add(range);
+    let body = bytes.subarray(from, to + 1);
+    if (headers['content-encoding'] === 'gzip') body = gzipSync(body);
+    res.writeHead(206, { ...headers, 'content-range': `bytes ${from}-${to}/${bytes.length}`, 'content-length': body.length });
+    res.end(body);
+  });
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return {
+    base: `http://127.0.0.1:${port}`,
+    requests,
+    stop: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+/** Rows of `table` that are not rows of ref (all columns compared): any is a row misread. */
+async function rowsNotInRef(table: string): Promise<number> {
+  const cols = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'].map((c) => `r.${c} <=> t.${c}`).join(' AND ');
+  const [r] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${table} t LEFT JOIN ref r ON ${cols} WHERE r.user_id IS NULL`);
+  return Number((r as Array<{ n: unknown }>)[0]!.n);
 }
 
 function load(url: string, table: string, extra: string[] = []): Promise<ReturnType<typeof runCli> extends Promise<infer R> ? R : never> {
@@ -134,6 +182,57 @@ describe('HTTP sources (nginx)', { skip }, () => {
       await proxy.stop();
     }
   });
+
+  test('a 206 whose Content-Range starts before the byte asked for stops the load naming both ranges; nothing misread is loaded', { timeout: 120_000 }, async () => {
+    const server = await startFaultyServer(readFileSync(tsv), 'rounded');
+    try {
+      await freshTable('t_rounded');
+      const r = await load(`${server.base}/us.tsv`, 't_rounded', ['--order', 'file']);
+      assert.equal(r.code, 5, r.stderr);
+      assert.match(r.stderr, new RegExp(`${server.base}/us\\.tsv answered bytes=(\\d+)-\\d+ with Content-Range .*bytes \\d+-\\d+/\\d+`));
+      assert.match(r.stderr, /6 attempts in a row/);
+      assert.equal(await rowsNotInRef('t_rounded'), 0);
+      // In-process, a read at a position the server rounds is refused the same way.
+      const obj = await openHttp(`${server.base}/us.tsv`);
+      await assert.rejects(
+        async () => {
+          for await (const _ of obj.read(70_000, 80_000)) void _;
+        },
+        (err: Error & { code?: string }) => err.code === 'INPUT_UNREADABLE' && err.message.includes('answered bytes=70000-79999 with Content-Range "bytes 65536-79999/'),
+      );
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test('a 206 for the wrong range once, the right one when asked again: the load completes, exact', { timeout: 120_000 }, async () => {
+    const server = await startFaultyServer(readFileSync(tsv), 'rounded-once');
+    try {
+      await freshTable('t_rounded_once');
+      const r = await load(`${server.base}/us.tsv`, 't_rounded_once', ['--order', 'file']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(server.requests.some((q) => q.range !== '-' && !q.range.startsWith('bytes=0-')), 'ranges after the start were asked');
+      assert.deepEqual(await tableDigest(db.conn, 't_rounded_once'), await tableDigest(db.conn, 'ref'));
+    } finally {
+      await server.stop();
+    }
+  });
+
+  for (const fault of ['gzip', 'gzip-get'] as const) {
+    test(`a server that gzips its answers anyway (${fault === 'gzip' ? 'HEAD and GET' : 'GET only'}) is refused, naming the encoding; nothing is loaded`, { timeout: 60_000 }, async () => {
+      const server = await startFaultyServer(readFileSync(tsv), fault);
+      try {
+        await freshTable('t_encoded');
+        const r = await load(`${server.base}/us.tsv`, 't_encoded');
+        assert.equal(r.code, 5, r.stderr);
+        assert.match(r.stderr, /Content-Encoding: gzip though flatload asked for none \(Accept-Encoding: identity\)/);
+        assert.equal(await countRows(db.conn, 't_encoded'), 0);
+        assert.ok(server.requests.length > 0 && server.requests.every((q) => q.acceptEncoding === 'identity'), JSON.stringify(server.requests));
+      } finally {
+        await server.stop();
+      }
+    });
+  }
 
   test('an object replaced while it is read stops the read (If-Match), naming the change', async () => {
     const path = join(dir, 'exports', 'moving.tsv');

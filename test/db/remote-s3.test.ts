@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import * as net from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
@@ -48,11 +49,111 @@ async function freshTable(name: string): Promise<void> {
   await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
 }
 
+/** Rows of `table` that are not rows of ref (all columns compared): any is a row misread. */
+async function rowsNotInRef(table: string): Promise<number> {
+  const cols = ['user_id', 'weight', 'level', 'beat_rate', 'level_num'].map((c) => `r.${c} <=> t.${c}`).join(' AND ');
+  const [r] = await db.conn.query(`SELECT COUNT(*) AS n FROM ${table} t LEFT JOIN ref r ON ${cols} WHERE r.user_id IS NULL`);
+  return Number((r as Array<{ n: unknown }>)[0]!.n);
+}
+
 function load(url: string, table: string, env: Record<string, string>, extra: string[] = []): ReturnType<typeof runCli> {
   return runCli(['load', url, '--table', table, '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none', '--json', ...extra], { env: { DATABASE_URL: db.url, ...env } });
 }
 
+/**
+ * A TCP proxy in front of the S3 server that forwards the first `budget`
+ * bytes of answers (all connections together), then nothing more, keeping
+ * every connection open: an endpoint that stalls, mid-body or before any
+ * answer, without a reset the client would see.
+ */
+async function startStallingProxy(targetPort: number, budget: number): Promise<{ base: string; forwarded(): number; stop(): Promise<void> }> {
+  let forwarded = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => (client.destroy(), upstream.destroy()));
+    }
+    client.on('data', (d: Buffer) => upstream.write(d));
+    upstream.on('data', (d: Buffer) => {
+      const take = Math.max(0, Math.min(d.length, budget - forwarded));
+      forwarded += take;
+      if (take > 0) client.write(d.subarray(0, take));
+    });
+  });
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
+  return {
+    base: `http://127.0.0.1:${port}`,
+    forwarded: () => forwarded,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe('S3 sources (s3rver)', () => {
+  // The timeout is 1 s here (FLATLOAD_TEST_REMOTE_TIMEOUT_MS), 60 s in use: a stall costs each test seconds.
+  for (const [where, budget] of [
+    ['before any answer (HeadObject)', 0],
+    ['in the middle of a body', 300_000],
+  ] as const) {
+    test(`an endpoint that stalls ${where} fails the load in bounded time, naming the object`, { timeout: 90_000 }, async () => {
+      const proxy = await startStallingProxy(s3.port, budget);
+      try {
+        await freshTable('t_stall');
+        const began = Date.now();
+        const r = await runCli(['load', 's3://exports/nightly/us.tsv', '--table', 't_stall', '--chunk-size', '64KiB', '--jobs', '2', '--progress', 'none'], {
+          env: { DATABASE_URL: db.url, ...s3.env(), AWS_ENDPOINT_URL_S3: proxy.base, FLATLOAD_TEST_REMOTE_TIMEOUT_MS: '1000' },
+          timeoutMs: 80_000,
+        });
+        const took = Date.now() - began;
+        assert.equal(r.signal, null, `the load hung (killed after ${took} ms): ${r.stderr}`);
+        assert.equal(r.code, 5, r.stderr);
+        assert.match(r.stderr, /cannot read s3:\/\/exports\/nightly\/us\.tsv/);
+        assert.ok(took < 60_000, `the load took ${took} ms to fail`);
+        if (budget > 0) {
+          assert.equal(proxy.forwarded(), budget, 'the stall came after the answers began');
+          assert.match(r.stderr, /attempts in a row/);
+        }
+        assert.equal(await rowsNotInRef('t_stall'), 0);
+      } finally {
+        await proxy.stop();
+      }
+    });
+  }
+
+  test('a GetObject answer for other bytes than the Range asked is refused (checked through its ContentRange)', { timeout: 30_000 }, async () => {
+    // s3rver answers ranges truthfully: the answer is replaced in flight by a proxy that moves the Content-Range start.
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(s3.port, '127.0.0.1');
+      for (const s of [client, upstream]) s.on('error', () => undefined).on('close', () => (client.destroy(), upstream.destroy()));
+      client.on('data', (d: Buffer) => upstream.write(d));
+      upstream.on('data', (d: Buffer) => client.write(Buffer.from(d.toString('latin1').replace(/(content-range: bytes )1000-/i, '$1999-'), 'latin1')));
+    });
+    const port = await new Promise<number>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve((proxy.address() as net.AddressInfo).port)));
+    try {
+      const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY } = s3.env();
+      Object.assign(process.env, { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY });
+      const obj = await openS3('s3://exports/nightly/us.tsv', { endpoint: `http://127.0.0.1:${port}` });
+      // A range elsewhere passes untouched.
+      const parts: Buffer[] = [];
+      for await (const b of obj.read(500, 900)) parts.push(b as Buffer);
+      assert.ok(Buffer.concat(parts).equals(readFileSync(tsv).subarray(500, 900)));
+      await assert.rejects(
+        async () => {
+          for await (const _ of obj.read(1000, 2000)) void _;
+        },
+        (err: Error & { code?: string }) => err.code === 'INPUT_UNREADABLE' && err.message.includes('s3://exports/nightly/us.tsv answered bytes=1000-1999 with Content-Range "bytes 999-1999/'),
+      );
+    } finally {
+      proxy.close();
+    }
+  });
+
   test('a plain object is read by parallel byte ranges (path-style, through AWS_ENDPOINT_URL_S3)', async () => {
     const proxy = await startCuttingProxy(s3.port, { seed: 1, minBytes: 1, maxBytes: 2, maxCuts: 0 });
     try {

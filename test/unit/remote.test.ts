@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { conditionHeaders } from '../../src/input/http.js';
 import { Readable } from 'node:stream';
 import { FlatloadError } from '../../src/errors/index.js';
-import { backoffMs, isRemoteInput, maskInputUrl, RemoteFailure, resumingRead, type FetchRange } from '../../src/input/remote.js';
+import { backoffMs, contentRangeFailure, isRemoteInput, maskInputUrl, RemoteFailure, resumingRead, type FetchRange } from '../../src/input/remote.js';
 import { parseS3Url, s3Endpoint } from '../../src/input/s3.js';
 import { resumeCommandLine } from '../../src/cli/resumeCommand.js';
 import { maskPasswordArgs } from '../../src/cli/prompt.js';
@@ -124,4 +124,34 @@ test('resumingRead: gives up after 6 failures in a row without a byte, not while
   assert.equal(stuck.asked.length, 6);
   const slow = scripted(data, Array.from({ length: 40 }, () => 10));
   assert.ok((await collect(resumingRead(slow.fetch, 0, 400, 'x', () => undefined, noWait))).equals(data.subarray(0, 400)));
+});
+
+test('a 206 answer must hold the bytes asked for: its Content-Range is checked, start, end and total', { timeout: 10_000 }, () => {
+  // [header, start, end (exclusive), size] → undefined when it fits, else the kind of failure.
+  for (const [header, start, end, size, kind] of [
+    ['bytes 0-99/1000', 0, 100, 1000, undefined],
+    ['bytes 200-999/1000', 200, 1000, 1000, undefined],
+    ['bytes 200-499/*', 200, 1000, 1000, undefined],
+    // Fewer bytes than asked: the loop asks again for the rest.
+    ['bytes 200-299/1000', 200, 1000, 1000, undefined],
+    ['BYTES 5-9/10', 5, 10, 10, undefined],
+    // Another start (rounded down, or past the byte asked for), an end past the one asked for.
+    ['bytes 0-999/1000', 200, 1000, 1000, 'transient'],
+    ['bytes 300-999/1000', 200, 1000, 1000, 'transient'],
+    ['bytes 200-1000/1000', 200, 1000, 1000, 'transient'],
+    ['bytes 200-199/1000', 200, 1000, 1000, 'transient'],
+    // Missing or unparsable.
+    [undefined, 0, 100, 1000, 'transient'],
+    ['', 0, 100, 1000, 'transient'],
+    ['bytes */1000', 0, 100, 1000, 'transient'],
+    ['bytes=0-99/1000', 0, 100, 1000, 'transient'],
+    ['0-99/1000', 0, 100, 1000, 'transient'],
+    // Another total: the object changed, whatever the range.
+    ['bytes 0-99/1001', 0, 100, 1000, 'changed'],
+    ['bytes 0-999/1001', 200, 1000, 1000, 'changed'],
+  ] as const) {
+    const f = contentRangeFailure(header, start, end, size, 'https://h/x.tsv');
+    assert.equal(f?.kind, kind, `${header} for [${start}, ${end}) of ${size}`);
+    if (kind === 'transient') assert.ok(f!.message.includes(`https://h/x.tsv answered bytes=${start}-${end - 1} with Content-Range`), f!.message);
+  }
 });
