@@ -4,8 +4,8 @@ import type { CutChunk } from '../chunking/types.js';
 import { copyOf, type SentRecord } from './chunkSource.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import { bisect, type RangeAttempt } from './bisect.js';
-import { runLoadData } from './loadData.js';
-import { classifyWarning, warningRow, type ServerWarning } from './warnings.js';
+import { runLoadData, type LoadDataResult } from './loadData.js';
+import { classifyWarning, refusedRow, warningRow, type ServerWarning } from './warnings.js';
 
 
 export interface IsolateOptions {
@@ -59,14 +59,24 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
     const end = records[b - 1]!.pos + records[b - 1]!.length;
     const token = `flatload-chunk-${chunk.index}-rows-${a}-${b}`;
     out.statements++;
-    const res = await runLoadData({
-      conn,
-      sql: o.sql(token),
-      fileToken: token,
-      open: () => Readable.from(pieces(o.bytes.subarray(start, end), o.pieceBytes), { objectMode: false }),
-      onBytes: o.onBytes,
-      maxWarnings: o.maxWarnings,
-    });
+    let res: LoadDataResult;
+    try {
+      res = await runLoadData({
+        conn,
+        sql: o.sql(token),
+        fileToken: token,
+        open: () => Readable.from(pieces(o.bytes.subarray(start, end), o.pieceBytes), { objectMode: false }),
+        onBytes: o.onBytes,
+        maxWarnings: o.maxWarnings,
+      });
+    } catch (err) {
+      // The statement stopped at one bad row (--on-duplicate replace): that row is named, the rest is tried again.
+      const refused = refusedRow(err);
+      if (!refused) throw err;
+      await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      const row = a + warningRow(refused.message)! - 1;
+      return { ok: false, landed: 0, problems: [{ code: refused.code, message: refused.message }], ...(row >= a && row < b ? { named: [row] } : {}) };
+    }
     const problems = res.warnings.filter((w) => o.isProblem(w));
     const skipped = o.duplicatesAreProblems ? res.info.skipped : 0;
     if (problems.length === 0 && skipped === 0 && !res.warningsTruncated && res.info.records === b - a) {

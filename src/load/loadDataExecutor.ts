@@ -13,7 +13,7 @@ import type { RejectedRow } from '../report/rejectFile.js';
 import { isolateBadRows } from './isolate.js';
 import { runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
-import { describeWarnings, warningRow, type ServerWarning } from './warnings.js';
+import { describeWarnings, refusedRow, warningRow, type ServerWarning } from './warnings.js';
 
 export interface LoadDataExecutorOptions {
   input: ChunkSource;
@@ -77,16 +77,32 @@ async function loadWhole(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: Chunk
   await txn.begin();
   for (const p of o.pre(chunk, 0)) await conn.query(p);
   for (const sql of o.chunkBefore(chunk)) await conn.query(sql);
-  const result = await runLoadData({
-    conn,
-    sql: o.sql(fileToken),
-    fileToken,
-    open: () => o.input.open(chunk, o.pieceBytes),
-    onBytes: (bytes) => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes }),
-    maxWarnings: o.maxWarnings,
-  });
+  let result: LoadDataResult;
+  try {
+    result = await runLoadData({
+      conn,
+      sql: o.sql(fileToken),
+      fileToken,
+      open: () => o.input.open(chunk, o.pieceBytes),
+      onBytes: (bytes) => o.events.emit({ type: 'chunk-bytes', chunk: chunk.index, bytes }),
+      maxWarnings: o.maxWarnings,
+    });
+  } catch (err) {
+    const refused = o.scope === 'load' ? undefined : refusedRow(err);
+    if (!refused) throw err;
+    return refusedWhole(chunk, refused);
+  }
   for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
   return result;
+}
+
+/**
+ * The chunk's LOAD DATA stopped at a bad row (refusedRow: --on-duplicate
+ * replace): settle() takes it as that row's warning, and isolating the chunk
+ * (or --max-errors 0) names it and every other bad row, as a warning would.
+ */
+function refusedWhole(chunk: CutChunk, refused: ServerWarning): LoadDataResult {
+  return { info: { records: chunk.records, deleted: 0, skipped: 0, warnings: 1 }, affectedRows: 0, warnings: [refused], warningsTruncated: false, bytesSent: 0 };
 }
 
 /** The server read as many records as the scan found, or the input changed, or the format options do not match it. */

@@ -63,9 +63,27 @@ export function classifyWarning(w: ServerWarning): WarningClass {
  */
 export function problemPolicy(o: { duplicatesExpected: boolean; allowAltered: boolean }): (w: ServerWarning) => boolean {
   return (w) => {
+    // A row the server refused (refusedRow) is not in the table, whatever --allow-truncation accepts.
+    if (w.level === REFUSED) return true;
     const cls = classifyWarning(w);
     return cls !== 'note' && !(cls === 'skipped' && o.duplicatesExpected) && !(cls === 'altered' && o.allowAltered);
   };
+}
+
+/** The level of a row refusal (refusedRow): not one of SHOW WARNINGS' levels, whose 'Error' rows may be duplicates skipped on purpose. */
+const REFUSED = 'Refused';
+
+/**
+ * A LOAD DATA that the server stopped at one row with an error, as a
+ * warning about that row: `LOAD DATA LOCAL … REPLACE` does not turn a bad
+ * value or a short or long record into a warning as `IGNORE` does, it stops
+ * there. Undefined for any other error (and one that names no row).
+ */
+export function refusedRow(err: unknown): ServerWarning | undefined {
+  const e = err as { errno?: unknown; sqlMessage?: unknown } | undefined;
+  if (typeof e?.errno !== 'number' || !(MALFORMED.has(e.errno) || ALTERED.has(e.errno))) return undefined;
+  const message = typeof e.sqlMessage === 'string' ? e.sqlMessage : '';
+  return warningRow(message) === undefined ? undefined : { level: REFUSED, code: e.errno, message };
 }
 
 /** The 1-based row number within the statement that a warning names, if it names one. */

@@ -134,6 +134,45 @@ describe('the error budget and reloading rejects', () => {
   });
 });
 
+describe('--on-duplicate replace: the server stops at a bad row instead of warning', () => {
+  // Ids scrambled; every id divisible by 13 has an out-of-range qty, id 50 an extra field, and id 7 a second copy (replace keeps it).
+  const ids = Array.from({ length: 300 }, (_, i) => ((i * 7919) % 300) + 1);
+  const lines = ids.map((id) => `${id}\tn${id}\t${id % 13 === 0 ? 999 : id % 200}${id === 50 ? '\textra' : ''}\n`);
+  lines.push('7\tlast7\t1\n');
+  const offsets = lines.map((_, i) => lines.slice(0, i).join('').length);
+  const bad = lines.map((l, i) => (/\t999\n|\textra/.test(l) ? i : -1)).filter((i) => i >= 0);
+
+  test('the bad rows go to the reject file, in file order and sorted by the key, and the rest loads as LOAD DATA REPLACE would', async () => {
+    const file = join(dir, 'replace-bad.tsv');
+    writeFileSync(file, lines.join(''));
+    for (const [t, order] of [['rp_file', 'file'], ['rp_key', 'key']] as const) {
+      await db.conn.query(`CREATE TABLE ${t} (id int NOT NULL PRIMARY KEY, name varchar(10) NOT NULL, qty tinyint unsigned NULL)`);
+      const r = await runCli(['load', file, '--table', t, '--order', order, '--on-duplicate', 'replace', '--chunk-size', '700', '--jobs', '2', '--max-errors', '100', '--progress', 'none', '--reject-file', join(dir, `${t}.rej`)], {
+        env: { DATABASE_URL: db.url },
+      });
+      assert.equal(r.code, 3, r.stderr);
+      const log = readFileSync(join(dir, `${t}.rej.log`), 'utf8').trim().split('\n').slice(1);
+      const got = log.map((l) => l.split('\t').slice(0, 2).map(Number)).sort((a, b) => a[0]! - b[0]!);
+      assert.deepEqual(got, bad.map((i) => [i + 1, offsets[i]]), t);
+      assert.deepEqual(readFileSync(join(dir, `${t}.rej`), 'utf8').split('\n').sort(), bad.map((i) => lines[i]!.slice(0, -1)).concat('').sort(), t);
+      const [c] = await db.conn.query(`SELECT COUNT(*) AS n, MAX(name = 'last7' AND id = 7) AS replaced FROM ${t}`);
+      const row = (c as Array<{ n: unknown; replaced: unknown }>)[0]!;
+      assert.equal(Number(row.n), 300 - bad.length, t);
+      assert.equal(Number(row.replaced), 1, `${t}: the later copy of id 7 replaced the first`);
+    }
+  });
+
+  test('with --max-errors 0 the load stops naming the bad row\'s file line and byte offset', async () => {
+    const file = join(dir, 'replace-bad-0.tsv');
+    writeFileSync(file, lines.join(''));
+    await db.conn.query('CREATE TABLE rp_stop (id int NOT NULL PRIMARY KEY, name varchar(10) NOT NULL, qty tinyint unsigned NULL)');
+    const r = await runCli(['load', file, '--table', 'rp_stop', '--order', 'file', '--on-duplicate', 'replace', '--chunk-size', '100000', '--progress', 'none'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 4, r.stderr);
+    const first = bad[0]!;
+    assert.match(r.stderr, new RegExp(`line ${first + 1}, byte offset ${offsets[first]}`));
+  });
+});
+
 describe('the input sorted by the key (--order key, --order chunk)', () => {
   test('rows are sent in key order, yet rejects name their original lines and offsets, and the table equals a file-order load', async () => {
     // Ids in a scrambled order; every id divisible by 11 has an out-of-range qty.

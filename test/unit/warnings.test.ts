@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeRejects } from '../../src/load/commit.js';
-import { classifyWarning, describeWarnings, parseLoadInfo, warningRow, type LoadInfo, type ServerWarning, type WarningClass } from '../../src/load/warnings.js';
+import { classifyWarning, describeWarnings, parseLoadInfo, problemPolicy, refusedRow, warningRow, type LoadInfo, type ServerWarning, type WarningClass } from '../../src/load/warnings.js';
 
 const classes: Array<[level: string, code: number, message: string, expected: WarningClass]> = [
   ['Warning', 1062, "Duplicate entry '7' for key 'PRIMARY'", 'skipped'],
@@ -122,4 +122,25 @@ test('describeRejects: a rejected row\'s repeated errors once, with their count;
     "    line 9 (byte offset 90): [1366] Incorrect integer value: 'x' for column 'n' at row 2; [1265] Data truncated for column 'd' at row 2",
     '    … and 1 more',
   ]);
+});
+
+test('refusedRow: a statement error at one row becomes that row\'s problem, whatever --allow-truncation accepts; other errors do not', () => {
+  const cases: Array<[string, unknown, number | undefined]> = [
+    ['extra field', { errno: 1262, sqlMessage: 'Row 2 was truncated; it contained more data than there were input columns' }, 2],
+    ['out of range', { errno: 1264, sqlMessage: "Out of range value for column 'qty' at row 13" }, 13],
+    ['truncated', { errno: 1265, sqlMessage: "Data truncated for column 'v' at row 1" }, 1],
+    ['too long', { errno: 1406, sqlMessage: "Data too long for column 'name' at row 4" }, 4],
+    ['no row named', { errno: 1048, sqlMessage: "Column 'name' cannot be null" }, undefined],
+    ['not a row error', { errno: 1205, sqlMessage: 'Lock wait timeout exceeded; try restarting transaction' }, undefined],
+    ['no errno', new Error('socket hang up'), undefined],
+    ['nothing', undefined, undefined],
+  ];
+  const lenient = problemPolicy({ duplicatesExpected: true, allowAltered: true });
+  for (const [why, err, row] of cases) {
+    const w = refusedRow(err);
+    assert.equal(w && warningRow(w.message), row, why);
+    if (w) assert.equal(lenient(w), true, `${why}: a refused row is never accepted`);
+  }
+  // SHOW WARNINGS' own 'Error' rows keep their classes: a duplicate skipped on purpose is no problem.
+  assert.equal(lenient({ level: 'Error', code: 1062, message: "Duplicate entry '7' for key 'PRIMARY'" }), false);
 });
