@@ -88,7 +88,8 @@ async function loadWhole(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: Chunk
       maxWarnings: o.maxWarnings,
     });
   } catch (err) {
-    const refused = o.scope === 'load' ? undefined : refusedRow(err);
+    // Where the chunk cannot be rolled back, the rows before the stop are in the table: the error stops the load as it is.
+    const refused = o.scope === 'load' || !txn.canRollBack ? undefined : refusedRow(err);
     if (!refused) throw err;
     return refusedWhole(chunk, refused);
   }
