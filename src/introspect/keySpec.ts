@@ -42,11 +42,19 @@ function fsp(columnType: string): number {
   return m ? Number(m[1]) : 0;
 }
 
+/** Fraction digits an exact number column stores: s of DECIMAL(p,s), 0 for the integer types. */
+function scale(dataType: string, columnType: string): number {
+  if (dataType !== 'decimal' && dataType !== 'numeric') return 0;
+  const m = /\(\s*\d+\s*,\s*(\d+)\s*\)/.exec(columnType);
+  return m ? Number(m[1]) : 0;
+}
+
 /** How one key column's values compare, and whether flatload computes it exactly. */
 export function keyPartRule(c: ColumnFacts | undefined): PartRule {
   const type = c?.dataType ?? '';
   const name = c?.name ?? '?';
-  if (EXACT_NUMBERS.has(type)) return { numeric: true, form: null };
+  // The server rounds a value to the column's scale (with a Note only): 7.5 and 8 are one INT key.
+  if (EXACT_NUMBERS.has(type)) return { numeric: true, form: { kind: 'number', scale: scale(type, c?.columnType ?? '') } };
   if (INEXACT_NUMBERS.has(type)) return { numeric: true, form: null, inexact: `${name} is ${type.toUpperCase()}, whose values the server reads otherwise than as plain numbers` };
   if (BINARY_TYPES.has(type)) return { numeric: false, form: null };
   if (type === 'date') return { numeric: false, form: { kind: 'date' } };
@@ -54,8 +62,9 @@ export function keyPartRule(c: ColumnFacts | undefined): PartRule {
   if (TEXT_TYPES.has(type)) {
     const collation = (c?.collation ?? '').toLowerCase();
     if (collation.endsWith('_bin')) {
-      // NO PAD collations compare every byte; the others ignore trailing spaces.
-      return { numeric: false, form: /_nopad_|_0900_/.test(collation) ? null : { kind: 'pad-space' } };
+      // NO PAD collations compare every byte (but spaces beyond the column's length are cut); the others ignore trailing spaces.
+      if (!/_nopad_|_0900_/.test(collation)) return { numeric: false, form: { kind: 'pad-space' } };
+      return { numeric: false, form: type === 'varchar' && c?.maxChars ? { kind: 'nopad', chars: c.maxChars } : null };
     }
     return {
       numeric: false,

@@ -55,9 +55,19 @@ export function compareKeys(a: Uint8Array, b: Uint8Array): number {
  * equal keys, in the server's order:
  * - pad-space: a binary (_bin) collation with PAD SPACE: trailing spaces do
  *   not count and a shorter value compares as if padded with spaces;
- * - date, datetime: the value in the server's canonical form (temporal.ts).
+ * - nopad: a NO PAD binary collation, every byte counts; but trailing spaces
+ *   beyond the column's `chars` characters are cut (a Note only), so
+ *   'abcde  ' in a VARCHAR(5) is 'abcde';
+ * - date, datetime: the value in the server's canonical form (temporal.ts);
+ * - number: an integer or DECIMAL column's value as stored, rounded half away
+ *   from zero to `scale` fraction digits (the server stores 7.5 in an INT as 8).
  */
-export type KeyForm = { kind: 'pad-space' } | { kind: 'date' } | { kind: 'datetime'; fsp: number };
+export type KeyForm =
+  | { kind: 'pad-space' }
+  | { kind: 'nopad'; chars: number }
+  | { kind: 'date' }
+  | { kind: 'datetime'; fsp: number }
+  | { kind: 'number'; scale: number };
 
 /** How to read a record's key: which of the file's fields, and whether each compares as a number. */
 export interface KeySpec {
@@ -152,8 +162,24 @@ function putPadded(sink: ShallowSink, v: Uint8Array, start: number, end: number)
   sink.length = p;
 }
 
-function putFormed(sink: ShallowSink, form: KeyForm, v: Uint8Array): void {
+/** NO PAD text: its bytes, less the trailing spaces beyond `chars` characters (counted in the file's set). */
+function putNoPad(sink: ShallowSink, v: Buffer, chars: number, cs: CharsetInfo): void {
+  let e = v.length;
+  while (e > 0 && v[e - 1] === 0x20) e--;
+  let n = 0;
+  for (let i = 0; i < e && n <= chars; n++) {
+    const len = cs.charlen(v, i, e);
+    if (len <= 0) return putText(sink, TEXT, v, 0, v.length); // malformed: as it is
+    i += len;
+  }
+  // Longer than the column without its spaces too: an error the load rejects, as it is.
+  putText(sink, TEXT, v, 0, n > chars ? v.length : Math.min(v.length, e + (chars - n)));
+}
+
+function putFormed(sink: ShallowSink, form: KeyForm, v: Buffer, cs: CharsetInfo): void {
   if (form.kind === 'pad-space') return putPadded(sink, v, 0, v.length);
+  if (form.kind === 'nopad') return putNoPad(sink, v, form.chars, cs);
+  if (form.kind === 'number') return putNumber(sink, v, 0, v.length, form.scale);
   const canonical = canonicalTemporal(v, 0, v.length, form.kind === 'datetime' ? form.fsp : undefined);
   // A value the server reads only with a warning is rejected there: kept apart from every date, byte-wise.
   if (canonical === undefined) return putText(sink, MALFORMED, v, 0, v.length);
@@ -163,9 +189,11 @@ function putFormed(sink: ShallowSink, form: KeyForm, v: Uint8Array): void {
 /**
  * A numeric field's text as a key part: [+-]digits[.digits][e[+-]digits]
  * (or .digits), surrounding ASCII whitespace ignored as the server's
- * string-to-number conversion does. Anything else is MALFORMED.
+ * string-to-number conversion does. Anything else is MALFORMED. With a
+ * `scale`, the value is rounded to that many fraction digits first, half away
+ * from zero, in decimal digits (as the server stores it in an exact column).
  */
-function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number): void {
+function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number, scale?: number): void {
   let s = start;
   let e = end;
   while (s < e && isSpace(v[s]!)) s++;
@@ -217,8 +245,48 @@ function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number)
     if (c === 0x30 || (c === 0x2e && last - 1 === intEnd)) last--;
     else break;
   }
-  const E = (inFraction ? lead : intEnd - first) + exp;
+  let E = (inFraction ? lead : intEnd - first) + exp;
   if (E > MAX_EXP || E < -MAX_EXP) return putText(sink, MALFORMED, v, start, end);
+  let digits: Uint8Array = v;
+  if (scale !== undefined) {
+    // Keep the digits down to 10^-scale; the first one dropped decides (>= 5: away from zero).
+    const keep = E + scale;
+    const n = last - first - (first < intEnd && intEnd < last && v[intEnd] === 0x2e ? 1 : 0);
+    if (keep < n) {
+      const kept = Buffer.allocUnsafe(Math.max(keep, 1));
+      let k = 0;
+      let next = 0; // the first dropped digit
+      for (let j = first; j < last; j++) {
+        const c = v[j]!;
+        if (c === 0x2e) continue;
+        if (k < keep) kept[k++] = c;
+        else {
+          next = c;
+          break;
+        }
+      }
+      if (keep < 0 || next < 0x35) {
+        // Rounded down: drop trailing zeros, or nothing is left (zero, -0.4 included).
+        while (k > 0 && kept[k - 1] === 0x30) k--;
+      } else {
+        // Rounded up: carry through trailing nines; all nines (or none kept) gain a digit.
+        while (k > 0 && kept[k - 1] === 0x39) k--;
+        if (k === 0) {
+          kept[k++] = 0x31;
+          E++;
+        } else kept[k - 1] = kept[k - 1]! + 1;
+      }
+      if (k === 0) {
+        sink.reserve(1);
+        sink.bytes[sink.length++] = ZERO;
+        return;
+      }
+      if (E > MAX_EXP) return putText(sink, MALFORMED, v, start, end);
+      digits = kept;
+      first = 0;
+      last = k;
+    }
+  }
   const flip = negative ? 0xff : 0;
   sink.reserve(4 + (last - first));
   const out = sink.bytes;
@@ -228,7 +296,7 @@ function putNumber(sink: ShallowSink, v: Uint8Array, start: number, end: number)
   out[p++] = (biased >>> 8) ^ flip;
   out[p++] = (biased & 0xff) ^ flip;
   for (let k = first; k < last; k++) {
-    const c = v[k]!;
+    const c = digits[k]!;
     if (c !== 0x2e) out[p++] = c ^ flip;
   }
   out[p++] = flip;
@@ -273,7 +341,7 @@ export function putRecordKey(sink: ShallowSink, bytes: Buffer, start: number, en
       sink.reserve(1);
       sink.bytes[sink.length++] = NULL_PART;
     }
-    else if (form) putFormed(sink, form, v);
+    else if (form) putFormed(sink, form, v, cs);
     else if (spec.numeric[i]) putNumber(sink, v, 0, v.length);
     else putText(sink, TEXT, v, 0, v.length);
   }

@@ -1,10 +1,10 @@
 /**
  * Keys the server calls equal while their bytes differ ('a'/'A', 'e'/'é',
- * 'x'/'x ' under PAD SPACE, a DATE written two ways), and other unique keys
- * that make the load's order visible: whatever flatload sorts and however
- * many streams load, the table must equal the server's own LOAD DATA INFILE
- * of the same file (IGNORE keeps the first, REPLACE the last, the default
- * rejects the later ones). And a MyRocks table whose case-insensitive key
+ * 'x'/'x ' under PAD SPACE, a DATE written two ways, '7.5'/'8' in a BIGINT),
+ * and other unique keys that make the load's order visible: whatever flatload
+ * sorts and however many streams load, the table must equal the server's own
+ * LOAD DATA INFILE of the same file (IGNORE keeps the first, REPLACE the
+ * last, the default rejects the later ones). And a MyRocks table whose case-insensitive key
  * the file holds in byte order loads, instead of stopping with 4054.
  */
 import assert from 'node:assert/strict';
@@ -145,6 +145,25 @@ const CASES: Case[] = [
       const ids = shuffled(Array.from({ length: 3000 }, (_, k) => k), 23);
       return `${ids.map((id, j) => `${id}\t${(j * 7) % 3000}\tE${j % 300 === 299 ? j - 250 : j}\t${j}`).join('\n')}\n`;
     })(),
+  },
+  {
+    // The server rounds to the column's scale, half away from zero, with only a Note: '-2.5' is -3, '4.995' is 5.00.
+    name: 'composite (BIGINT, DECIMAL(8,2)) key with values the server rounds',
+    ddl: '(a BIGINT NOT NULL, d DECIMAL(8,2) NOT NULL, v INT NOT NULL, PRIMARY KEY (a, d))',
+    content: withTwins(
+      2400,
+      (i) => [String((i % 7) - 3), String(i - 1200)],
+      (i) => {
+        const a = (i % 7) - 3;
+        const d = i - 1200;
+        const below = (x: number): string => (x > 0 ? `${x - 1}.` : `-${-x - 1}.`); // x ≠ 0: |x| - 1 and the point, toward zero
+        if (i % 30 === 0) return [`${a}.4`, `${d}.004`];
+        if (i % 30 === 10) return [a === 0 ? '-0.4' : `${below(a)}5`, `${d}0e-1`];
+        if (i % 30 === 20) return [`${a}e0`, d === 0 ? '-0.004' : `${below(d)}995`];
+        return undefined;
+      },
+      29,
+    ),
   },
 ];
 

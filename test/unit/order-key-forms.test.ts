@@ -2,6 +2,7 @@
  * Key fields read the way the server compares them: text in a PAD SPACE
  * binary collation (trailing spaces do not count, a shorter value compares as
  * if padded with spaces) against a reference comparator on random strings,
+ * in a NO PAD one (every byte, less spaces beyond the column's length),
  * and DATE/DATETIME values in the server's canonical form (equal dates
  * written differently are one key, canonical text orders as the dates do).
  */
@@ -16,6 +17,7 @@ import { rng } from './chunking-support.js';
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
 const TSV: ScanFormat = { fieldTerm: b('\t'), lineTerm: b('\n'), enclosure: -1, escape: -1 };
 const latin1 = charsetInfo('latin1')!;
+const utf8mb4 = charsetInfo('utf8mb4')!;
 
 function ctx(spec: KeySpec): KeyContext {
   return { spec, fmt: TSV, cs: latin1, targets: { fields: 3, textField: [true, true, true] } };
@@ -60,6 +62,33 @@ test('PAD SPACE: equal and ordered as the collation compares them, by hand', () 
     assert.equal(sign(compareKeys(keyOf(x, c), keyOf(y, c))), want, `${JSON.stringify(x)} vs ${JSON.stringify(y)}`);
     assert.equal(sign(compareKeys(keyOf(y, c), keyOf(x, c))), 0 - want, `${JSON.stringify(y)} vs ${JSON.stringify(x)}`);
   }
+});
+
+test('NO PAD with a length: trailing spaces beyond the column\'s characters are cut, as the server stores the value', () => {
+  const nopad = (chars: number, cs = latin1): KeyContext => ({ ...ctx({ fields: [0], numeric: [false], forms: [{ kind: 'nopad', chars }] }), cs });
+  const c = nopad(5);
+  const cases: Array<[string, string, number]> = [
+    ['abcde', 'abcde  ', 0], // cut to 5 characters
+    ['abcd ', 'abcd   ', 0], // the space within the 5 stays
+    ['abcd', 'abcd ', -1], // within the length: every byte counts
+    ['abcd', 'abcd   ', -1],
+    ['ab', 'ab   ', -1],
+    ['', '      ', -1], // '     ', not ''
+    ['abcdef', 'abcdef ', -1], // too long anyway (rejected): as it is
+    ['abcde  \x01', 'abcde', 1], // only trailing spaces are cut
+  ];
+  for (const [x, y, want] of cases) {
+    assert.equal(sign(compareKeys(keyOf(x, c), keyOf(y, c))), want, `${JSON.stringify(x)} vs ${JSON.stringify(y)}`);
+    assert.equal(sign(compareKeys(keyOf(y, c), keyOf(x, c))), 0 - want, `${JSON.stringify(y)} vs ${JSON.stringify(x)}`);
+  }
+  assert.deepEqual(decodeKey(keyOf('abcde   ', c)), [{ kind: 'text', bytes: b('abcde') }]);
+  assert.deepEqual(decodeKey(keyOf('ab      ', c)), [{ kind: 'text', bytes: b('ab   ') }]);
+  // Characters, not bytes: 'ééééé' is 5 characters in utf8mb4 (10 bytes).
+  const u = nopad(5, utf8mb4);
+  const e5 = Buffer.from('ééééé', 'utf8');
+  assert.equal(compareKeys(keyOf(e5, u), keyOf(Buffer.concat([e5, b('   ')]), u)), 0);
+  assert.ok(compareKeys(keyOf(Buffer.from('éééé', 'utf8'), u), keyOf(Buffer.from('éééé  ', 'utf8'), u)) < 0);
+  assert.equal(compareKeys(keyOf(Buffer.from('éééé ', 'utf8'), u), keyOf(Buffer.from('éééé  ', 'utf8'), u)), 0);
 });
 
 test('PAD SPACE: random strings of spaces, low bytes and letters compare as the reference does, and decode without trailing spaces', () => {

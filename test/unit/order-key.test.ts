@@ -77,6 +77,81 @@ test('equal numbers written differently are equal keys', () => {
   }
 });
 
+/** An exact column's key: the value rounded to `scale` fraction digits, as the server stores it. */
+const scaled = (scale: number, field = 0): KeySpec => ({ fields: [field], numeric: [true], forms: [{ kind: 'number', scale }] });
+
+test('exact columns: values the server stores as one value are one key (rounded half away from zero to the scale)', () => {
+  // [scale, groups of values stored equal, in increasing order of the stored value]
+  const cases: Array<[number, string[][]]> = [
+    [0, [
+      ['-3', '-2.5', '-2.50', '-3.4', '-25e-1'],
+      ['-2', '-2.4999', '-1.5'],
+      ['0', '0.4', '-0.4', '0.49999999999999999999', '-0', '4e-1', '0.0001', '1e-40'],
+      ['1', '0.5', '.5', '1.4', '5e-1'],
+      ['7', '6.5', '7.49'],
+      ['8', '7.5', '8.0', '75e-1', '7.5e0', '0.75E1', '8.4999', ' 7.5 '],
+      ['10', '9.5', '9.99', '10.4', '1e1'],
+      ['100', '99.5', '99.9999'],
+      ['18446744073709551615', '18446744073709551614.5', '18446744073709551615.49'],
+    ]],
+    [2, [
+      ['-1.01', '-1.005', '-1.0149'],
+      ['0', '0.004', '-0.004', '0.00499'],
+      ['0.01', '0.005', '0.0149'],
+      ['1', '0.995', '0.9999', '1.00', '1.004', '100e-2'],
+      ['1.01', '1.005', '1.0149', '1.01', '1005e-3', '0.1005E1'],
+      ['1.1', '1.095', '1.1', '1.10'],
+      ['10', '9.995', '9.9951'],
+      ['123.46', '123.455', '123.4567'],
+    ]],
+    [4, [
+      ['0.0001', '0.00005', '0.00014999'],
+      ['1.2346', '1.23455', '1.234550000001'],
+    ]],
+  ];
+  for (const [scale, groups] of cases) {
+    const c = ctx(TSV, scaled(scale));
+    const keys = groups.map((g) => g.map((v) => keyOf(`${v}\tx\n`, c)));
+    for (let i = 0; i < groups.length; i++) {
+      const g = groups[i]!;
+      // The first of each group is the stored value itself: its key is the plain number's key.
+      assert.deepEqual(keys[i]![0], keyOf(`${g[0]}\tx\n`, ctx(TSV, num())), `scale ${scale}: ${g[0]} is kept as it is`);
+      for (let j = 1; j < g.length; j++) assert.equal(compareKeys(keys[i]![0]!, keys[i]![j]!), 0, `scale ${scale}: ${g[0]} = ${g[j]}`);
+      if (i > 0) for (const x of keys[i - 1]!) for (const y of keys[i]!) assert.ok(compareKeys(x, y) < 0, `scale ${scale}: ${groups[i - 1]![0]} < ${g[0]}`);
+    }
+  }
+  // Malformed values stay malformed (after every number), rounding or not.
+  const c = ctx(TSV, scaled(0));
+  for (const v of ['7.5x', '--1', '1e', 'e5', '1e-99999999']) assert.equal(keyOf(`${v}\tx\n`, c)[0], 0x05, v);
+  assert.deepEqual(decodeKey(keyOf('-2.5\tx\n', c)), [{ kind: 'number', decimal: '-3' }]);
+  assert.deepEqual(decodeKey(keyOf('0.995\tx\n', ctx(TSV, scaled(2)))), [{ kind: 'number', decimal: '1' }]);
+});
+
+test('exact columns: random values round as a BigInt reference does', () => {
+  const rand = rng(11);
+  const digits = (n: number): string => Array.from({ length: n }, () => String(Math.floor(rand() * 10))).join('');
+  for (let t = 0; t < 3000; t++) {
+    const scale = Math.floor(rand() * 4);
+    const int = digits(Math.floor(rand() * 5));
+    const frac = digits(Math.floor(rand() * 6));
+    const exp = rand() < 0.3 ? Math.floor(rand() * 9) - 4 : 0;
+    const neg = rand() < 0.4;
+    const text = `${neg ? '-' : ''}${int || (frac ? '' : '0')}${frac ? `.${frac}` : ''}${exp ? `e${exp}` : ''}`;
+    // value = m × 10^x; the stored value is round(m × 10^(x + scale)) × 10^-scale, half away from zero.
+    const m = BigInt(`${int}${frac}` || '0');
+    const x = exp - frac.length;
+    let r: bigint;
+    if (x + scale >= 0) r = m * 10n ** BigInt(x + scale);
+    else {
+      const d = 10n ** BigInt(-(x + scale));
+      r = m / d + (2n * (m % d) >= d ? 1n : 0n);
+    }
+    const abs = r.toString().padStart(scale + 1, '0');
+    const stored = `${neg && r !== 0n ? '-' : ''}${abs.slice(0, abs.length - scale)}${scale ? `.${abs.slice(abs.length - scale)}` : ''}`;
+    assert.deepEqual(keyOf(`${text}\tx\n`, ctx(TSV, scaled(scale))), keyOf(`${stored}\tx\n`, ctx(TSV, num())), `${text} at scale ${scale} is ${stored}`);
+  }
+});
+
 test('NULL first, malformed numbers after every number, byte-wise among themselves', () => {
   const c = ctx(TSV, num());
   const ordered = ['\\N', '-1e300', '-5', '0', '3', '1e300', '', ' ', '+', '1.2.3', '12abc', '1e', 'abc', 'x'];
