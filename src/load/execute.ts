@@ -63,6 +63,7 @@ export function planOptionsOf(o: LoadOptions, inputSizeBytes: number | undefined
     keepOld: o.keepOld,
     order: o.order,
     maxErrors: o.maxErrors,
+    allowTruncation: o.allowTruncation,
     sortMemoryBytes: o.sortMemoryBytes,
     clientCpus: availableParallelism(),
     binlog: o.binlog,

@@ -21,6 +21,8 @@ export interface PlanOptions {
   /** The order rows are sent in: the clustered key's (sorted out of core), the file's with each chunk sorted by that key, the file's, or the planner's choice. */
   order: 'auto' | 'key' | 'chunk' | 'file';
   maxErrors: number;
+  /** --allow-truncation: a value the server changes with a warning loads changed (the key the sort read is not the one stored). */
+  allowTruncation?: boolean | undefined;
   /** An input sorted by key whose in-memory sort holds at most this much is sorted in memory (--sort-memory). */
   sortMemoryBytes: number;
   /** An export's in-memory sorts run in a worker thread that moves the input into a second copy: counted twice. */

@@ -205,6 +205,19 @@ describe('the input sorted by the key (--order key, --order chunk)', () => {
     assert.equal(new Set(sums).size, 1, JSON.stringify(sums));
   });
 
+  test('--allow-truncation with --on-duplicate ignore: a key the server converts keeps the row its own LOAD DATA keeps', async () => {
+    // The server stores 0x0C as 0 and 12abc as 12 (with a warning --allow-truncation accepts): b and d win, as in file order.
+    const file = join(dir, 'converted-keys.tsv');
+    writeFileSync(file, '5\ta\n0x0C\tb\n0\tc\n12abc\td\n12\te\n');
+    for (const t of ['ck', 'ck_ref']) await db.conn.query(`CREATE TABLE ${t} (id bigint NOT NULL PRIMARY KEY, a varchar(20) NOT NULL)`);
+    await db.conn.query(`LOAD DATA INFILE ? IGNORE INTO TABLE ck_ref`, [file]);
+    const r = await runCli(['load', file, '--table', 'ck', '--on-duplicate', 'ignore', '--allow-truncation', '--progress', 'none'], { env: { DATABASE_URL: db.url } });
+    assert.equal(r.code, 0, r.stderr);
+    const rows = async (t: string): Promise<string> => JSON.stringify((await db.conn.query(`SELECT id, a FROM ${t} ORDER BY id`))[0]);
+    assert.equal(await rows('ck'), await rows('ck_ref'));
+    assert.match(await rows('ck'), /"a":"b".*"a":"d"/);
+  });
+
   test('--order chunk: the chunks arrive in file order, the rows of each in key order', async () => {
     const ids = Array.from({ length: 400 }, (_, i) => ((i * 7919) % 400) + 1);
     const file = join(dir, 'chunked.tsv');

@@ -867,6 +867,24 @@ const CASES: Case[] = [
     expect: { order: 'file', concurrency: 1, reasons: [/^file order: --on-duplicate ignore with another UNIQUE key u_level \(level\): sorting by u_user_id would change which of two rows/] },
   },
   {
+    name: '--allow-truncation with --on-duplicate ignore: file order (a key the server changes is sorted as the file has it), one stream',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { onDuplicate: 'ignore', allowTruncation: true },
+    expect: { order: 'file', concurrency: 1, reasons: [/^file order: --on-duplicate ignore with --allow-truncation keeps the row the server's own load of the file would keep only in file order/] },
+  },
+  {
+    name: '--allow-truncation with --order key and --max-errors: the sort is refused with a warning',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { maxErrors: 5, allowTruncation: true, order: 'key' },
+    expect: { order: 'file', warnings: [/^--order key ignored: --max-errors 5 with --allow-truncation/] },
+  },
+  {
+    name: '--allow-truncation where duplicates decide nothing: sorted as usual',
+    facts: () => maria('user_summary', 'InnoDB', 'us.tsv'),
+    options: { allowTruncation: true },
+    expect: { order: 'key', concurrency: 2 },
+  },
+  {
     name: 'an INSERT trigger with --max-errors: file order, the trigger sees the order',
     facts: () => usKeyAs('InnoDB', 'us.tsv', {}, { triggers: [{ name: 'tr', event: 'INSERT', timing: 'BEFORE' }] }),
     options: { maxErrors: 5 },

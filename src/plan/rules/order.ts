@@ -47,6 +47,9 @@ export function orderVisible(ctx: Ctx, key: FileKey, besides: ReadonlyArray<stri
   if (!duplicatesDecide(options)) return undefined;
   const dup = dupWhat(options);
   if (!key.exact) return `${dup} keeps the row the server's own load of the file would keep only in file order: ${key.inexact ?? `${key.name} is not compared by its bytes`}`;
+  if (options.allowTruncation) {
+    return `${dup} with --allow-truncation keeps the row the server's own load of the file would keep only in file order: a key the server changes with a warning ('12abc' stored as 12, text cut to its column's length) is sorted as the file has it`;
+  }
   const other = table.indexes.find((i) => i.unique && !besides.some((b) => b.toLowerCase() === i.name.toLowerCase()));
   if (other) {
     return `${dup} with another UNIQUE key ${other.name} (${other.columns.join(', ')}): sorting by ${key.name} would change which of two rows with the same ${other.name} arrives first, and so which one the server keeps`;
