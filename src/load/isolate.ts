@@ -4,7 +4,7 @@ import type { CutChunk } from '../chunking/types.js';
 import { copyOf, type SentRecord } from './chunkSource.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import { bisect, type RangeAttempt } from './bisect.js';
-import { runLoadData, type LoadDataResult } from './loadData.js';
+import { refusedResult, runLoadData, type LoadDataResult } from './loadData.js';
 import { classifyWarning, refusedRow, warningRow, type ServerWarning } from './warnings.js';
 
 
@@ -70,12 +70,10 @@ export async function isolateBadRows(o: IsolateOptions): Promise<Isolated> {
         maxWarnings: o.maxWarnings,
       });
     } catch (err) {
-      // The statement stopped at one bad row (--on-duplicate replace): that row is named, the rest is tried again.
+      // The statement stopped at one bad row (--on-duplicate replace): named below as a warned row is, the rest tried again.
       const refused = refusedRow(err);
       if (!refused) throw err;
-      await conn.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      const row = a + warningRow(refused.message)! - 1;
-      return { ok: false, landed: 0, problems: [{ code: refused.code, message: refused.message }], ...(row >= a && row < b ? { named: [row] } : {}) };
+      res = refusedResult(b - a, refused);
     }
     const problems = res.warnings.filter((w) => o.isProblem(w));
     const skipped = o.duplicatesAreProblems ? res.info.skipped : 0;

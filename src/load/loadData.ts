@@ -26,6 +26,16 @@ export interface LoadDataResult {
   bytesSent: number;
 }
 
+/**
+ * A LOAD DATA of `records` records that the server stopped at a bad row
+ * (refusedRow: --on-duplicate replace), as if that row alone had warned: the
+ * caller's warning path then names it, and every other bad row, as it names
+ * a warned row.
+ */
+export function refusedResult(records: number, refused: ServerWarning): LoadDataResult {
+  return { info: { records, deleted: 0, skipped: 0, warnings: 1 }, affectedRows: 0, warnings: [refused], warningsTruncated: false, bytesSent: 0 };
+}
+
 /** The warnings of the session's last statement (at most `limit`: the server keeps max_error_count). */
 export async function showWarnings(conn: PoolConnection, limit: number): Promise<ServerWarning[]> {
   const rows = await selectRows<{ Level: string; Code: number; Message: string }>(conn, `SHOW WARNINGS LIMIT ${limit}`);

@@ -11,7 +11,7 @@ import { ChunkTxn } from './chunkTxn.js';
 import type { CommitScope } from '../plan/types.js';
 import type { RejectedRow } from '../report/rejectFile.js';
 import { isolateBadRows } from './isolate.js';
-import { runLoadData, type LoadDataResult } from './loadData.js';
+import { refusedResult, runLoadData, type LoadDataResult } from './loadData.js';
 import type { ChunkContext, ChunkExecutor, ChunkOutcome } from './runner.js';
 import { describeWarnings, refusedRow, warningRow, type ServerWarning } from './warnings.js';
 
@@ -91,19 +91,10 @@ async function loadWhole(o: LoadDataExecutorOptions, chunk: CutChunk, ctx: Chunk
     // Where the chunk cannot be rolled back, the rows before the stop are in the table: the error stops the load as it is.
     const refused = o.scope === 'load' || !txn.canRollBack ? undefined : refusedRow(err);
     if (!refused) throw err;
-    return refusedWhole(chunk, refused);
+    return refusedResult(chunk.records, refused);
   }
   for (const sql of o.chunkAfter(chunk)) await conn.query(sql);
   return result;
-}
-
-/**
- * The chunk's LOAD DATA stopped at a bad row (refusedRow: --on-duplicate
- * replace): settle() takes it as that row's warning, and isolating the chunk
- * (or --max-errors 0) names it and every other bad row, as a warning would.
- */
-function refusedWhole(chunk: CutChunk, refused: ServerWarning): LoadDataResult {
-  return { info: { records: chunk.records, deleted: 0, skipped: 0, warnings: 1 }, affectedRows: 0, warnings: [refused], warningsTruncated: false, bytesSent: 0 };
 }
 
 /** The server read as many records as the scan found, or the input changed, or the format options do not match it. */

@@ -376,15 +376,15 @@ export interface PlainIntegerReader {
 /** Integers of at most this many digits are read as doubles (exact below 2^53). */
 const MAX_PLAIN_DIGITS = 15;
 
-/**
- * `wellFormed`: the bytes are well-formed in a UTF-8 set (isUtf8), so no
- * malformed sequence can swallow a terminator before the key field.
- */
 /** One numeric key field: what the integer fast path (plainIntegerReader, the radix sort of its halves) may take. */
 export function isIntegerKey(spec: KeySpec): boolean {
   return spec.fields.length === 1 && spec.numeric[0] === true;
 }
 
+/**
+ * `wellFormed`: the bytes are well-formed in a UTF-8 set (isUtf8), so no
+ * malformed sequence can swallow a terminator before the key field.
+ */
 export function plainIntegerReader(ctx: KeyContext, wellFormed: boolean): PlainIntegerReader | undefined {
   const { spec, fmt, cs } = ctx;
   if (!isIntegerKey(spec)) return undefined;
