@@ -14,8 +14,7 @@ import type { CutChunk } from '../../src/chunking/types.js';
 import type { JobIdentity } from '../../src/checkpoint/identity.js';
 import type { CheckpointContext } from '../../src/load/resume.js';
 import { CheckpointStore, type DoneChunk } from '../../src/checkpoint/store.js';
-import { resolveConnection } from '../../src/config/connection.js';
-import { openPool, openSession } from '../../src/db/connect.js';
+import { openPool } from '../../src/db/connect.js';
 import type { Prepared } from '../../src/introspect/target.js';
 import { guardChunks } from '../../src/load/chunkGuard.js';
 import type { ChunkSource } from '../../src/load/chunkSource.js';
@@ -23,7 +22,7 @@ import type { RejectKeeper } from '../../src/load/rejects.js';
 import type { ChunkExecutor } from '../../src/load/runner.js';
 import type { LoadPlan } from '../../src/plan/types.js';
 import { EventHub, type LoadEvent } from '../../src/report/events.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, openTestSession, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
 let pool: Pool;
@@ -31,9 +30,7 @@ let store: CheckpointStore;
 
 before(async () => {
   db = await createTestDatabase('guard');
-  const u = new URL(db.url);
-  const options = resolveConnection({ host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: db.name, sslMode: 'DISABLED' }, {}, new Map());
-  const { session, conn } = await openSession(options, { localInfile: false });
+  const { session, conn } = await openTestSession(db, { localInfile: false });
   conn.destroy();
   pool = openPool(session, 2);
   store = new CheckpointStore(db.conn, db.name);

@@ -11,11 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Connection } from 'mysql2/promise';
-import { resolveConnection } from '../../src/config/connection.js';
-import { openSession } from '../../src/db/connect.js';
 import { SharedConnections } from '../../src/load/sharedConnections.js';
 import { runCli } from '../support/cli.js';
-import { adminConnection, createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
+import { adminConnection, createTestDatabase, openTestSession, tableDigest, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
 let admin: Connection;
@@ -64,9 +62,7 @@ async function counts(): Promise<number[]> {
 
 describe('loading connections shared by the tables of an export', () => {
   test('a connection that served one load comes to the next reset: its session variables and user variables gone, character set and database kept', async () => {
-    const u = new URL(db.url);
-    const options = resolveConnection({ host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: db.name, sslMode: 'DISABLED' }, {}, new Map());
-    const { session, conn } = await openSession(options, { localInfile: false });
+    const { session, conn } = await openTestSession(db, { localInfile: false });
     conn.destroy();
     const shared = SharedConnections.open(session, 1);
     const state = async (c: { query(sql: string): Promise<unknown> }): Promise<Record<string, unknown>> => {

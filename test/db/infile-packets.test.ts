@@ -9,21 +9,18 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { resolveConnection } from '../../src/config/connection.js';
-import { openPool, openSession } from '../../src/db/connect.js';
+import { openPool } from '../../src/db/connect.js';
 import { MAX_PAYLOAD, packetConnectionOf } from '../../src/db/infilePackets.js';
 import { runLoadData } from '../../src/load/loadData.js';
 import { selectRows } from '../../src/db/rows.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, openTestSession, type TestDatabase } from '../support/db.js';
 
 let db: TestDatabase;
 let pool: Pool;
 
 before(async () => {
   db = await createTestDatabase('packets');
-  const u = new URL(db.url);
-  const options = resolveConnection({ host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: db.name, sslMode: 'DISABLED' }, {}, new Map());
-  const { session, conn } = await openSession(options, { localInfile: true });
+  const { session, conn } = await openTestSession(db, { localInfile: true });
   conn.destroy();
   pool = openPool(session, 1, { localInfile: true });
   await db.conn.query('CREATE TABLE t (k INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB');

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import mysql, { type Connection } from 'mysql2/promise';
 import { ddl } from '../../fixtures/generate.js';
+import { resolveConnection } from '../../src/config/connection.js';
+import { openSession, type OpenOptions } from '../../src/db/connect.js';
 
 /** The server every database test talks to (set by test/run.ts or by the user). */
 export function serverUrl(): string {
@@ -76,4 +78,11 @@ export async function freshUserSummary(conn: Connection, name: string, engine?: 
 export async function countRows(conn: Connection, name: string): Promise<number> {
   const [r] = await conn.query(`SELECT COUNT(*) AS n FROM ${name}`);
   return Number((r as Array<{ n: unknown }>)[0]!.n);
+}
+
+/** flatload's own session on the test database, as its loads open one (TLS off): for tests that drive its parts directly. */
+export function openTestSession(db: TestDatabase, open: OpenOptions = {}): ReturnType<typeof openSession> {
+  const u = new URL(db.url);
+  const options = resolveConnection({ host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), database: db.name, sslMode: 'DISABLED' }, {}, new Map());
+  return openSession(options, open);
 }
