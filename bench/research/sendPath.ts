@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     sizeBytes: size,
     compression: 'none',
     originalBytes: undefined,
-    contentSha256: undefined,
+    contentHash: undefined,
     spooled: false,
     dispose: () => undefined,
   };

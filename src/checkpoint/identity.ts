@@ -21,11 +21,11 @@ export interface JobIdentity {
     /** sha256 of the first and last MiB (files only). */
     headTailSha256: string | null;
     /**
-     * sha256 of everything read from standard input (its spooled copy): a
+     * The digest (src/input/digest.ts) of everything read from standard input (its spooled copy): a
      * stream has no name, size or time of its own, so its content is its
      * identity. Absent for files.
      */
-    contentSha256?: string;
+    contentHash?: string;
     /** A remote input's ETag (its size and Last-Modified are sizeBytes and mtimeMs). Absent for local inputs. */
     etag?: string;
     /**
@@ -133,7 +133,7 @@ export function jobIdentity(
       mtimeMs: source.mtimeMs === undefined ? null : Math.round(source.mtimeMs),
       // A remote object is identified by what its server says of its version (ETag, Last-Modified, size), not read for a hash.
       headTailSha256: source.kind === 'file' && !source.remote && source.sizeBytes !== undefined ? headTailHash(source.path, source.sizeBytes) : null,
-      ...(source.kind === 'stdin' && local.contentSha256 ? { contentSha256: local.contentSha256 } : {}),
+      ...(source.kind === 'stdin' && local.contentHash ? { contentHash: local.contentHash } : {}),
       ...(source.kind === 'stdin' && local.stream && local.headSha256 ? { headSha256: local.headSha256 } : {}),
       ...(source.remote?.etag ? { etag: source.remote.etag } : {}),
     },
@@ -163,7 +163,7 @@ export function jobIdentity(
  */
 export function spooledStdinIdentity(input: JobIdentity['input'], local: LocalInput): JobIdentity['input'] {
   const { headSha256: _start, ...rest } = input;
-  return { ...rest, sizeBytes: local.sizeBytes, ...(local.contentSha256 ? { contentSha256: local.contentSha256 } : {}) };
+  return { ...rest, sizeBytes: local.sizeBytes, ...(local.contentHash ? { contentHash: local.contentHash } : {}) };
 }
 
 export function jobIdOf(identity: JobIdentity): string {
@@ -178,7 +178,7 @@ export function jobIdOf(identity: JobIdentity): string {
  */
 export function contentDifference(stored: string | null, now: string | undefined, stdin = false): string | undefined {
   if (!stored || !now || stored === now) return undefined;
-  const hashes = `sha256 of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now`;
+  const hashes = `digest of every byte: ${stored.slice(0, 16)}… then, ${now.slice(0, 16)}… now`;
   if (stdin) return `standard input brought other bytes than the interrupted run read (${hashes})`;
   return `its contents differ from what the interrupted run read (${hashes}), though its size and modification time are the same`;
 }
@@ -193,9 +193,9 @@ export function identityDifferences(stored: JobIdentity, now: JobIdentity): stri
   cmp('input modification time', stored.input.mtimeMs, now.input.mtimeMs);
   if (stored.input.headTailSha256 !== now.input.headTailSha256) out.push('input contents (first/last MiB) differ');
   if (stored.input.headSha256 !== undefined && now.input.headSha256 !== undefined && stored.input.headSha256 !== now.input.headSha256) out.push('standard input brought other bytes (its first MiB differs)');
-  if (stored.input.contentSha256 !== now.input.contentSha256) {
-    const spooled = stored.input.kind === 'stdin' && (stored.input.contentSha256 === undefined) !== (now.input.contentSha256 === undefined);
-    out.push(spooled ? `standard input was ${stored.input.contentSha256 ? '' : 'not '}copied first (--spool) then, and is ${now.input.contentSha256 ? '' : 'not '}now` : 'standard input brought different contents');
+  if (stored.input.contentHash !== now.input.contentHash) {
+    const spooled = stored.input.kind === 'stdin' && (stored.input.contentHash === undefined) !== (now.input.contentHash === undefined);
+    out.push(spooled ? `standard input was ${stored.input.contentHash ? '' : 'not '}copied first (--spool) then, and is ${now.input.contentHash ? '' : 'not '}now` : 'standard input brought different contents');
   }
   cmp('input ETag (the object was replaced)', stored.input.etag, now.input.etag);
   cmp('input path', stored.input.path, now.input.path);

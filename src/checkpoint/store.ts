@@ -35,8 +35,11 @@ export interface StoredJob {
   owner: string | null;
   /** The load target's fingerprint when its chunks started (and, once done, the target's when it finished). */
   tableFingerprint: string | null;
-  /** sha256 of every byte of the input as the job's first run read it (null: recorded by an older flatload, or never read whole). */
-  inputSha256: string | null;
+  /**
+   * The digest of every byte of the input as the job's first run read it (src/input/digest.ts; kept in
+   * input_sha256, named for the digest older flatloads took), or null: recorded earlier still, or never read whole.
+   */
+  inputHash: string | null;
 }
 
 export interface DoneChunk {
@@ -274,8 +277,8 @@ export class CheckpointStore {
     owner: string;
     chunksTotal: number | null;
     rowsInInput: number | null;
-    /** sha256 of every byte of the input, when the scan read them all. */
-    inputSha256?: string | null | undefined;
+    /** The digest of every byte of the input, when the scan read them all. */
+    inputHash?: string | null | undefined;
   }): Promise<void> {
     await this.conn.query(
       `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, input_sha256, started_at, updated_at)
@@ -284,7 +287,7 @@ export class CheckpointStore {
          rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), owner = VALUES(owner), started_at = NOW(3), updated_at = NOW(3),
          finished_at = NULL, message = NULL, chunks_total = VALUES(chunks_total), rows_in_input = VALUES(rows_in_input), rows_loaded = NULL, rows_rejected = NULL,
          table_fingerprint = NULL, input_sha256 = VALUES(input_sha256)`,
-      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput, j.inputSha256 ?? null],
+      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput, j.inputHash ?? null],
     );
     await this.deleteChunks(j.jobId);
   }
@@ -307,7 +310,7 @@ export class CheckpointStore {
       finished: boolean;
       owner: string;
       tableFingerprint: string | null;
-      inputSha256: string;
+      inputHash: string;
     }>,
   ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
@@ -327,7 +330,7 @@ export class CheckpointStore {
     set('rows_rejected', f.rowsRejected);
     set('owner', f.owner);
     set('table_fingerprint', f.tableFingerprint);
-    set('input_sha256', f.inputSha256);
+    set('input_sha256', f.inputHash);
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
@@ -486,7 +489,7 @@ function toJob(r: Record<string, unknown>): StoredJob {
     rowsRejected: r['rows_rejected'] === null || r['rows_rejected'] === undefined ? null : Number(r['rows_rejected']),
     owner: (r['owner'] as string | null | undefined) ?? null,
     tableFingerprint: (r['table_fingerprint'] as string | null | undefined) ?? null,
-    inputSha256: (r['input_sha256'] as string | null | undefined) ?? null,
+    inputHash: (r['input_sha256'] as string | null | undefined) ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { contentDigest, type DigestKind } from './digest.js';
 import { accessSync, closeSync, constants, mkdtempSync, openSync, rmSync, statfsSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlatloadError } from '../errors/index.js';
@@ -32,8 +32,8 @@ export interface LocalInput {
   compression: Compression;
   /** Bytes read from the original (compressed size), when it was spooled. */
   originalBytes: number | undefined;
-  /** sha256 of the decompressed content, when it was spooled (computed while copying). */
-  contentSha256: string | undefined;
+  /** The digest of the decompressed content (src/input/digest.ts), when it was spooled (computed while copying). */
+  contentHash: string | undefined;
   /** Standard input read as it loads: sha256 of its first MiB, read before the load (its identity; see JobIdentity). */
   headSha256?: string | undefined;
   spooled: boolean;
@@ -42,7 +42,7 @@ export interface LocalInput {
   /**
    * Set when the input is not a plain file but is read by decompressing this
    * source from its start (path then names the compressed file): sizeBytes
-   * and contentSha256 are known only once that pass has ended.
+   * and contentHash are known only once that pass has ended.
    */
   stream?: InputSource | undefined;
   /** Deletes the spooled copy; safe to call twice. */
@@ -131,7 +131,7 @@ export async function streamedInput(source: InputSource): Promise<LocalInput> {
     sizeBytes: 0,
     compression: source.compression,
     originalBytes: source.kind === 'stdin' ? undefined : source.sizeBytes,
-    contentSha256: undefined,
+    contentHash: undefined,
     spooled: false,
     stream: source,
     dispose: () => undefined,
@@ -147,7 +147,13 @@ export function streamName(source: InputSource): string {
  * Makes the input a plain file. A plain file is returned as it is (no copy);
  * anything else is decompressed into `<tmpdir>/flatload-spool-*` once.
  */
-export async function materializeInput(source: InputSource, tmpdir: string, onBytes?: (bytes: number) => void): Promise<LocalInput> {
+export async function materializeInput(
+  source: InputSource,
+  tmpdir: string,
+  onBytes?: (bytes: number) => void,
+  /** The digest an earlier run stored, to compare with. */
+  digestKind: DigestKind = 'blake3',
+): Promise<LocalInput> {
   if (source.seekable && source.kind === 'file') {
     return {
       path: source.path,
@@ -156,7 +162,7 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       mtimeMs: source.mtimeMs,
       compression: 'none',
       originalBytes: undefined,
-      contentSha256: undefined,
+      contentHash: undefined,
       spooled: false,
       remote: source.remote,
       dispose: () => undefined,
@@ -176,7 +182,7 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
     rmSync(dir, { recursive: true, force: true });
   };
   const path = join(dir, 'input');
-  const hash = createHash('sha256');
+  const hash = contentDigest(digestKind);
   let written = 0;
   let fd: number | undefined;
   try {
@@ -198,7 +204,7 @@ export async function materializeInput(source: InputSource, tmpdir: string, onBy
       sizeBytes: written,
       compression,
       originalBytes: source.kind === 'file' ? source.sizeBytes : undefined,
-      contentSha256: hash.digest('hex'),
+      contentHash: hash.digest(),
       spooled: true,
       dispose,
     };

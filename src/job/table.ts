@@ -95,7 +95,7 @@ async function claim(req: JobRequest, f: Facts, opened: Opened, store: Checkpoin
   const schema = store.schema;
   const planOptions = req.inExport ? { ...f.planOptions, connectionsBudgeted: true, sortsAside: true } : f.planOptions;
   let job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
-  if (job.finished && !o.dryRun && (await spoolFinishedStdin(f, job.finished.inputSha256, req.events, (l) => (r.local = l)))) {
+  if (job.finished && !o.dryRun && (await spoolFinishedStdin(f, job.finished.inputHash, req.events, (l) => (r.local = l)))) {
     job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
   }
   checkPlanPrivileges(job.plan, prep, o, schema);

@@ -17,6 +17,7 @@ import { isNodeNotReady, toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
 import type { LocalInput } from '../input/spool.js';
+import type { DigestKind } from '../input/digest.js';
 import type { Prepared } from '../introspect/target.js';
 import { readTableFingerprint, sameTable } from '../introspect/table.js';
 import { sqlOf, type TableRef } from '../plan/ops.js';
@@ -90,7 +91,16 @@ export interface Applied {
  * the job). scan() reads the whole input before anything is loaded.
  * `aside`: other loads share this thread (OrderOptions.aside).
  */
-export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, local: LocalInput, jobId: string, events: EventHub, aside = false): ChunkSource & { dispose?: () => void } {
+export function openChunkInput(
+  plan: LoadPlan,
+  prep: Prepared,
+  o: LoadOptions,
+  local: LocalInput,
+  /** The job, and the digest its input is checked with (the one its first run stored). */
+  job: { jobId: string; digest: DigestKind },
+  events: EventHub,
+  aside = false,
+): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
   const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
   const chunkSizeBytes = unchunkable ? Number.MAX_SAFE_INTEGER : ordered ? runChunkBytes(local.stream ? undefined : local.sizeBytes, plan.chunkSizeBytes) : plan.chunkSizeBytes;
@@ -109,6 +119,7 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     },
     o.format,
     plan.strategy !== 'insert',
+    job.digest,
   );
   // A compressed file in file order: cut as it is decompressed, at most jobs + 1 chunks in --tmpdir at a time.
   if (!ordered) {
@@ -123,7 +134,7 @@ export function openChunkInput(plan: LoadPlan, prep: Prepared, o: LoadOptions, l
     chunkSizeBytes: plan.chunkSizeBytes,
     maxRecords: plan.chunkMaxRecords,
     tmpdir: o.tmpdir ?? tmpdir(),
-    jobId,
+    jobId: job.jobId,
     needBytes: ordered.spillBytes,
     inMemory: ordered.inMemory ?? false,
     aside,
@@ -405,7 +416,7 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
     // The rejected rows live only in the reject file once the job is done: write it (durably) first.
     const file = rejects.finish();
     // A stream's hash is known only now: what tells the same standard input again from a new one (load/execute.ts).
-    if (input.source.stream && input.contentSha256) await cp.store.update(cp.jobId, { inputSha256: input.contentSha256 });
+    if (input.source.stream && input.contentHash) await cp.store.update(cp.jobId, { inputHash: input.contentHash });
     await cp.store.finish(cp.jobId, cp.keepHistory, await readTableFingerprint(control, plan.target.db, plan.target.table, r.prep.server.galera !== undefined));
     return file;
   } catch (err) {

@@ -1,4 +1,3 @@
-import { createHash, type Hash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { cutChunks, type CutOptions } from '../chunking/cut.js';
@@ -15,6 +14,7 @@ import { FlatloadError } from '../errors/index.js';
 import { sniffInput } from '../input/sniff.js';
 import { fileChange, inputChanged, inputError, type InputSource } from '../input/source.js';
 import type { LocalInput } from '../input/spool.js';
+import { contentDigest, type Digest, type DigestKind } from '../input/digest.js';
 
 /** Block size for scanning a plain file: big enough for indexOf to run at memory speed. */
 const SCAN_BLOCK_BYTES = 4 << 20;
@@ -42,11 +42,11 @@ export class ChunkInput implements ChunkSource {
   /** The file's size and modification time when its read began (when it was opened, for a file the user named). */
   private scannedAs: { size: number; mtimeMs: number } | undefined;
   /**
-   * sha256 of every byte of the input, taken in the boundary scan (which reads
+   * The digest of every byte of the input, taken in the boundary scan (which reads
    * them all anyway): what a resume and the sorted runs are checked against,
    * since a byte changed with the modification time put back changes nothing else.
    */
-  contentSha256: string | undefined;
+  contentHash: string | undefined;
   /** Lines counted as standard input passed (it cannot be read again for an error's line). */
   private stdinLines: LineMarks | undefined;
 
@@ -56,6 +56,8 @@ export class ChunkInput implements ChunkSource {
     private readonly fileFormat: FileFormat,
     /** LOAD DATA reads the chunks: refuse a last record the server would shorten silently (see checkLastRecord). */
     private readonly refuseSilentTruncation = false,
+    /** The digest a resume compares with (the one its first run stored). */
+    private readonly digestKind: DigestKind = 'blake3',
   ) {}
 
   /**
@@ -97,7 +99,7 @@ export class ChunkInput implements ChunkSource {
    */
   async scan(verify?: ContentCheck): Promise<void> {
     await this.chunkList();
-    verify?.(this.contentSha256);
+    verify?.(this.contentHash);
   }
 
   /** Every chunk of the input, found once (scan). */
@@ -137,7 +139,7 @@ export class ChunkInput implements ChunkSource {
     const stream = this.source.stream;
     if (!stream) throw new FlatloadError('INTERNAL', 'streamChunks() on an input that is a plain file');
     this.scannedAs = this.stat();
-    const hash = createHash('sha256');
+    const hash = contentDigest(this.digestKind);
     const list: CutChunk[] = [];
     let last: CutChunk | undefined;
     const cut = this.withLines(cutChunks(this.sniffed(this.streamBlocks(stream, hash)), { ...this.cut, keepBytes: true }, (s) => (this.summary = s)));
@@ -152,12 +154,12 @@ export class ChunkInput implements ChunkSource {
     const changed = this.changed();
     if (changed) throw inputChanged(this.source.display, changed);
     this.source.sizeBytes = this.bytesScanned;
-    this.contentSha256 = this.source.contentSha256 = hash.digest('hex');
+    this.contentHash = this.source.contentHash = hash.digest();
     this.list = list;
   }
 
   /** The decompressed blocks of a streamed input, hashed as they pass; a failure names the byte it stopped at. */
-  private async *streamBlocks(source: InputSource, hash: Hash): AsyncGenerator<Buffer> {
+  private async *streamBlocks(source: InputSource, hash: Digest): AsyncGenerator<Buffer> {
     let position = 0;
     let stream;
     // Standard input cannot be read again to count lines for an error: they are counted as it passes.
@@ -321,7 +323,7 @@ export class ChunkInput implements ChunkSource {
       throw inputError(err, this.source.display);
     }
     const file = fh;
-    const hash = createHash('sha256');
+    const hash = contentDigest(this.digestKind);
     try {
       for await (const block of blocksInTurn(
         (buf, position) => file.read(buf, 0, buf.length, position),
@@ -331,7 +333,7 @@ export class ChunkInput implements ChunkSource {
         hash.update(block);
         yield block;
       }
-      this.contentSha256 = hash.digest('hex');
+      this.contentHash = hash.digest();
     } catch (err) {
       throw inputError(err, this.source.display);
     } finally {

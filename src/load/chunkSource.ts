@@ -21,8 +21,8 @@ export function copyOf(bytes: Buffer, rec: SentRecord): Buffer {
   return Buffer.from(bytes.subarray(rec.pos, rec.pos + rec.length));
 }
 
-/** Checks the input's content hash (sha256 of every byte) against an earlier run's; throws to refuse. */
-export type ContentCheck = (contentSha256: string | undefined) => void;
+/** Checks the input's content hash (the digest of every byte) against an earlier run's; throws to refuse. */
+export type ContentCheck = (contentHash: string | undefined) => void;
 
 /** The chunk's bytes as sent and its records in sent order. */
 export interface ChunkRecords {
@@ -47,8 +47,8 @@ export interface ChunkSource {
    * every byte is read, before any sorting: a resume refuses other contents there.
    */
   scan(verify?: ContentCheck): Promise<void>;
-  /** sha256 of every byte of the input, once scan() has read them. */
-  readonly contentSha256: string | undefined;
+  /** The digest of every byte of the input (src/input/digest.ts), once scan() has read them. */
+  readonly contentHash: string | undefined;
   chunks(): AsyncGenerator<CutChunk>;
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet); a piece may be reused once the next is taken. */
   open(chunk: CutChunk, pieceBytes: number): Readable;
@@ -85,8 +85,8 @@ export abstract class OverChunkInput {
     return this.file.summary;
   }
 
-  get contentSha256(): string | undefined {
-    return this.file.contentSha256;
+  get contentHash(): string | undefined {
+    return this.file.contentHash;
   }
 
   changed(): string | undefined {

@@ -13,6 +13,7 @@ import { FlatloadError } from '../errors/index.js';
 import type { InputSource } from '../input/source.js';
 import { removeStaleScratch } from '../input/owner.js';
 import { freeBytes, materializeInput, streamedInput, streamName, tmpdirProblem, type LocalInput } from '../input/spool.js';
+import { digestKindOf } from '../input/digest.js';
 import { mapHeader } from '../introspect/header.js';
 import { readHeader, sampleInput } from '../introspect/input.js';
 import { scanTargets, type Prepared } from '../introspect/target.js';
@@ -178,14 +179,14 @@ export type ChunkInputOf = ReturnType<typeof openChunkInput>;
  * the same bytes (already loaded) from a new export that starts alike.
  * Returns whether it is a new input (f then names it by its whole content).
  */
-export async function spoolFinishedStdin(f: Facts, finishedSha256: string | null, events: EventHub, spool: (l: LocalInput) => void): Promise<boolean> {
+export async function spoolFinishedStdin(f: Facts, finishedHash: string | null, events: EventHub, spool: (l: LocalInput) => void): Promise<boolean> {
   const stream = f.local.stream;
   if (stream?.kind !== 'stdin') return false;
   const dir = f.o.tmpdir ?? tmpdir();
   spoolNote(stream, dir, events);
-  f.local = await materializeInput(stream, dir);
+  f.local = await materializeInput(stream, dir, undefined, digestKindOf(finishedHash));
   spool(f.local);
-  if (f.local.contentSha256 === finishedSha256) return false;
+  if (f.local.contentHash === finishedHash) return false;
   f.identity = { ...f.identity, input: spooledStdinIdentity(f.identity.input, f.local) };
   f.facts = { ...f.facts, input: { ...f.facts.input, spooled: true, sizeBytes: f.local.sizeBytes } };
   return true;
@@ -238,13 +239,13 @@ export async function startJob(
   const jobId = job.stored?.jobId ?? jobIdOf(f.identity);
   // Every record boundary is found (and, to load in key order, the input sorted) before anything changes: a broken
   // record late in the input stops the load here.
-  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, jobId, events, shared);
+  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, { jobId, digest: digestKindOf(job.stored?.inputHash) }, events, shared);
   opened(chunkInput);
   const stored = job.stored;
   // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
   const verify = stored
-    ? (sha: string | undefined): void => {
-        const diff = contentDifference(stored.inputSha256, sha, f.identity.input.kind === 'stdin');
+    ? (hash: string | undefined): void => {
+        const diff = contentDifference(stored.inputHash, hash, f.identity.input.kind === 'stdin');
         if (diff) throw contentChanged(stored, diff, o, f.prep.display);
       }
     : undefined;
@@ -266,7 +267,7 @@ export async function startJob(
     owner,
     chunksTotal: chunkInput.summary?.chunks ?? null,
     rowsInInput: chunkInput.summary?.records ?? null,
-    inputSha256: chunkInput.contentSha256 ?? null,
+    inputHash: chunkInput.contentHash ?? null,
   });
   return { jobId, chunkInput };
 }

@@ -112,14 +112,14 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
         // Runs hold the bytes of the input they were sorted from: a rerun reuses them only for the same bytes, which
         // size, modification time and the first and last MiB (the job id) do not vouch for. A streamed input's hash
         // is known only after its pass: each of its runs is checked against the bytes it was sorted from instead.
-        identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentSha256 ?? '')}`,
+        identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentHash ?? '')}`,
         sparseEvery,
         onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
       });
     } finally {
       await reader?.close();
     }
-    if (streamed) verify?.(this.file.contentSha256);
+    if (streamed) verify?.(this.file.contentHash);
     this.o.onSorted?.(records);
     // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
     if (this.o.maxRecords !== undefined) {

@@ -7,7 +7,7 @@ import type { SpillDir } from './spillDir.js';
 import { META_BLOCK_BYTES, RUN_BLOCK_BYTES, runCodec } from './codec.js';
 
 /** Bumped whenever run files or the manifest change shape: older runs are then sorted again. */
-export const RUN_FORMAT_VERSION = 3;
+export const RUN_FORMAT_VERSION = 4;
 
 /** One run: the input chunk it came from and the file holding it in key order. */
 export interface RunInfo extends RunShape {
@@ -21,9 +21,9 @@ export interface RunInfo extends RunShape {
   firstKey: string;
   lastKey: string;
   /** Of the whole run file. */
-  sha256: string;
+  digest: string;
   /** Of the input chunk's bytes, when they came from a stream that a rerun must show to be the same. */
-  inputSha256?: string | undefined;
+  inputHash?: string | undefined;
 }
 
 export interface Manifest {

@@ -1,6 +1,6 @@
-import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
+import { contentDigest, type Digest } from '../input/digest.js';
 import { recordLength, recordStart } from '../chunking/records.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
@@ -11,7 +11,7 @@ import { blockBytesOf, compressBlock, META_BLOCK_BYTES, RUN_BLOCK_BYTES } from '
 /**
  * A run file holds one input chunk's records in key order, in four
  * sections written one after the other (the manifest has their sizes and
- * the sha256 of the whole file):
+ * the digest of the whole file):
  *
  *   records  the record bytes in key order, each with its terminator (the
  *            input's last record gains one if it had none), in blocks
@@ -59,7 +59,8 @@ export interface RunLayout {
   intKeys: boolean;
   firstKey: SortKey;
   lastKey: SortKey;
-  sha256: string;
+  /** Of the whole file (src/input/digest.ts). */
+  digest: string;
 }
 
 /** Compressed bytes gathered before one write. */
@@ -87,7 +88,7 @@ class BlockWriter {
   private queued = 0;
   private written = 0;
   private pending: Promise<void> = Promise.resolve();
-  private readonly hash: Hash = createHash('sha256');
+  private readonly hash: Digest = contentDigest();
 
   constructor(
     private readonly fh: FileHandle,
@@ -166,7 +167,7 @@ class BlockWriter {
     this.seal();
     await this.drain();
     await this.pending;
-    return this.hash.digest('hex');
+    return this.hash.digest();
   }
 
   private enqueue(bytes: Buffer): void {
@@ -380,7 +381,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
     if (sizes.length !== 4 * (recordBlocks + Math.ceil(metaBytes / META_BLOCK_BYTES))) throw new FlatloadError('INTERNAL', `run ${path}: block table does not match its sections`);
     w.raw(sizes);
     const fileBytes = w.fileOffset;
-    const sha256 = await w.finish();
+    const digest = await w.finish();
     return {
       records: n,
       recordBytes,
@@ -395,7 +396,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
       intKeys: sorted.intReader !== undefined,
       firstKey: keyOfRecord(sorted, sorted.perm[0]!),
       lastKey: keyOfRecord(sorted, sorted.perm[n - 1]!),
-      sha256,
+      digest,
     };
   } finally {
     await fh.close();
@@ -499,9 +500,9 @@ export async function readAt(fh: FileHandle, buf: Buffer, offset: number, length
   return got;
 }
 
-/** sha256 of a whole file, read in large pieces. */
+/** The digest of a whole file, read in large pieces. */
 export async function hashFile(path: string): Promise<string> {
-  const h = createHash('sha256');
+  const h = contentDigest();
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(4 << 20);
@@ -513,5 +514,5 @@ export async function hashFile(path: string): Promise<string> {
   } finally {
     await fh.close();
   }
-  return h.digest('hex');
+  return h.digest();
 }

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { open, readdir, rm, stat } from 'node:fs/promises';
 import type { CutChunk } from '../chunking/types.js';
 import { compareKeys, plainIntegerReader, type KeyContext, type PlainIntegerReader } from './key.js';
 import { readManifest, RUN_FORMAT_VERSION, runFileName, runParams, writeManifest, type Manifest, type RunInfo } from './manifest.js';
 import { FlatloadError } from '../errors/index.js';
+import { digestOf } from '../input/digest.js';
 import { hashFile, parseBlocks, parseIndex, readAt, type RunBlocks, type SparseIndex } from './runFile.js';
 import { RUN_BLOCK_BYTES } from './codec.js';
 import { SlabPool, SortScratch } from './scratch.js';
@@ -138,13 +138,7 @@ async function intact(spill: SpillDir, run: RunInfo): Promise<boolean> {
   const path = spill.file(run.file);
   const st = await stat(path).catch(() => undefined);
   if (!st || st.size !== run.fileBytes) return false;
-  return (await hashFile(path).catch(() => undefined)) === run.sha256;
-}
-
-function sha256(buffers: Buffer[]): string {
-  const h = createHash('sha256');
-  for (const b of buffers) h.update(b);
-  return h.digest('hex');
+  return (await hashFile(path).catch(() => undefined)) === run.digest;
 }
 
 interface Loaded {
@@ -152,7 +146,7 @@ interface Loaded {
   /** The chunk's bytes are slab[0, length). */
   slab?: ArrayBuffer;
   length?: number;
-  inputSha256?: string;
+  inputHash?: string;
   reuse?: RunInfo;
 }
 
@@ -171,27 +165,27 @@ function chunkLoader(it: AsyncIterator<CutChunk>, opts: RunOptions, prior: Map<n
     const r = await it.next();
     if (r.done) return undefined;
     const chunk = r.value;
-    const inputSha256 = chunk.buffers ? sha256(chunk.buffers) : undefined;
+    const inputHash = chunk.buffers ? digestOf(chunk.buffers) : undefined;
     const old = prior.get(chunk.index);
-    if (old && sameChunk(old, chunk) && old.inputSha256 === inputSha256 && (await intact(opts.spill, old))) return { chunk, reuse: old };
+    if (old && sameChunk(old, chunk) && old.inputHash === inputHash && (await intact(opts.spill, old))) return { chunk, reuse: old };
     // With room to spare, so a slab fits the next chunk (a few bytes longer) too.
     const slab = pool.take(chunk.endByte - chunk.startByte, 1.03);
     const into = Buffer.from(slab);
-    if (!chunk.buffers) return { chunk, slab, length: (await opts.read(chunk, into)).length, inputSha256 };
+    if (!chunk.buffers) return { chunk, slab, length: (await opts.read(chunk, into)).length, inputHash };
     let n = 0;
     for (const b of chunk.buffers) n += b.copy(into, n);
-    return { chunk, slab, length: n, inputSha256 };
+    return { chunk, slab, length: n, inputHash };
   };
 }
 
-function sortJob(chunk: CutChunk, opts: RunOptions, every: number, inputSha256: string | undefined): SortJob {
+function sortJob(chunk: CutChunk, opts: RunOptions, every: number, inputHash: string | undefined): SortJob {
   const file = runFileName(chunk.index);
   return {
     chunk: { index: chunk.index, startByte: chunk.startByte, endByte: chunk.endByte, firstLine: chunk.firstLine, firstRecord: chunk.firstRecord, records: chunk.records },
     file,
     path: opts.spill.file(file),
     sparseEvery: every,
-    inputSha256,
+    inputHash,
   };
 }
 
@@ -211,7 +205,7 @@ async function completeManifest(spill: SpillDir, manifest: Manifest, runs: RunIn
  * the set. While chunks are sorted and written (in this thread, or in
  * `workers` threads), the next one is read: at most workers + 1 chunks'
  * bytes are held. A run a previous attempt of the same job wrote for the
- * same chunk is reused when its sha256 still matches (and, for a stream,
+ * same chunk is reused when its digest still matches (and, for a stream,
  * the chunk's bytes are the same); anything else is sorted again, to
  * byte-identical runs.
  */
@@ -253,7 +247,7 @@ export async function generateRuns(chunks: AsyncIterable<CutChunk>, opts: RunOpt
       }
       const { chunk, slab, length } = cur;
       if (!slab || !length) continue;
-      const task: Promise<void> = sorter.sort(slab, length, sortJob(chunk, opts, every, cur.inputSha256)).then(
+      const task: Promise<void> = sorter.sort(slab, length, sortJob(chunk, opts, every, cur.inputHash)).then(
         (r) => {
           pool.give(r.slab);
           return finished(r.run, false);

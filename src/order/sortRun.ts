@@ -13,7 +13,7 @@ export interface SortJob {
   file: string;
   path: string;
   sparseEvery: number;
-  inputSha256?: string | undefined;
+  inputHash?: string | undefined;
 }
 
 /** Sorts a chunk's bytes and writes its run; returns the manifest entry. */
@@ -44,8 +44,8 @@ export async function sortRun(bytes: Buffer, job: SortJob, key: KeyContext, scra
     ordered: sorted.ordered,
     firstKey: layout.firstKey.toString('hex'),
     lastKey: layout.lastKey.toString('hex'),
-    sha256: layout.sha256,
-    ...(job.inputSha256 === undefined ? {} : { inputSha256: job.inputSha256 }),
+    digest: layout.digest,
+    ...(job.inputHash === undefined ? {} : { inputHash: job.inputHash }),
   };
 }
 

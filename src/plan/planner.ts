@@ -359,7 +359,7 @@ function capMergedChunks(ctx: Ctx, d: EngineDecision): void {
 /** Standard input read once as it loads: what a broken record late in it, and a rerun after a kill, do. */
 function stdinReason(sorted: boolean, concurrency: number): string {
   return sorted
-    ? 'standard input: read once, each piece sorted into a run in --tmpdir as it comes (no copy of the whole input); every run is written before the first chunk loads, so a broken record stops the load before any row commits; after a kill, piping the same bytes again resumes (their sha256 is checked before any chunk loads; other bytes are refused) [docs/sources.md#standard-input]'
+    ? 'standard input: read once, each piece sorted into a run in --tmpdir as it comes (no copy of the whole input); every run is written before the first chunk loads, so a broken record stops the load before any row commits; after a kill, piping the same bytes again resumes (their digest is checked before any chunk loads; other bytes are refused) [docs/sources.md#standard-input]'
     : `standard input: read once as it is loaded, cut into chunks as it comes (at most ${concurrency + 1} chunk files in --tmpdir); it is not read to its end first, so a broken record late in it stops the load after the chunks before it committed; after a kill, piping the same bytes again skips those chunks, checking each one's bytes before any new chunk loads (other bytes are refused) [docs/sources.md#standard-input]`;
 }
 

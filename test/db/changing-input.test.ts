@@ -7,6 +7,7 @@
  * flatload) while it waits, then lets it go.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -239,6 +240,30 @@ describe('a byte changed in the middle, modification time put back', () => {
     const r = await runCli(args, { env: { DATABASE_URL: db.url } });
     assert.equal(r.code, 2, `a resume over changed contents must be refused:\n${r.stderr}`);
     assert.match(r.stderr, /the input changed: .*its contents differ from what the interrupted run read/);
+  });
+
+  test('a job whose row keeps the SHA-256 an older flatload took resumes over the same bytes, and refuses others', async () => {
+    const name = 'old_digest';
+    await db.conn.query(`CREATE TABLE ${name} (id INT PRIMARY KEY, v VARCHAR(100) NOT NULL) ENGINE=InnoDB`);
+    const file = join(dir, `${name}.tsv`);
+    writeFileSync(file, tsv(Array.from({ length: N }, (_, i) => i + 1), value));
+    const text = readFileSync(file);
+    const args = ['load', file, '--table', name, '--jobs', '1', '--order', 'file', '--chunk-size', CHUNK, '--progress', 'none'];
+    await killedLoad(name, args, rowAt(text.toString('utf8'), 2_000_000).id, 1);
+    const olderRow = async (bytes: Buffer): Promise<void> => {
+      await db.conn.query('UPDATE flatload_jobs SET input_sha256 = ?', [createHash('sha256').update(bytes).digest('hex')]);
+    };
+    const other = Buffer.from(text);
+    other[1_250_000] = other[1_250_000] === 0x61 ? 0x62 : 0x61;
+    await olderRow(other);
+    const refused = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(refused.code, 2, `other bytes than the SHA-256 names must be refused:\n${refused.stderr}`);
+    assert.match(refused.stderr, /its contents differ from what the interrupted run read/);
+    await olderRow(text);
+    const resumed = await runCli(args, { env: { DATABASE_URL: db.url } });
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr + resumed.stdout, /resuming job/);
+    assert.equal((await table(db.conn, name)).length, N);
   });
 
   const sortedArgs = (name: string, file: string, spill: string): string[] =>

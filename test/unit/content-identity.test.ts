@@ -1,5 +1,5 @@
 /**
- * A resume over other bytes: contentDifference compares the SHA-256 of every
+ * A resume over other bytes: contentDifference compares the digest of every
  * byte an unfinished job's first run read with this run's.
  */
 import assert from 'node:assert/strict';
@@ -20,6 +20,6 @@ for (const c of CASES) {
   test(c.name, () => {
     const d = contentDifference(c.stored, c.now);
     assert.equal(d !== undefined, c.differs);
-    if (d) assert.match(d, /its contents differ from what the interrupted run read \(sha256 of every byte: a{16}… then, b{16}… now\)/);
+    if (d) assert.match(d, /its contents differ from what the interrupted run read \(digest of every byte: a{16}… then, b{16}… now\)/);
   });
 }
