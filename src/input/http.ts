@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { FlatloadError } from '../errors/index.js';
 import { contentRangeFailure, maskInputUrl, RemoteFailure, readInto, REMOTE_TIMEOUT_MS, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
+import { credentialsFor, isRedirect, redirectTarget } from './redirect.js';
 import { detectCompression } from './source.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -15,11 +16,12 @@ interface Head {
   etag: string | undefined;
   lastModified: string | undefined;
   ranges: boolean;
+  /** Where the object was found: the URL named, or the last of its redirects. */
+  at: URL;
 }
 
-function request(url: URL, method: 'GET' | 'HEAD', headers: Record<string, string>): Promise<http.IncomingMessage> {
+function request(url: URL, method: 'GET' | 'HEAD', headers: Record<string, string>, auth: string | undefined): Promise<http.IncomingMessage> {
   const mod = url.protocol === 'https:' ? https : http;
-  const auth = url.username || url.password ? `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}` : undefined;
   return new Promise((resolve, reject) => {
     const req = mod.request(
       // identity: the bytes of the file as stored, which ranges and sizes count (Node would not decode a gzipped body anyway).
@@ -31,6 +33,38 @@ function request(url: URL, method: 'GET' | 'HEAD', headers: Record<string, strin
     req.on('error', reject);
     req.end();
   });
+}
+
+/** An answer and the URLs that led to it: the one named first, then each redirect's. */
+interface Answer {
+  res: http.IncomingMessage;
+  chain: URL[];
+}
+
+/**
+ * One request, following redirects as curl -L does: each Location in turn (at
+ * most MAX_REDIRECTS), the same method and headers, the named URL's
+ * credentials only to its own origin. A chain that cannot end well (a loop,
+ * too long, https → http, no Location) is a fatal RemoteFailure naming it; a
+ * redirector's 5xx or reset is transient, and the retry starts again from the
+ * named URL.
+ */
+async function send(named: URL, method: 'GET' | 'HEAD', headers: Record<string, string>): Promise<Answer> {
+  const chain = [named];
+  for (;;) {
+    const url = chain[chain.length - 1]!;
+    const res = await request(url, method, headers, credentialsFor(named, url));
+    if (!isRedirect(res.statusCode ?? 0)) return { res, chain };
+    res.resume();
+    const next = redirectTarget(chain, res.statusCode!, res.headers.location);
+    if (next instanceof FlatloadError) throw new RemoteFailure(next.message, 'fatal', next);
+    chain.push(next);
+  }
+}
+
+/** The input as messages name it: the URL given, and where its redirects led when they did. */
+function answeredBy(display: string, chain: readonly URL[]): string {
+  return chain.length > 1 ? `${display} (redirected to ${maskInputUrl(chain[chain.length - 1]!.href)})` : display;
 }
 
 /**
@@ -47,25 +81,34 @@ export function encodingFailure(res: http.IncomingMessage, display: string): Rem
 }
 
 /** The failure an unexpected status is (its body drained so the connection can be reused). */
-function statusFailure(res: http.IncomingMessage, display: string): RemoteFailure {
+function statusFailure({ res, chain }: Answer, named: string): RemoteFailure {
   res.resume();
   const s = res.statusCode ?? 0;
+  const display = answeredBy(named, chain);
   const what = `HTTP ${s}${res.statusMessage ? ` ${res.statusMessage}` : ''} from ${display}`;
   if (s === 412) return new RemoteFailure(`${display} was replaced since the load started (${what})`, 'changed');
   if (s >= 500 || s === 408 || s === 429) return new RemoteFailure(what, 'transient');
   if (s === 401 || s === 403) {
-    return new RemoteFailure(what, 'fatal', new FlatloadError('ACCESS_DENIED', `${what}: access refused`, { file: display, hint: 'check the user and password in the URL (https://user:password@host/…)' }));
+    const [first, last] = [chain[0]!, chain[chain.length - 1]!];
+    const hint =
+      last.origin === first.origin
+        ? 'check the user and password in the URL (https://user:password@host/…)'
+        : first.username || first.password
+          ? `the URL was redirected to ${last.origin}, another server: the user and password in a URL go only to the server it names (as with curl -L)`
+          : `the URL was redirected to ${last.origin}, which refused the request: a signed URL it was sent to may have expired`;
+    return new RemoteFailure(what, 'fatal', new FlatloadError('ACCESS_DENIED', `${what}: access refused`, { file: named, hint }));
   }
-  if (s === 404 || s === 410) return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_NOT_FOUND', `cannot open input: ${what}`, { file: display }));
-  return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_UNREADABLE', `cannot read input: ${what}`, { file: display }));
+  if (s === 404 || s === 410) return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_NOT_FOUND', `cannot open input: ${what}`, { file: named }));
+  return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_UNREADABLE', `cannot read input: ${what}`, { file: named }));
 }
 
 async function probe(url: URL, display: string): Promise<Head> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await request(url, 'HEAD', {});
+      const answer = await send(url, 'HEAD', {});
+      const res = answer.res;
       res.resume();
-      if (res.statusCode !== 200) throw statusFailure(res, display);
+      if (res.statusCode !== 200) throw statusFailure(answer, display);
       const encoded = encodingFailure(res, display);
       if (encoded) throw encoded;
       const len = res.headers['content-length'];
@@ -75,6 +118,7 @@ async function probe(url: URL, display: string): Promise<Head> {
         etag: res.headers.etag,
         lastModified: res.headers['last-modified'],
         ranges: /bytes/i.test(String(res.headers['accept-ranges'] ?? '')),
+        at: answer.chain[answer.chain.length - 1]!,
       };
     } catch (err) {
       const transient = err instanceof RemoteFailure ? err.kind === 'transient' : transientSocketError(err);
@@ -120,7 +164,11 @@ export async function openHttp(text: string): Promise<RemoteObject> {
   const fetch: FetchRange = async (start, end) => {
     const whole = start === 0 && end === size;
     // A server without byte ranges is only ever asked for the whole object (wholeOnly), without a Range.
-    const res = await request(url, 'GET', { ...condition, ...(head.ranges ? { range: `bytes=${start}-${end - 1}` } : {}) });
+    // Every read starts again at the URL named, not at where its redirects led last time: a signed URL a redirector hands
+    // out (a release download, a CDN's front door) may expire within minutes, long before a large load is done. The
+    // object is still pinned by its version (If-Match and the ETag compared), wherever the redirects lead.
+    const answer = await send(url, 'GET', { ...condition, ...(head.ranges ? { range: `bytes=${start}-${end - 1}` } : {}) });
+    const res = answer.res;
     if (res.statusCode === 206 || (whole && res.statusCode === 200)) {
       const encoded = encodingFailure(res, display);
       if (encoded) throw encoded;
@@ -146,7 +194,7 @@ export async function openHttp(text: string): Promise<RemoteObject> {
       res.resume();
       throw new RemoteFailure(`${display} answered a byte-range request with the whole object`, 'fatal', new FlatloadError('INPUT_UNREADABLE', `${display}: the server does not honour byte ranges`, { file: display }));
     }
-    throw statusFailure(res, display);
+    throw statusFailure(answer, display);
   };
   const obj: RemoteObject = {
     display,
@@ -162,8 +210,13 @@ export async function openHttp(text: string): Promise<RemoteObject> {
     const first = Buffer.alloc(Math.min(4, size));
     await readInto(obj, first, 0, first.length, 0);
     obj.compression = detectCompression(first, text);
-  } else obj.compression = /\.gz$/i.test(url.pathname) ? 'gzip' : /\.zst$/i.test(url.pathname) ? 'zstd' : 'none';
+  } else obj.compression = compressionByName(url.pathname) ?? compressionByName(head.at.pathname) ?? 'none';
   return obj;
+}
+
+/** What a name ending in .gz or .zst says of the bytes behind it (the URL named first, else where its redirects led). */
+function compressionByName(path: string): 'gzip' | 'zstd' | undefined {
+  return /\.gz$/i.test(path) ? 'gzip' : /\.zst$/i.test(path) ? 'zstd' : undefined;
 }
 
 /** A server without byte ranges: the object can only be read whole, once, from its start (a cut transfer is not resumed). */
@@ -177,6 +230,16 @@ function wholeOnly(fetch: FetchRange, size: number, display: string): FetchRange
   };
 }
 
+/** The URL a listing's names are relative to: the last of its redirects, with the named URL's user and password while on its origin. */
+function listedAt(named: URL, chain: readonly URL[]): URL {
+  const last = new URL(chain[chain.length - 1]!.href);
+  if (last.origin === named.origin && !last.username && !last.password) {
+    last.username = named.username;
+    last.password = named.password;
+  }
+  return last;
+}
+
 /**
  * The files a directory URL lists, where the server gives a machine-readable
  * listing: nginx's `autoindex_format json` (an array of {name, type, mtime,
@@ -185,13 +248,14 @@ function wholeOnly(fetch: FetchRange, size: number, display: string): FetchRange
 export async function listHttp(text: string): Promise<RemoteEntry[]> {
   const url = new URL(text);
   const display = maskInputUrl(text);
-  let res: http.IncomingMessage;
+  let answer: Answer;
   try {
-    res = await request(url, 'GET', { accept: 'application/json' });
+    answer = await send(url, 'GET', { accept: 'application/json' });
   } catch (err) {
     throw openError(err, display);
   }
-  if (res.statusCode !== 200) throw openError(statusFailure(res, display), display);
+  const res = answer.res;
+  if (res.statusCode !== 200) throw openError(statusFailure(answer, display), display);
   const encoded = encodingFailure(res, display);
   if (encoded) throw openError(encoded, display);
   const parts: Buffer[] = [];
@@ -210,5 +274,6 @@ export async function listHttp(text: string): Promise<RemoteEntry[]> {
   }
   return (list as Array<{ name?: unknown; type?: unknown; size?: unknown; mtime?: unknown }>)
     .filter((e) => e.type === 'file' && typeof e.name === 'string')
-    .map((e) => ({ url: new URL(encodeURIComponent(e.name as string), url).toString(), sizeBytes: Number(e.size ?? 0), mtimeMs: (typeof e.mtime === 'string' ? Date.parse(e.mtime) : 0) || 0 }));
+    // Named relative to where the listing was found (a directory's redirect adds its `/`); the user's credentials stay only on its own origin.
+    .map((e) => ({ url: new URL(encodeURIComponent(e.name as string), listedAt(url, answer.chain)).toString(), sizeBytes: Number(e.size ?? 0), mtimeMs: (typeof e.mtime === 'string' ? Date.parse(e.mtime) : 0) || 0 }));
 }

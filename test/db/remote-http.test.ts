@@ -13,6 +13,7 @@ import { runCli } from '../support/cli.js';
 import { countRows, createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { NGINX, startCuttingProxy, startNginx, type Nginx } from '../support/http.js';
 import { spawnCli } from '../support/spawn.js';
+import { makeTestPki, type TestPki } from '../support/tls.js';
 
 const skip = NGINX ? false : 'nginx is not installed (apt-get install -y nginx-light)';
 const PASSWORD = 'pa55-s3cret';
@@ -331,5 +332,146 @@ describe('HTTP sources (nginx)', { skip }, () => {
     } finally {
       await x.drop();
     }
+  });
+});
+
+/**
+ * The redirects of the tests below, as a server block's locations: relative
+ * Locations (`absolute_redirect off` sends them as written) and absolute ones
+ * (nginx's default), every status a client follows, a loop, an endless chain,
+ * and redirects to `other`, a second nginx on another port: another origin.
+ */
+function redirectLocations(other: number): string {
+  const rel = (from: string, status: number, to: string): string => `location = ${from} { absolute_redirect off; return ${status} ${to}; }`;
+  return [
+    rel('/r/plain', 302, '/exports/us.tsv'),
+    rel('/r/gz', 302, '../exports/us.tsv.gz'),
+    // A chain through all five statuses, relative and absolute Locations mixed.
+    'location = /r/a { return 301 /r/b; }',
+    rel('/r/b', 307, 'c'),
+    'location = /r/c { return 308 /r/d; }',
+    rel('/r/d', 303, '/r/e'),
+    rel('/r/e', 302, '/exports/us.tsv'),
+    rel('/r/loop1', 302, '/r/loop2'),
+    rel('/r/loop2', 302, '/r/loop1'),
+    'location ~ ^/r/deep/([0-9/]+)$ { absolute_redirect off; return 302 /r/deep/$1/0; }',
+    rel('/r/private', 302, '/private/us.tsv'),
+    rel('/r/missing', 302, '/exports/no-such.tsv'),
+    rel('/r/dump/', 302, '/private/dump/'),
+    `location = /r/elsewhere { return 302 http://127.0.0.1:${other}/exports/us.tsv; }`,
+    `location = /r/elsewhere-private { return 302 http://127.0.0.1:${other}/private/us.tsv; }`,
+    // Served over TLS too: from https to plain http.
+    `location = /r/downgrade { return 302 http://127.0.0.1:${other}/exports/us.tsv; }`,
+  ].join('\n    ');
+}
+
+describe('HTTP redirects (nginx)', { skip }, () => {
+  let front: Nginx;
+  let other: Nginx;
+  let pki: TestPki;
+  const auth = { user: 'reader', password: PASSWORD };
+  before(async () => {
+    if (skip) return;
+    pki = makeTestPki();
+    other = await startNginx(dir, auth);
+    front = await startNginx(dir, auth, { locations: redirectLocations(other.port), tls: { cert: pki.serverCert, key: pki.serverKey } });
+  });
+  after(async () => {
+    if (skip) return;
+    await front.stop();
+    await other.stop();
+    pki.remove();
+  });
+
+  test('a relative redirect is followed for the HEAD and for every ranged GET, each time from the URL named; the job is the named URL with the target\'s version', async () => {
+    await freshTable('t_redir');
+    const before = front.requests().length;
+    const r = await load(`${front.base}/r/plain`, 't_redir', ['--order', 'file']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { rows: number }).rows, 20_000);
+    assert.deepEqual(await tableDigest(db.conn, 't_redir'), await tableDigest(db.conn, 'ref'));
+    const seen = front.requests().slice(before);
+    const redirected = seen.filter((q) => q.uri === '/r/plain' && q.status === 302);
+    const ranged = seen.filter((q) => q.uri === '/exports/us.tsv' && q.method === 'GET' && q.status === 206);
+    assert.ok(seen.some((q) => q.method === 'HEAD' && q.uri === '/exports/us.tsv' && q.status === 200), 'the HEAD followed the redirect');
+    assert.ok(ranged.length > 5, `ranged GETs: ${ranged.length}`);
+    // One redirect per request: the HEAD and each GET started at the URL named.
+    assert.equal(redirected.length, ranged.length + 1, JSON.stringify(seen.map((q) => `${q.method} ${q.uri} ${q.status}`)));
+    const [rows] = await db.conn.query(`SELECT input_path, identity FROM flatload_jobs WHERE target = ?`, [`${db.name}.t_redir`]);
+    const job = (rows as Array<{ input_path: string; identity: string | { input: { etag?: string } } }>)[0]!;
+    assert.equal(job.input_path, `${front.base}/r/plain`);
+    const identity = typeof job.identity === 'string' ? (JSON.parse(job.identity) as { input: { etag?: string } }) : job.identity;
+    const head = await fetch(`${front.base}/exports/us.tsv`, { method: 'HEAD' });
+    assert.equal(identity.input.etag, head.headers.get('etag'), 'the identity holds the ETag of the object the redirect led to');
+  });
+
+  test('a chain through 301, 307, 308, 303 and 302, relative and absolute Locations: the gzip behind it loads exactly', async () => {
+    await freshTable('t_chain');
+    const r = await load(`${front.base}/r/a`, 't_chain');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(await tableDigest(db.conn, 't_chain'), await tableDigest(db.conn, 'ref'));
+    await freshTable('t_chain_gz');
+    const gz = await load(`${front.base}/r/gz`, 't_chain_gz');
+    assert.equal(gz.code, 0, gz.stderr);
+    assert.deepEqual(await tableDigest(db.conn, 't_chain_gz'), await tableDigest(db.conn, 'ref'));
+  });
+
+  test('a redirect loop and an endless chain stop with exit 5, naming the URLs; a missing target names both URLs', async () => {
+    await freshTable('t_loop');
+    const loop = await load(`${front.base}/r/loop1`, 't_loop');
+    assert.equal(loop.code, 5, loop.stderr);
+    assert.ok(loop.stderr.includes(`redirect loop: ${front.base}/r/loop1 → ${front.base}/r/loop2 → ${front.base}/r/loop1`), loop.stderr);
+    const deep = await load(`${front.base}/r/deep/1`, 't_loop');
+    assert.equal(deep.code, 5, deep.stderr);
+    assert.match(deep.stderr, /more than 10 redirects: .*\/r\/deep\/1 → .*\/r\/deep\/1\/0 → /);
+    const missing = await load(`${front.base}/r/missing`, 't_loop');
+    assert.equal(missing.code, 5, missing.stderr);
+    assert.ok(missing.stderr.includes(`HTTP 404 Not Found from ${front.base}/r/missing (redirected to ${front.base}/exports/no-such.tsv)`), missing.stderr);
+    assert.equal(await countRows(db.conn, 't_loop'), 0);
+  });
+
+  test('credentials go with a redirect on the same origin, never to another one (another port); unprotected objects there load', async () => {
+    await freshTable('t_same');
+    const same = await load(`http://reader:${PASSWORD}@127.0.0.1:${front.port}/r/private`, 't_same');
+    assert.equal(same.code, 0, same.stderr);
+    assert.deepEqual(await tableDigest(db.conn, 't_same'), await tableDigest(db.conn, 'ref'));
+    const otherBefore = other.requests().length;
+    await freshTable('t_other');
+    const refused = await load(`http://reader:${PASSWORD}@127.0.0.1:${front.port}/r/elsewhere-private`, 't_other');
+    assert.equal(refused.code, 6, refused.stderr);
+    assert.match(refused.stderr, /HTTP 401 .*redirected to http:\/\/127\.0\.0\.1:\d+\/private\/us\.tsv/);
+    assert.match(refused.stderr, /go only to the server it names/);
+    assert.doesNotMatch(refused.stderr + refused.stdout, new RegExp(PASSWORD));
+    const asked = other.requests().slice(otherBefore);
+    assert.ok(asked.length > 0 && asked.every((q) => q.user === '-'), `the other origin was sent no user: ${JSON.stringify(asked)}`);
+    const open = await load(`http://reader:${PASSWORD}@127.0.0.1:${front.port}/r/elsewhere`, 't_other');
+    assert.equal(open.code, 0, open.stderr);
+    assert.deepEqual(await tableDigest(db.conn, 't_other'), await tableDigest(db.conn, 'ref'));
+    assert.ok(other.requests().slice(otherBefore).every((q) => q.user === '-'), 'still no user sent to the other origin');
+  });
+
+  test('a directory listing behind a redirect: its names are relative to where the redirect led, with the credentials of that origin', async () => {
+    const x = await createTestDatabase('httpr');
+    try {
+      await x.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', 'CREATE TABLE users'));
+      const r = await runCli(['load', `http://reader:${PASSWORD}@127.0.0.1:${front.port}/r/dump/`, '--create-tables', '--progress', 'none', '--json'], { env: { DATABASE_URL: x.url } });
+      assert.equal(r.code, 0, r.stderr);
+      for (const t of ['orders', 'users']) assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+    } finally {
+      await x.drop();
+    }
+  });
+
+  test('https redirected to plain http is refused (exit 5), naming both; https to https is followed', async () => {
+    const env = { DATABASE_URL: db.url, NODE_EXTRA_CA_CERTS: pki.ca };
+    await freshTable('t_tls');
+    const args = (url: string): string[] => ['load', url, '--table', 't_tls', '--progress', 'none'];
+    const down = await runCli(args(`${front.tlsBase!}/r/downgrade`), { env });
+    assert.equal(down.code, 5, down.stderr);
+    assert.ok(down.stderr.includes(`redirected from https to plain http (${front.tlsBase!}/r/downgrade → http://127.0.0.1:${other.port}/exports/us.tsv)`), down.stderr);
+    assert.equal(await countRows(db.conn, 't_tls'), 0);
+    const up = await runCli(args(`${front.tlsBase!}/r/plain`), { env });
+    assert.equal(up.code, 0, up.stderr);
+    assert.deepEqual(await tableDigest(db.conn, 't_tls'), await tableDigest(db.conn, 'ref'));
   });
 });

@@ -39,10 +39,12 @@ export interface Nginx {
   /** http://127.0.0.1:PORT */
   base: string;
   port: number;
+  /** https://127.0.0.1:TLSPORT, the same server over TLS, when started with `tls`. */
+  tlsBase: string | undefined;
   /** The directory it serves. */
   root: string;
-  /** One line per request: `METHOD URI STATUS RANGE BYTES_SENT` (RANGE `-` when none). */
-  requests(): Array<{ method: string; uri: string; status: number; range: string; bytes: number }>;
+  /** One line per request: `METHOD URI STATUS RANGE BYTES_SENT USER` (RANGE, USER `-` when none; USER the basic-auth user sent). */
+  requests(): Array<{ method: string; uri: string; status: number; range: string; bytes: number; user: string }>;
   stop(): Promise<void>;
 }
 
@@ -51,12 +53,20 @@ export interface Nginx {
  * config in a temporary prefix, serving `root` on a free port: static files
  * with byte ranges, ETag and If-Match as nginx gives them, directory listings
  * as JSON (autoindex_format json), and /private/ behind basic auth.
+ * `locations`: more of the server block (a test's own `location`s, say);
+ * `tls`: a certificate and key for a second, https listener.
  */
-export async function startNginx(root: string, auth: { user: string; password: string } = { user: 'reader', password: 'pa55-s3cret' }): Promise<Nginx> {
+export async function startNginx(
+  root: string,
+  auth: { user: string; password: string } = { user: 'reader', password: 'pa55-s3cret' },
+  more: { locations?: string; tls?: { cert: string; key: string } } = {},
+): Promise<Nginx> {
   if (!NGINX) throw new Error('nginx is not installed (apt-get install -y nginx-light)');
   const prefix = mkdtempSync(join(tmpdir(), 'flatload-nginx-'));
   mkdirSync(join(prefix, 'tmp'));
   const port = await freePort();
+  const tlsPort = more.tls ? await freePort() : undefined;
+  const tls = more.tls ? `listen 127.0.0.1:${tlsPort} ssl;\n    ssl_certificate ${more.tls.cert};\n    ssl_certificate_key ${more.tls.key};` : '';
   writeFileSync(join(prefix, 'htpasswd'), `${auth.user}:{PLAIN}${auth.password}\n`);
   const conf = `daemon off;
 master_process off;
@@ -64,7 +74,7 @@ pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log info;
 events { worker_connections 256; }
 http {
-  log_format req '$request_method $uri $status $http_range $body_bytes_sent';
+  log_format req '$request_method $uri $status $http_range $body_bytes_sent $remote_user';
   access_log ${prefix}/access.log req;
   client_body_temp_path ${prefix}/tmp/body;
   proxy_temp_path ${prefix}/tmp/proxy;
@@ -74,10 +84,12 @@ http {
   default_type application/octet-stream;
   server {
     listen 127.0.0.1:${port};
+    ${tls}
     root ${root};
     autoindex on;
     autoindex_format json;
     location /private/ { auth_basic "exports"; auth_basic_user_file ${prefix}/htpasswd; }
+    ${more.locations ?? ''}
   }
 }
 `;
@@ -89,9 +101,11 @@ http {
   let alive = true;
   void exited.then(() => (alive = false));
   await waitForPort(port, () => alive, 10_000, () => stderr);
+  if (tlsPort !== undefined) await waitForPort(tlsPort, () => alive, 10_000, () => stderr);
   return {
     base: `http://127.0.0.1:${port}`,
     port,
+    tlsBase: tlsPort === undefined ? undefined : `https://127.0.0.1:${tlsPort}`,
     root,
     requests: () => {
       const path = join(prefix, 'access.log');
@@ -100,8 +114,8 @@ http {
         .split('\n')
         .filter((l) => l !== '')
         .map((l) => {
-          const [method, uri, status, range, bytes] = l.split(' ');
-          return { method: method!, uri: uri!, status: Number(status), range: range!, bytes: Number(bytes) };
+          const [method, uri, status, range, bytes, user] = l.split(' ');
+          return { method: method!, uri: uri!, status: Number(status), range: range!, bytes: Number(bytes), user: user! };
         });
     },
     stop: async () => {
