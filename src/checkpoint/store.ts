@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/control.js';
 import { quoteId } from '../db/quote.js';
+import { maskUrlSecrets } from '../errors/mask.js';
 import type { RoutePlan } from '../plan/route.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { JobIdentity } from './identity.js';
@@ -324,7 +325,8 @@ export class CheckpointStore {
     set('phase', f.phase);
     set('chunks_total', f.chunksTotal);
     set('rows_in_input', f.rowsInInput);
-    set('message', f.message);
+    // An error's message may quote a URL as a server or the system gave it: stored masked, as it is printed.
+    set('message', f.message ? maskUrlSecrets(f.message) : f.message);
     set('rows_before', f.rowsBefore);
     set('rows_loaded', f.rowsLoaded);
     set('rows_rejected', f.rowsRejected);

@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ReadStream } from 'node:tty';
 import { FlatloadError } from '../errors/index.js';
-import { maskUrlPasswords } from '../errors/mask.js';
+import { maskUrlCredentials } from '../errors/mask.js';
 
 /** What a key press did to the password being typed. */
 export interface PromptState {
@@ -138,16 +138,18 @@ export function normalizeMysqlStyleArgs(argv: readonly string[]): string[] {
   return out;
 }
 
-/** The password part of a mysql:// URL (also `--backend NAME=URL`'s), if any, masked with `x` (same length). */
+/** The password of a mysql:// or http(s):// URL (also `--backend NAME=URL`'s), and its credential parameters, masked with `x` (same length). */
 function maskUrl(text: string): string {
-  // The longest NAME= (none for a bare URL) that a URL of these schemes follows; the URL's password found as its parser finds it.
-  const prefix = /^(?:\S*=)?(?=(?:mysql|mariadb|https?):\/\/)/i.exec(text)?.[0];
-  return prefix === undefined ? text : `${prefix}${maskUrlPasswords(text.slice(prefix.length), { whole: true, mask: (pw) => 'x'.repeat(pw.length) })}`;
+  // The longest NAME= (none for a bare URL, whose query may hold another URL) that a URL of these schemes follows; the
+  // URL's password found as its parser finds it.
+  const prefix = /^(?:mysql|mariadb|https?):\/\//i.test(text) ? '' : /^(?:\S*=)?(?=(?:mysql|mariadb|https?):\/\/)/i.exec(text)?.[0];
+  return prefix === undefined ? text : `${prefix}${maskUrlCredentials(text.slice(prefix.length), { whole: true, mask: (secret) => 'x'.repeat(secret.length) })}`;
 }
 
 /**
  * argv with every password replaced by `x`s of the same length: values of
- * -p/--password and the password in a --url. What hidePasswordsFromProcessList
+ * -p/--password, the password in a --url, and a URL input's password and
+ * credential parameters (a presigned URL's signature). What hidePasswordsFromProcessList
  * shows in `ps`.
  */
 export function maskPasswordArgs(argv: readonly string[]): string[] {

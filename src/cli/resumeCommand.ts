@@ -1,15 +1,25 @@
 import { maskUrlPassword } from '../config/url.js';
-import { urlHasPassword } from '../errors/mask.js';
+import { maskedParamsOf, maskInputUrl, urlHasPassword } from '../errors/mask.js';
+
+/**
+ * What follows the resume command of a load from a signed URL: its signature
+ * is shown as `***`, and a signed URL expires anyway, so the user gives a
+ * fresh one of the same object (the load resumes while the object is the same).
+ */
+export const SIGNED_URL_NOTE = '# *** marks what is not repeated: put a freshly signed URL of the same object in place of the input URL';
 
 /**
  * The command that resumes a stopped load: the same command line with every
  * credential removed (a password given with -p/--password or inside --url is
  * dropped; the user supplies it again the way they did the first time), run
  * from the directory the first one ran in, so relative paths (the input, the
- * reject file, option files) mean the same from anywhere.
+ * reject file, option files) mean the same from anywhere. A signed input URL
+ * is shown with its credential parameters as `***` and SIGNED_URL_NOTE after
+ * the command: a shell comment, so the line stays one to paste and edit.
  */
 export function resumeCommandLine(argv: readonly string[], cwd: string): string {
   const out: string[] = [];
+  let signed = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     // argv is already in mysql form (normalizeMysqlStyleArgs): -p never takes the next word.
@@ -27,10 +37,16 @@ export function resumeCommandLine(argv: readonly string[], cwd: string): string 
       continue;
     }
     if (a === '--restart' || a === '--dry-run') continue;
-    // An http(s) input's password goes the way of the database's: the user gives it again.
-    out.push(/^https?:\/\//i.test(a) && urlHasPassword(a) ? stripUrlPassword(a) : a);
+    if (!/^https?:\/\//i.test(a)) {
+      out.push(a);
+      continue;
+    }
+    // An http(s) input's password goes the way of the database's: the user gives it again; so does its signature.
+    const url = urlHasPassword(a) ? stripUrlPassword(a) : a;
+    signed ||= maskedParamsOf(url).length > 0;
+    out.push(maskInputUrl(url));
   }
-  return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}`;
+  return `cd ${shellQuote(cwd)} && ${['flatload', ...out.map(shellQuote)].join(' ')}${signed ? `  ${SIGNED_URL_NOTE}` : ''}`;
 }
 
 /** `NAME=URL` with the URL's password removed. */

@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { FlatloadError } from '../errors/index.js';
+import { maskedParamsOf } from '../errors/mask.js';
 import { contentRangeFailure, maskInputUrl, RemoteFailure, readInto, REMOTE_TIMEOUT_MS, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
 import { credentialsFor, isRedirect, redirectTarget } from './redirect.js';
 import { detectCompression } from './source.js';
@@ -151,10 +152,25 @@ export function conditionHeaders(etag: string | undefined, lastModified: string 
   return {};
 }
 
+/**
+ * A URL pasted from a printed resume command as it was: its signature is the
+ * placeholder `***`. Refused before a request, saying what to do, rather than
+ * sent for a 403 that would point at the credentials.
+ */
+function refusePlaceholder(text: string, display: string): void {
+  const names = maskedParamsOf(text, '***');
+  if (names.length === 0) return;
+  throw new FlatloadError('USAGE', `${display}: ${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} ***, the placeholder a printed resume command shows for a signed URL`, {
+    file: display,
+    hint: 'put a freshly signed URL of the same object in its place: the load resumes where it stopped while the object is unchanged (size, Last-Modified, ETag)',
+  });
+}
+
 /** An HTTP(S) URL as a remote input: a HEAD for its size and version, then ranged, conditional GETs. */
 export async function openHttp(text: string): Promise<RemoteObject> {
   const url = new URL(text);
   const display = maskInputUrl(text);
+  refusePlaceholder(text, display);
   const head = await probe(url, display);
   if (head.size === undefined) {
     throw new FlatloadError('INPUT_UNREADABLE', `${display} has no Content-Length: flatload needs the size of a remote input`, { file: display });
@@ -248,6 +264,7 @@ function listedAt(named: URL, chain: readonly URL[]): URL {
 export async function listHttp(text: string): Promise<RemoteEntry[]> {
   const url = new URL(text);
   const display = maskInputUrl(text);
+  refusePlaceholder(text, display);
   let answer: Answer;
   try {
     answer = await send(url, 'GET', { accept: 'application/json' });

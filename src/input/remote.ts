@@ -12,7 +12,7 @@ import type { Compression } from './source.js';
  * of mixing two versions.
  */
 export interface RemoteObject {
-  /** The URL with any password masked: for messages, identity and reports. */
+  /** The URL with any password and credential parameters masked: for messages, identity and reports. */
   display: string;
   sizeBytes: number;
   etag: string | undefined;
@@ -158,5 +158,5 @@ export function isRemoteInput(path: string): boolean {
   return /^(https?|s3):\/\//i.test(path);
 }
 
-/** The URL with its user's password replaced by `***` (a user alone is kept: it is no secret). */
+/** The URL with its user's password and its credential parameters replaced by `***` (a user alone is kept: it is no secret). */
 export { maskInputUrl } from '../errors/mask.js';

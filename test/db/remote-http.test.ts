@@ -12,6 +12,7 @@ import { openHttp } from '../../src/input/http.js';
 import { runCli } from '../support/cli.js';
 import { countRows, createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
 import { NGINX, startCuttingProxy, startNginx, type Nginx } from '../support/http.js';
+import { pollUntil } from '../support/poll.js';
 import { spawnCli } from '../support/spawn.js';
 import { makeTestPki, type TestPki } from '../support/tls.js';
 
@@ -473,5 +474,66 @@ describe('HTTP redirects (nginx)', { skip }, () => {
     const up = await runCli(args(`${front.tlsBase!}/r/plain`), { env });
     assert.equal(up.code, 0, up.stderr);
     assert.deepEqual(await tableDigest(db.conn, 't_tls'), await tableDigest(db.conn, 'ref'));
+  });
+});
+
+describe('signed URLs (nginx)', { skip }, () => {
+  // nginx serves a static file whatever its query: these stand for an S3 presigned URL, signed twice.
+  const KEY_ID = 'AKIAFLATLOADTEST';
+  const SIG = ['c0ffee'.repeat(10) + 'aaaa', 'deadbeef'.repeat(8)];
+  const sign = (date: string, sig: string): string =>
+    `${web.base}/exports/signed.tsv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=${KEY_ID}%2F${date.slice(0, 8)}%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=${date}&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=${sig}`;
+  const secretIn = (text: string): string | undefined => [KEY_ID, ...SIG].find((s) => text.includes(s));
+
+  test('the signature is printed nowhere (ps, resume command, status, bookkeeping, errors); a freshly signed URL resumes the load exactly', { timeout: 180_000 }, async () => {
+    const path = join(dir, 'exports', 'signed.tsv');
+    await generateToFile(path, { table: 'user_summary', rows: 60_000, seed: 31 });
+    await freshTable('t_signed');
+    await freshTable('t_signed_ref');
+    await db.conn.query(`LOAD DATA INFILE ? INTO TABLE t_signed_ref ${loadDataOptions('tsv')}`, [path]);
+    const env = { DATABASE_URL: db.url };
+    const args = (url: string): string[] => ['load', url, '--table', 't_signed', '--chunk-size', '16KiB', '--jobs', '1', '--progress', 'none'];
+    const s = spawnCli(args(sign('20261203T010203Z', SIG[0]!)), env);
+    let cmdline = '';
+    await pollUntil('3,000 rows loaded', async () => {
+      if (cmdline === '' || !cmdline.includes('xxxx')) cmdline = readFileSync(`/proc/${s.child.pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      return (await countRows(db.conn, 't_signed')) > 3000;
+    }, { process: s, everyMs: 25 });
+    s.child.kill('SIGINT');
+    const stopped = await s.done;
+    assert.equal(stopped.code, 4, stopped.stderr);
+    assert.equal(secretIn(stopped.stderr + stopped.stdout), undefined, stopped.stderr);
+    assert.equal(secretIn(cmdline), undefined, `ps: ${cmdline}`);
+    assert.match(cmdline, /X-Amz-Signature=x{64}/);
+    // The resume command: the URL with *** for what is not repeated, and a note to put a fresh one in its place.
+    const resume = /resume with: (.*)/.exec(stopped.stderr)?.[1] ?? '';
+    assert.match(resume, /flatload load 'http:\/\/127\.0\.0\.1:\d+\/exports\/signed\.tsv\?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=\*\*\*&X-Amz-Date=\*\*\*&X-Amz-Expires=\*\*\*&X-Amz-SignedHeaders=host&X-Amz-Signature=\*\*\*' --table t_signed/);
+    assert.match(resume, /# \*\*\* marks what is not repeated: put a freshly signed URL of the same object in place of the input URL$/);
+    for (const extra of [[], ['--json']]) {
+      const st = await runCli(['status', '--table', 't_signed', ...extra], { env });
+      assert.equal(st.code, 0, st.stderr);
+      assert.ok(st.stdout.includes('X-Amz-Signature=***'), st.stdout);
+      assert.equal(secretIn(st.stdout + st.stderr), undefined, st.stdout);
+    }
+    const [jobs] = await db.conn.query('SELECT * FROM flatload_jobs WHERE target = ?', [`${db.name}.t_signed`]);
+    assert.equal(secretIn(JSON.stringify(jobs)), undefined, 'the bookkeeping holds no signature');
+    // Pasted as printed: refused before any request, saying what to do.
+    const asPrinted = /'(http:[^']*)'/.exec(resume)![1]!;
+    const pasted = await runCli(args(asPrinted), { env });
+    assert.equal(pasted.code, 2, pasted.stderr);
+    assert.match(pasted.stderr, /X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-Signature are \*\*\*, the placeholder a printed resume command shows/);
+    // A fresh signature, a day later: the same input, so the same job, resumed.
+    const again = await runCli(args(sign('20261204T235959Z', SIG[1]!)), { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /resuming job/);
+    assert.equal(secretIn(again.stdout + again.stderr), undefined, again.stdout);
+    assert.deepEqual(await tableDigest(db.conn, 't_signed'), await tableDigest(db.conn, 't_signed_ref'));
+    // An error names the URL masked, in text and in JSON.
+    for (const extra of [[], ['--json']]) {
+      const missing = await runCli([...args(sign('20261205T000000Z', SIG[0]!).replace('signed.tsv', 'no-such.tsv')), ...extra], { env });
+      assert.equal(missing.code, 5, missing.stderr);
+      assert.ok((missing.stderr + missing.stdout).includes('no-such.tsv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***'), missing.stderr + missing.stdout);
+      assert.equal(secretIn(missing.stderr + missing.stdout), undefined, missing.stderr);
+    }
   });
 });

@@ -6,7 +6,7 @@ import type { Queryable } from '../../db/control.js';
 import { exportStatusOf, renderExportStatus, type ExportStatus } from '../../export/status.js';
 import { openSession } from '../../db/connect.js';
 import { splitQualifiedName } from '../../config/names.js';
-import { EXIT, FlatloadError, type ExitCode } from '../../errors/index.js';
+import { EXIT, FlatloadError, maskUrlSecrets, type ExitCode } from '../../errors/index.js';
 import { connectionFromArgs, type ConnectionArgs } from '../connection.js';
 import type { CliIo } from '../io.js';
 
@@ -91,8 +91,10 @@ export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode>
     // A load that is part of an export is shown with its export, not again on its own.
     const members = new Set(exports.flatMap((e) => e.jobIds));
     jobs = jobs.filter((j) => !members.has(j.jobId));
-    if (a.json) io.stdout.write(`${JSON.stringify({ exports, jobs })}\n`);
-    else io.stdout.write(`${[...exports.map(renderExportStatus), ...(jobs.length > 0 || exports.length === 0 ? [render(jobs)] : [])].join('\n\n')}\n`);
+    // Rows an older flatload wrote may hold a signed URL whole: what is printed is masked all the same.
+    // (Each string masked on its own: a mask over the JSON text could take an escaping backslash for part of a value.)
+    if (a.json) io.stdout.write(`${JSON.stringify({ exports, jobs }, (_k, v: unknown) => (typeof v === 'string' ? maskUrlSecrets(v) : v))}\n`);
+    else io.stdout.write(`${maskUrlSecrets([...exports.map(renderExportStatus), ...(jobs.length > 0 || exports.length === 0 ? [render(jobs)] : [])].join('\n\n'))}\n`);
     return EXIT.ok;
   } finally {
     await conn.end().catch(() => undefined);
