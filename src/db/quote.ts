@@ -25,5 +25,14 @@ export function quoteBytes(bytes: Buffer): string {
 
 /** A string literal for text (UTF-8 on a utf8mb4 connection), hex-encoded so no escaping mode matters. */
 export function quoteString(text: string): string {
-  return text === '' ? "''" : `_utf8mb4 0x${Buffer.from(text, 'utf8').toString('hex')}`;
+  return text === '' ? "''" : quoteInCharset(Buffer.from(text, 'utf8'), 'utf8mb4');
+}
+
+/**
+ * Bytes in a named character set as a string literal (`_latin1 0xe9`): the
+ * server converts it to a column's set as it converts LOAD DATA's input.
+ */
+export function quoteInCharset(bytes: Buffer, characterSet: string): string {
+  const cs = characterSet.replace(/[^a-z0-9_]/gi, '');
+  return bytes.length === 0 ? `_${cs}''` : `_${cs} 0x${bytes.toString('hex')}`;
 }

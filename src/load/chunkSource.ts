@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import type { LocalInput } from '../input/spool.js';
+import type { SortKey } from '../order/key.js';
 import type { OrderedChunk } from '../order/merge.js';
 import type { ChunkInput } from './chunkInput.js';
 
@@ -62,8 +63,8 @@ export interface ChunkSource {
   changed(): string | undefined;
   /** Pulling a chunk is work (a merge, a gather) worth doing while the others load: see RunOptions.pullAhead. */
   readonly pullAhead?: boolean;
-  /** The chunk's first and last clustered key as SQL literals, when the source knows them (ordered chunks). */
-  keyRange?(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined;
+  /** The chunk's first and last clustered key, when the source knows them (ordered chunks). */
+  keyBounds?(chunk: CutChunk): { lo: SortKey; hi: SortKey };
 }
 
 /**

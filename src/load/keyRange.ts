@@ -1,16 +1,35 @@
 import type { CutChunk } from '../chunking/types.js';
-import { quoteString } from '../db/quote.js';
-import { parseRecord } from '../chunking/fields.js';
+import { quoteInCharset } from '../db/quote.js';
 import type { Prepared } from '../introspect/target.js';
+import { clusteredKeyInFile } from '../introspect/keySpec.js';
+import { decodeKey, keyReader, recordKey, type SortKey } from '../order/key.js';
 import { preAssignedKey } from '../plan/sql.js';
 import type { LoadPlan } from '../plan/types.js';
-import { clusteredKeyInFile } from '../introspect/keySpec.js';
 import type { ChunkSource } from './chunkSource.js';
 
-function sqlValue(v: Buffer | null | undefined, numeric: boolean): string {
-  if (v === null || v === undefined) return 'NULL';
-  const text = v.toString('utf8');
-  return numeric && /^-?\d+(\.\d+)?$/.test(text) ? text : quoteString(text);
+/**
+ * A key's parts as SQL literals, in the key's column order: a number as the
+ * decimal the key holds (rounded to its column's scale, as the server stores
+ * it), text as its bytes introduced with `charsets[i]` (the file's character
+ * set, which the server converts as it converted the loaded value; binary for
+ * a byte-string column). Undefined when a part is not a number the server
+ * reads without a warning: no literal bounds what it stored.
+ */
+export function keyLiterals(key: SortKey, charsets: readonly string[]): string[] | undefined {
+  const out: string[] = [];
+  for (const [i, part] of decodeKey(key).entries()) {
+    if (part.kind === 'malformed') return undefined;
+    if (part.kind === 'null') out.push('NULL');
+    else if (part.kind === 'number') out.push(part.decimal);
+    else out.push(quoteInCharset(part.bytes, charsets[i] ?? 'binary'));
+  }
+  return out;
+}
+
+/** The character set each key column's text literal is read in: the file's, or binary where the column has none (VARBINARY, BLOB, dates). */
+function keyCharsets(plan: LoadPlan, prep: Prepared): string[] {
+  const column = (name: string) => prep.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+  return (plan.guarantee.keyColumns ?? []).map((name) => (column(name)?.characterSet ? prep.characterSet : 'binary'));
 }
 
 /**
@@ -25,14 +44,24 @@ export async function chunkKeyRange(plan: LoadPlan, chunk: CutChunk, input: Chun
     return { lo: [lo.toString()], hi: [(lo + BigInt(chunk.records) - 1n).toString()] };
   }
   // Ordered chunks know their key range exactly.
-  const known = input.keyRange?.(chunk);
-  if (known) return known;
+  const bounds = input.keyBounds?.(chunk) ?? (await fileOrderBounds(plan, chunk, input, prep));
+  if (!bounds) return undefined;
+  const charsets = keyCharsets(plan, prep);
+  const lo = keyLiterals(bounds.lo, charsets);
+  const hi = keyLiterals(bounds.hi, charsets);
+  return lo && hi ? { lo, hi } : undefined;
+}
+
+/**
+ * A file-order chunk of key-ordered input: its first and last record's keys,
+ * read as the sort reads them, so as the server stores them (7.4 in an INT
+ * key is 7: a range from 7.4 would miss it).
+ */
+async function fileOrderBounds(plan: LoadPlan, chunk: CutChunk, input: ChunkSource, prep: Prepared): Promise<{ lo: SortKey; hi: SortKey } | undefined> {
   const spec = plan.guarantee.keyColumns ? clusteredKeyInFile(prep.table, plan.columns) : undefined;
   if (!spec || chunk.records <= 0) return undefined;
   const { bytes, records } = await input.records(chunk);
-  const [lo, hi] = [records[0]!, records[records.length - 1]!].map((r) => {
-    const values = parseRecord(bytes, r.pos, r.pos + r.length, prep.scan, prep.charset, prep.targets).values;
-    return spec.fields.map((f, i) => sqlValue(values[f], spec.numeric[i] === true));
-  });
-  return { lo: lo!, hi: hi! };
+  const reader = keyReader({ spec, fmt: prep.scan, cs: prep.charset, targets: prep.targets });
+  const [first, last] = [records[0]!, records[records.length - 1]!];
+  return { lo: recordKey(bytes, first.pos, first.pos + first.length, reader), hi: recordKey(bytes, last.pos, last.pos + last.length, reader) };
 }

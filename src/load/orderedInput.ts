@@ -3,7 +3,7 @@ import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import { openPositional, readFully } from '../input/ranged.js';
 import type { FileKey } from '../introspect/keySpec.js';
-import { decodeKey, type KeyContext, type SortKey } from '../order/key.js';
+import type { KeyContext, SortKey } from '../order/key.js';
 import { MemorySort, sortAside } from '../order/memorySort.js';
 import { mergeRuns, type OrderedChunk } from '../order/merge.js';
 import { recordTerminator } from '../order/sortChunk.js';
@@ -205,12 +205,10 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
     orderedOf(chunk).release();
   }
 
-  /** The chunk's first and last key as SQL literals (the merge knows them exactly); undefined when one cannot bound a range. */
-  keyRange(chunk: CutChunk): { lo: string[]; hi: string[] } | undefined {
+  /** The chunk's first and last key (the merge knows them exactly). */
+  keyBounds(chunk: CutChunk): { lo: SortKey; hi: SortKey } {
     const o = orderedOf(chunk);
-    const lo = literals(o.firstKey);
-    const hi = literals(o.lastKey);
-    return lo && hi ? { lo, hi } : undefined;
+    return { lo: o.firstKey, hi: o.lastKey };
   }
 
   /** Removes the spill directory (the sorted runs), or lets the sorted copy go. */
@@ -251,16 +249,4 @@ async function exactCuts(set: RunSet, targetBytes: number, maxRecords: number): 
     chunk.release();
   }
   return cuts;
-}
-
-/** A key's parts as SQL literals, in the key's column order (text as its exact bytes). */
-function literals(key: SortKey): string[] | undefined {
-  const out: string[] = [];
-  for (const part of decodeKey(key)) {
-    if (part.kind === 'malformed') return undefined;
-    if (part.kind === 'null') out.push('NULL');
-    else if (part.kind === 'number') out.push(part.decimal);
-    else out.push(part.bytes.length ? `0x${part.bytes.toString('hex')}` : "''");
-  }
-  return out;
 }
