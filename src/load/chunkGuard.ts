@@ -1,5 +1,5 @@
 import { selectNumber } from '../db/rows.js';
-import type { CheckpointContext, ResumedChunk } from './resume.js';
+import { firstNotDone, type CheckpointContext, type ResumedChunk } from './resume.js';
 import { locateRecords } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
@@ -46,9 +46,14 @@ export interface GuardOptions {
 export function guardChunks(g: GuardOptions): ChunkExecutor {
   const { plan, cp, events } = g;
   const lockName = (chunk: CutChunk): string => `flatload:${cp.jobId}:${chunk.index}`;
+  // One stream loads the chunks in order: only the first not done can hold rows of an interrupted attempt. A later
+  // chunk's range may start at the key the chunk before it ends with (the input repeats it across the cut), and
+  // deleting it would remove that chunk's committed row. Over several streams the ranges are pre-assigned, disjoint.
+  const interrupted = firstNotDone(cp);
+  const mayHoldRows = (chunk: CutChunk): boolean => plan.concurrency > 1 || chunk.index === interrupted;
 
   const withResumeFixups: ChunkExecutor = async (chunk, ctx) => {
-    if (g.resuming) {
+    if (g.resuming && mayHoldRows(chunk)) {
       for (const s of plan.onResume) {
         if (s.op.kind !== 'delete-key-range') continue;
         const keyRange = await chunkKeyRange(plan, chunk, g.input, g.prep);

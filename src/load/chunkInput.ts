@@ -73,6 +73,11 @@ export class ChunkInput implements ChunkSource {
   /** Chunks are re-read by range: nothing is held between uses. */
   release(): void {}
 
+  chunkBefore(chunk: CutChunk): CutChunk | undefined {
+    const before = this.source.stream ? undefined : this.list?.[chunk.index - 1];
+    return before?.index === chunk.index - 1 ? before : undefined;
+  }
+
   private stat(): { size: number; mtimeMs: number } | undefined {
     try {
       const st = statSync(this.source.path);

@@ -65,6 +65,8 @@ export interface ChunkSource {
   readonly pullAhead?: boolean;
   /** The chunk's first and last clustered key, when the source knows them (ordered chunks). */
   keyBounds?(chunk: CutChunk): { lo: SortKey; hi: SortKey };
+  /** The chunk before this one in file order, where its bytes can be read again (a plain file); undefined otherwise. */
+  chunkBefore?(chunk: CutChunk): CutChunk | undefined;
 }
 
 /**

@@ -2,8 +2,9 @@ import type { CutChunk } from '../chunking/types.js';
 import { quoteInCharset } from '../db/quote.js';
 import type { Prepared } from '../introspect/target.js';
 import { clusteredKeyInFile } from '../introspect/keySpec.js';
-import { decodeKey, keyReader, recordKey, type SortKey } from '../order/key.js';
+import { compareKeys, decodeKey, keyReader, recordKey, type SortKey } from '../order/key.js';
 import { preAssignedKey } from '../plan/sql.js';
+import type { KeyRange } from '../plan/ops.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { ChunkSource } from './chunkSource.js';
 
@@ -32,36 +33,51 @@ function keyCharsets(plan: LoadPlan, prep: Prepared): string[] {
   return (plan.guarantee.keyColumns ?? []).map((name) => (column(name)?.characterSet ? prep.characterSet : 'binary'));
 }
 
+/** A chunk's first and last key; `loExclusive`: the first is the chunk before's. */
+interface KeyBounds {
+  lo: SortKey;
+  hi: SortKey;
+  loExclusive?: boolean;
+}
+
 /**
  * The key range a chunk's rows occupy, as SQL literals, for the plan's
  * delete-key-range step on resume: the chunk's pre-assigned keys, or
  * (key-ordered input) its first and last record's clustered key.
  */
-export async function chunkKeyRange(plan: LoadPlan, chunk: CutChunk, input: ChunkSource, prep: Prepared): Promise<{ lo: string[]; hi: string[] } | undefined> {
+export async function chunkKeyRange(plan: LoadPlan, chunk: CutChunk, input: ChunkSource, prep: Prepared): Promise<KeyRange | undefined> {
   const key = preAssignedKey(plan);
   if (key) {
     const lo = BigInt(key.firstValue) + BigInt(chunk.firstRecord);
     return { lo: [lo.toString()], hi: [(lo + BigInt(chunk.records) - 1n).toString()] };
   }
-  // Ordered chunks know their key range exactly.
-  const bounds = input.keyBounds?.(chunk) ?? (await fileOrderBounds(plan, chunk, input, prep));
+  // Ordered chunks know their key range exactly (the merge cuts only where the key changes).
+  const bounds: KeyBounds | undefined = input.keyBounds?.(chunk) ?? (await fileOrderBounds(plan, chunk, input, prep));
   if (!bounds) return undefined;
   const charsets = keyCharsets(plan, prep);
   const lo = keyLiterals(bounds.lo, charsets);
   const hi = keyLiterals(bounds.hi, charsets);
-  return lo && hi ? { lo, hi } : undefined;
+  return lo && hi ? { lo, hi, ...(bounds.loExclusive === true ? { loExclusive: true } : {}) } : undefined;
 }
 
 /**
  * A file-order chunk of key-ordered input: its first and last record's keys,
  * read as the sort reads them, so as the server stores them (7.4 in an INT
- * key is 7: a range from 7.4 would miss it).
+ * key is 7: a range from 7.4 would miss it). A first key the chunk before
+ * ends with too (the input repeats it across the cut) is that chunk's
+ * committed row, left out of the range.
  */
-async function fileOrderBounds(plan: LoadPlan, chunk: CutChunk, input: ChunkSource, prep: Prepared): Promise<{ lo: SortKey; hi: SortKey } | undefined> {
+async function fileOrderBounds(plan: LoadPlan, chunk: CutChunk, input: ChunkSource, prep: Prepared): Promise<KeyBounds | undefined> {
   const spec = plan.guarantee.keyColumns ? clusteredKeyInFile(prep.table, plan.columns) : undefined;
   if (!spec || chunk.records <= 0) return undefined;
-  const { bytes, records } = await input.records(chunk);
   const reader = keyReader({ spec, fmt: prep.scan, cs: prep.charset, targets: prep.targets });
-  const [first, last] = [records[0]!, records[records.length - 1]!];
-  return { lo: recordKey(bytes, first.pos, first.pos + first.length, reader), hi: recordKey(bytes, last.pos, last.pos + last.length, reader) };
+  const ends = async (c: CutChunk): Promise<[SortKey, SortKey]> => {
+    const { bytes, records } = await input.records(c);
+    const [first, last] = [records[0]!, records[records.length - 1]!];
+    return [recordKey(bytes, first.pos, first.pos + first.length, reader), recordKey(bytes, last.pos, last.pos + last.length, reader)];
+  };
+  const [lo, hi] = await ends(chunk);
+  const before = input.chunkBefore?.(chunk);
+  const loExclusive = before !== undefined && before.records > 0 && compareKeys((await ends(before))[1], lo) === 0;
+  return { lo, hi, loExclusive };
 }

@@ -46,9 +46,14 @@ export async function landedPrefix(control: Queryable, plan: LoadPlan, cp: Check
     });
   }
   if (actual === expected) return undefined;
+  return { index: firstNotDone(cp), skip: actual - expected };
+}
+
+/** The first chunk no run committed: with one stream in file order, the only one an interrupted attempt can have touched. */
+export function firstNotDone(cp: Pick<CheckpointContext, 'done'>): number {
   let next = 0;
   while (cp.done.has(next)) next++;
-  return { index: next, skip: actual - expected };
+  return next;
 }
 
 /**

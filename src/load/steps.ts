@@ -1,4 +1,4 @@
-import type { CheckpointContext } from './resume.js';
+import { firstNotDone, type CheckpointContext } from './resume.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
@@ -39,11 +39,7 @@ export async function runSteps(control: Queryable, steps: readonly Step[], what:
  */
 export function chunkStepsFor(plan: LoadPlan, cp: CheckpointContext, resuming: boolean): { before: (c: CutChunk) => string[]; after: (c: CutChunk) => string[]; notBulk: ReadonlySet<number> } {
   const notBulk = new Set<number>();
-  if (resuming && plan.chunkBefore.some((s) => s.op.kind === 'bulk-load')) {
-    let first = 0;
-    while (cp.done.has(first)) first++;
-    notBulk.add(first);
-  }
+  if (resuming && plan.chunkBefore.some((s) => s.op.kind === 'bulk-load')) notBulk.add(firstNotDone(cp));
   const withoutBulk = (steps: readonly Step[], middle: boolean): Step[] => [
     ...steps.filter((s) => s.op.kind !== 'bulk-load'),
     step({ kind: 'commit-in-the-middle', on: middle }, 'reloading a chunk an interrupted bulk load touched'),

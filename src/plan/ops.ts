@@ -58,12 +58,19 @@ export interface Step<O extends Op = Op> {
   reason: string;
 }
 
+/** A chunk's key range as SQL literals, its first key left out when the chunk before it ends with that key. */
+export interface KeyRange {
+  lo: string[];
+  hi: string[];
+  loExclusive?: boolean;
+}
+
 /** Values an operation's SQL needs that are known only while loading. */
 export interface RunValues {
   /** Records in the whole input (auto-increment-after-input). */
   inputRecords?: number;
-  /** SQL literals of a chunk's first and last key (delete-key-range). */
-  keyRange?: { lo: string[]; hi: string[] };
+  /** SQL literals of a chunk's first and last key (delete-key-range); `loExclusive`: the first key is a committed chunk's. */
+  keyRange?: KeyRange;
 }
 
 const t = (r: TableRef): string => quoteQualified(r.db, r.table);
@@ -124,7 +131,7 @@ export function sqlOf(op: Op, v: RunValues = {}): string {
       const cols = `(${op.columns.map(quoteId).join(', ')})`;
       const lo = v.keyRange ? `(${v.keyRange.lo.join(', ')})` : PLACEHOLDER.keyLow;
       const hi = v.keyRange ? `(${v.keyRange.hi.join(', ')})` : PLACEHOLDER.keyHigh;
-      return `DELETE FROM ${t(op.table)} WHERE ${cols} >= ${lo} AND ${cols} <= ${hi}`;
+      return `DELETE FROM ${t(op.table)} WHERE ${cols} ${v.keyRange?.loExclusive === true ? '>' : '>='} ${lo} AND ${cols} <= ${hi}`;
     }
   }
 }

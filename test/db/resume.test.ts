@@ -325,3 +325,48 @@ describe('MyRocks per-chunk bulk load, stopped inside a chunk: the rerun deletes
     }
   }
 });
+
+describe('MyRocks per-chunk bulk load: a key the input repeats across a chunk cut', () => {
+  // The resumed chunk's range deleted the row the chunk before it committed with the same key, and the rerun then
+  // loaded the later row in its place: "3,000 loaded" into a table of 2,999 rows, where a load without the
+  // interruption stops at the duplicate. Neither the interrupted chunk nor a later one may delete another's row.
+  test('stopped inside an earlier chunk, every rerun stops at the duplicate and keeps the first row', { skip: hasRocksdb() ? false : 'no MyRocks plugin', timeout: 120_000 }, async () => {
+    const rows = 3_000;
+    const line = (i: number, key = 2 * i): string => `${key}\tname${String(i).padStart(6, '0')}\n`;
+    const file = join(dir, 'repeated-key.tsv');
+    writeFileSync(file, Array.from({ length: rows }, (_, i) => line(i + 1)).join(''));
+    const args = (t: string): string[] => ['load', file, '--table', t, '--order', 'file', '--chunk-size', '4KiB', '--progress', 'none', '--json'];
+    const create = (t: string): string => `CREATE TABLE ${t} (k INT PRIMARY KEY, v VARCHAR(20)) ENGINE=ROCKSDB`;
+    // Where the chunks are cut: a load of the same bytes, its bookkeeping kept.
+    await db.conn.query(create('repeated_probe'));
+    const probe = await runCli([...args('repeated_probe'), '--keep-history'], { env: { DATABASE_URL: db.url } });
+    assert.equal(probe.code, 0, probe.stderr);
+    const [[job]] = (await db.conn.query('SELECT job_id AS id FROM flatload_jobs WHERE target = ?', [`${db.name}.repeated_probe`])) as unknown as [Array<{ id: string }>];
+    const [chunkTables] = await db.conn.query("SELECT TABLE_NAME AS t FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN ('flatload_chunks', 'flatload_chunks_rocksdb')", [db.name]);
+    const sizes: number[] = [];
+    for (const { t } of chunkTables as Array<{ t: string }>) {
+      const [c] = await db.conn.query(`SELECT records AS n FROM \`${t}\` WHERE job_id = ? ORDER BY chunk_index`, [job!.id]);
+      sizes.push(...(c as Array<{ n: unknown }>).map((r) => Number(r.n)));
+    }
+    assert.ok(sizes.length > 6, `${sizes.length} chunks`);
+    // Record `cut` is the first of chunk 6 and repeats the key of the record before it, the last of chunk 5.
+    const cut = sizes.slice(0, 6).reduce((a, n) => a + n, 0) + 1;
+    const repeated = 2 * (cut - 1);
+    writeFileSync(file, Array.from({ length: rows }, (_, i) => line(i + 1, i + 1 === cut ? repeated : 2 * (i + 1))).join(''));
+    await db.conn.query(create('repeated'));
+    await db.conn.query(`CREATE TRIGGER repeated_stop BEFORE INSERT ON repeated FOR EACH ROW BEGIN IF NEW.v = 'name000500' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'stopped'; END IF; END`);
+    const first = await runCli(args('repeated'), { env: { DATABASE_URL: db.url } });
+    assert.notEqual(first.code, 0, 'the trigger stops the load inside an early chunk');
+    await db.conn.query('DROP TRIGGER repeated_stop');
+    const kept = `name${String(cut - 1).padStart(6, '0')}`;
+    for (const run of [2, 3, 4]) {
+      const again = await runCli(args('repeated'), { env: { DATABASE_URL: db.url } });
+      assert.notEqual(again.code, 0, `run ${run} stops at the repeated key`);
+      assert.match(again.stderr, /chunk 6/, `run ${run}`);
+      const [r] = await db.conn.query('SELECT (SELECT v FROM repeated WHERE k = ?) AS v, (SELECT COUNT(*) FROM repeated WHERE k <= ?) AS n', [repeated, repeated]);
+      const { v, n } = (r as Array<{ v: string | null; n: unknown }>)[0]!;
+      assert.deepEqual([v, Number(n)], [kept, cut - 1], `run ${run}: the first row with key ${repeated} stays, and every row before it`);
+    }
+  });
+});
+

@@ -11,6 +11,7 @@ import { charsetInfo } from '../../src/chunking/charsets.js';
 import type { ScanFormat } from '../../src/chunking/scanner.js';
 import { quoteInCharset } from '../../src/db/quote.js';
 import { keyLiterals } from '../../src/load/keyRange.js';
+import { sqlOf, type Op } from '../../src/plan/ops.js';
 import { keyReader, recordKey, type KeyForm, type KeySpec } from '../../src/order/key.js';
 
 const b = (s: string): Buffer => Buffer.from(s, 'latin1');
@@ -85,3 +86,13 @@ test('quoteInCharset: only a character set name reaches the SQL', () => {
   assert.equal(quoteInCharset(b(''), 'utf8mb4'), "_utf8mb4''");
   assert.equal(quoteInCharset(b('a'), "latin1' OR 1=1 -- "), '_latin1OR11 0x61');
 });
+
+test('the delete: both ends inclusive, or the first left out when the chunk before ends with that key', () => {
+  const op: Op = { kind: 'delete-key-range', table: { db: 'd', table: 't' }, columns: ['a', 'b'] };
+  const cases: Array<[Parameters<typeof sqlOf>[1], string]> = [
+    [{ keyRange: { lo: ['1', "_latin1 0x78"], hi: ['2', "_latin1''"] } }, "DELETE FROM `d`.`t` WHERE (`a`, `b`) >= (1, _latin1 0x78) AND (`a`, `b`) <= (2, _latin1'')"],
+    [{ keyRange: { lo: ['8', '0'], hi: ['9', '0'], loExclusive: true } }, 'DELETE FROM `d`.`t` WHERE (`a`, `b`) > (8, 0) AND (`a`, `b`) <= (9, 0)'],
+  ];
+  for (const [values, want] of cases) assert.equal(sqlOf(op, values), want);
+});
+
