@@ -4,22 +4,30 @@ import { FlatloadError } from '../errors/index.js';
 import { maskedParamsOf } from '../errors/mask.js';
 import { contentRangeFailure, maskInputUrl, RemoteFailure, readInto, REMOTE_TIMEOUT_MS, resumingRead, transientSocketError, type FetchRange, type RemoteEntry, type RemoteObject, MAX_ATTEMPTS, backoffMs } from './remote.js';
 import { credentialsFor, isRedirect, redirectTarget } from './redirect.js';
+import { firstByteSize, FIRST_BYTE, refusesHead, signsMethod } from './probe.js';
 import { detectCompression } from './source.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** One keep-alive pool per scheme: parallel chunk reads reuse their connections. */
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-/** What a HEAD (or the first GET) says about the object. */
+/** What the probe (a HEAD, or a GET of the first byte) says about the object. */
 interface Head {
-  status: number;
-  size: number | undefined;
+  size: number;
   etag: string | undefined;
   lastModified: string | undefined;
   ranges: boolean;
   /** Where the object was found: the URL named, or the last of its redirects. */
   at: URL;
 }
+
+/**
+ * Inputs (as displayed: a fresh signature of the same URL is the same input)
+ * whose server refused a HEAD in this process: every later probe of them (an
+ * export's load after its discovery, a load run again by chunks) goes straight
+ * to the GET of the first byte rather than paying the refusal again.
+ */
+const headRefused = new Set<string>();
 
 function request(url: URL, method: 'GET' | 'HEAD', headers: Record<string, string>, auth: string | undefined): Promise<http.IncomingMessage> {
   const mod = url.protocol === 'https:' ? https : http;
@@ -93,7 +101,9 @@ function statusFailure({ res, chain }: Answer, named: string): RemoteFailure {
     const [first, last] = [chain[0]!, chain[chain.length - 1]!];
     const hint =
       last.origin === first.origin
-        ? 'check the user and password in the URL (https://user:password@host/…)'
+        ? maskedParamsOf(last.href).length > 0
+          ? "the URL's signature or token may have expired, or be for another object: sign the URL again (a freshly signed URL of the same object resumes the load)"
+          : 'check the user and password in the URL (https://user:password@host/…)'
         : first.username || first.password
           ? `the URL was redirected to ${last.origin}, another server: the user and password in a URL go only to the server it names (as with curl -L)`
           : `the URL was redirected to ${last.origin}, which refused the request: a signed URL it was sent to may have expired`;
@@ -103,30 +113,67 @@ function statusFailure({ res, chain }: Answer, named: string): RemoteFailure {
   return new RemoteFailure(what, 'fatal', new FlatloadError('INPUT_UNREADABLE', `cannot read input: ${what}`, { file: named }));
 }
 
+/**
+ * The object's size and version, asked again after a dropped connection, a 5xx
+ * or a timeout: by HEAD, or by a GET of its first byte where HEAD is refused
+ * (then remembered for the rest of the process) or where the URL's signature
+ * rules it out.
+ */
 async function probe(url: URL, display: string): Promise<Head> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const answer = await send(url, 'HEAD', {});
-      const res = answer.res;
-      res.resume();
-      if (res.statusCode !== 200) throw statusFailure(answer, display);
-      const encoded = encodingFailure(res, display);
-      if (encoded) throw encoded;
-      const len = res.headers['content-length'];
-      return {
-        status: res.statusCode,
-        size: len === undefined ? undefined : Number(len),
-        etag: res.headers.etag,
-        lastModified: res.headers['last-modified'],
-        ranges: /bytes/i.test(String(res.headers['accept-ranges'] ?? '')),
-        at: answer.chain[answer.chain.length - 1]!,
-      };
+      if (headRefused.has(display) || signsMethod(url)) return await probeFirstByte(url, display);
+      const head = await probeHead(url, display);
+      if (head) return head;
+      headRefused.add(display);
+      return await probeFirstByte(url, display);
     } catch (err) {
       const transient = err instanceof RemoteFailure ? err.kind === 'transient' : transientSocketError(err);
       if (!transient || attempt >= MAX_ATTEMPTS) throw openError(err, display);
       await sleep(backoffMs(attempt));
     }
   }
+}
+
+/** HEAD: the object's facts, or undefined when the server refuses the method (403, 405, 501) rather than the object. */
+async function probeHead(url: URL, display: string): Promise<Head | undefined> {
+  const answer = await send(url, 'HEAD', {});
+  const res = answer.res;
+  res.resume();
+  if (refusesHead(res.statusCode ?? 0)) return undefined;
+  if (res.statusCode !== 200) throw statusFailure(answer, display);
+  const encoded = encodingFailure(res, display);
+  if (encoded) throw encoded;
+  const len = res.headers['content-length'];
+  if (len === undefined) throw new FlatloadError('INPUT_UNREADABLE', `${display} has no Content-Length: flatload needs the size of a remote input`, { file: display });
+  return { size: Number(len), ...versionOf(answer), ranges: /bytes/i.test(String(res.headers['accept-ranges'] ?? '')) };
+}
+
+/**
+ * GET of the first byte (`Range: bytes=0-0`): the size from its 206's
+ * Content-Range. A 200 is a server without ranges sending the whole object:
+ * its Content-Length is the size, and its body is cut off unread.
+ */
+async function probeFirstByte(url: URL, display: string): Promise<Head> {
+  const answer = await send(url, 'GET', { range: FIRST_BYTE });
+  const { res } = answer;
+  const status = res.statusCode ?? 0;
+  if (status !== 200 && status !== 206 && status !== 416) throw statusFailure(answer, display);
+  if (status === 200) res.destroy();
+  else res.resume();
+  const encoded = encodingFailure(res, display);
+  if (encoded) throw encoded;
+  const size = firstByteSize(status, res.headers['content-range'], res.headers['content-length']);
+  if (size === undefined) {
+    const said = status === 200 ? 'no Content-Length' : `Content-Range ${JSON.stringify(res.headers['content-range'] ?? '(none)')}`;
+    throw new FlatloadError('INPUT_UNREADABLE', `${display} answered ${FIRST_BYTE} (HTTP ${status}) with ${said}, which gives no size: flatload needs the size of a remote input`, { file: display });
+  }
+  return { size, ...versionOf(answer), ranges: status !== 200 };
+}
+
+/** The version an answer names (ETag, Last-Modified) and where the object was found. */
+function versionOf({ res, chain }: Answer): Pick<Head, 'etag' | 'lastModified' | 'at'> {
+  return { etag: res.headers.etag, lastModified: res.headers['last-modified'], at: chain[chain.length - 1]! };
 }
 
 function openError(err: unknown, display: string): FlatloadError {
@@ -166,15 +213,12 @@ function refusePlaceholder(text: string, display: string): void {
   });
 }
 
-/** An HTTP(S) URL as a remote input: a HEAD for its size and version, then ranged, conditional GETs. */
+/** An HTTP(S) URL as a remote input: a HEAD (or a GET of its first byte) for its size and version, then ranged, conditional GETs. */
 export async function openHttp(text: string): Promise<RemoteObject> {
   const url = new URL(text);
   const display = maskInputUrl(text);
   refusePlaceholder(text, display);
   const head = await probe(url, display);
-  if (head.size === undefined) {
-    throw new FlatloadError('INPUT_UNREADABLE', `${display} has no Content-Length: flatload needs the size of a remote input`, { file: display });
-  }
   const size = head.size;
   const condition = conditionHeaders(head.etag, head.lastModified);
   const fetch: FetchRange = async (start, end) => {

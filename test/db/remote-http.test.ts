@@ -56,6 +56,14 @@ async function freshTable(name: string): Promise<void> {
   await db.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${name}`));
 }
 
+/** A generated file at `path`, `table` empty, and `${table}_ref` holding the server's own LOAD DATA of the file. */
+async function fileAndReference(path: string, table: string, seed: number): Promise<void> {
+  await generateToFile(path, { table: 'user_summary', rows: 60_000, seed });
+  await freshTable(table);
+  await freshTable(`${table}_ref`);
+  await db.conn.query(`LOAD DATA INFILE ? INTO TABLE ${table}_ref ${loadDataOptions('tsv')}`, [path]);
+}
+
 /**
  * A small server with the file's bytes, answering HEAD and Range GETs as
  * nginx does (206, ETag, Accept-Ranges) except for one fault: `rounded`
@@ -487,10 +495,7 @@ describe('signed URLs (nginx)', { skip }, () => {
 
   test('the signature is printed nowhere (ps, resume command, status, bookkeeping, errors); a freshly signed URL resumes the load exactly', { timeout: 180_000 }, async () => {
     const path = join(dir, 'exports', 'signed.tsv');
-    await generateToFile(path, { table: 'user_summary', rows: 60_000, seed: 31 });
-    await freshTable('t_signed');
-    await freshTable('t_signed_ref');
-    await db.conn.query(`LOAD DATA INFILE ? INTO TABLE t_signed_ref ${loadDataOptions('tsv')}`, [path]);
+    await fileAndReference(path, 't_signed', 31);
     const env = { DATABASE_URL: db.url };
     const args = (url: string): string[] => ['load', url, '--table', 't_signed', '--chunk-size', '16KiB', '--jobs', '1', '--progress', 'none'];
     const s = spawnCli(args(sign('20261203T010203Z', SIG[0]!)), env);
@@ -535,5 +540,147 @@ describe('signed URLs (nginx)', { skip }, () => {
       assert.ok((missing.stderr + missing.stdout).includes('no-such.tsv?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***'), missing.stderr + missing.stdout);
       assert.equal(secretIn(missing.stderr + missing.stdout), undefined, missing.stderr);
     }
+  });
+});
+
+/**
+ * Servers that refuse HEAD, as S3 and Google Cloud Storage do for a URL signed
+ * for GET (the signature covers the method): 403, 405 or 501 to HEAD in its own
+ * location, the GET served as nginx serves it; and a location that refuses
+ * every method.
+ */
+function headRefusingLocations(): string {
+  return [
+    ...[403, 405, 501].map((s) => `location /nohead${s}/ { if ($request_method = HEAD) { return ${s}; } }`),
+    // Without byte ranges too (max_ranges 0: a Range is answered 200 with the whole file).
+    'location /noheadnoranges/ { max_ranges 0; if ($request_method = HEAD) { return 405; } }',
+    'location /denied/ { return 403; }',
+  ].join('\n    ');
+}
+
+describe('servers that refuse HEAD (nginx)', { skip }, () => {
+  let nohead: Nginx;
+  before(async () => {
+    if (skip) return;
+    for (const d of ['nohead403', 'nohead405', 'nohead501', 'noheadnoranges', 'denied']) {
+      mkdirSync(join(dir, d));
+      writeFileSync(join(dir, d, 'us.tsv'), readFileSync(tsv));
+    }
+    writeFileSync(join(dir, 'noheadnoranges', 'us.tsv.gz'), gzipSync(readFileSync(tsv)));
+    writeFileSync(join(dir, 'nohead403', 'users.txt'), readFileSync(tsv));
+    writeFileSync(join(dir, 'nohead403', 'orders.txt'), readFileSync(tsv));
+    nohead = await startNginx(dir, undefined, { locations: headRefusingLocations() });
+  });
+  after(async () => {
+    if (skip) return;
+    await nohead.stop();
+  });
+  const requestsFor = (uri: string, since: number): ReturnType<Nginx['requests']> => nohead.requests().slice(since).filter((q) => q.uri === uri);
+  const show = (qs: ReturnType<Nginx['requests']>): string => JSON.stringify(qs.map((q) => `${q.method} ${q.status} ${q.range}`));
+
+  for (const status of [403, 405, 501]) {
+    test(`HEAD answered ${status}: the size and version come from a GET of the first byte, and the load is exact`, async () => {
+      const t = `t_nohead${status}`;
+      await freshTable(t);
+      const since = nohead.requests().length;
+      const r = await load(`${nohead.base}/nohead${status}/us.tsv`, t);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, 'ref'));
+      const seen = requestsFor(`/nohead${status}/us.tsv`, since);
+      // The HEAD once, refused; then the probe: GET bytes=0-0 answered 206; no HEAD again.
+      assert.deepEqual(seen.slice(0, 2).map((q) => `${q.method} ${q.status} ${q.range}`), [`HEAD ${status} -`, 'GET 206 bytes=0-0'], show(seen));
+      assert.equal(seen.filter((q) => q.method === 'HEAD').length, 1, show(seen));
+      assert.ok(seen.slice(1).every((q) => q.method === 'GET' && q.status === 206), show(seen));
+    });
+  }
+
+  test('HEAD refused by a server without byte ranges: the probe\'s 200 is cut off, the file streamed once as such a server\'s is; plain and gzip exact', async () => {
+    for (const file of ['us.tsv', 'us.tsv.gz']) {
+      const t = `t_noranges_${file.replace(/\./g, '_')}`;
+      await freshTable(t);
+      const since = nohead.requests().length;
+      const r = await load(`${nohead.base}/noheadnoranges/${file}`, t);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, 'ref'), file);
+      const seen = requestsFor(`/noheadnoranges/${file}`, since);
+      assert.deepEqual(seen.slice(0, 2).map((q) => `${q.method} ${q.status} ${q.range}`), ['HEAD 405 -', 'GET 200 bytes=0-0'], show(seen));
+      // After the probe, whole reads without a Range (a server that ignores them is not asked for one).
+      assert.ok(seen.length > 2 && seen.slice(2).every((q) => q.method === 'GET' && q.status === 200 && q.range === '-'), show(seen));
+    }
+  });
+
+  test('an export of URLs whose HEAD is refused: each is asked HEAD once, its later opens go straight to GET', async () => {
+    const x = await createTestDatabase('nohead');
+    try {
+      for (const t of ['users', 'orders']) await x.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${t}`));
+      const since = nohead.requests().length;
+      const r = await runCli(['load', `${nohead.base}/nohead403/users.txt`, `${nohead.base}/nohead403/orders.txt`, '--jobs', '2', '--chunk-size', '64KiB', '--progress', 'none', '--json'], { env: { DATABASE_URL: x.url } });
+      assert.equal(r.code, 0, r.stderr);
+      for (const t of ['users', 'orders']) {
+        assert.deepEqual(await tableDigest(x.conn, t), await tableDigest(db.conn, 'ref'), t);
+        const seen = requestsFor(`/nohead403/${t}.txt`, since);
+        // Opened twice (the export's discovery, then the table's load): a probe each time, a HEAD the first time only.
+        assert.equal(seen.filter((q) => q.method === 'HEAD').length, 1, show(seen));
+        assert.equal(seen[0]!.method, 'HEAD', show(seen));
+        assert.ok(seen.filter((q) => q.method === 'GET' && q.range === 'bytes=0-0').length >= 2, show(seen));
+      }
+    } finally {
+      await x.drop();
+    }
+  });
+
+  test('interrupted over a URL whose HEAD is refused, then run again: the load resumes, exact', { timeout: 180_000 }, async () => {
+    const path = join(dir, 'nohead405', 'resumed.tsv');
+    await fileAndReference(path, 't_nohead_resume', 37);
+    const env = { DATABASE_URL: db.url };
+    const args = ['load', `${nohead.base}/nohead405/resumed.tsv`, '--table', 't_nohead_resume', '--chunk-size', '16KiB', '--jobs', '1', '--progress', 'none'];
+    const since = nohead.requests().length;
+    const s = spawnCli(args, env);
+    await pollUntil('3,000 rows loaded', async () => (await countRows(db.conn, 't_nohead_resume')) > 3000, { process: s, everyMs: 25 });
+    s.child.kill('SIGINT');
+    const stopped = await s.done;
+    assert.equal(stopped.code, 4, stopped.stderr);
+    const rerunSince = nohead.requests().length;
+    const again = await runCli(args, { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /resuming job/);
+    assert.deepEqual(await tableDigest(db.conn, 't_nohead_resume'), await tableDigest(db.conn, 't_nohead_resume_ref'));
+    // Each run: one HEAD, refused, as its first request; GETs after it.
+    for (const seen of [requestsFor('/nohead405/resumed.tsv', since).slice(0, rerunSince - since), requestsFor('/nohead405/resumed.tsv', rerunSince)]) {
+      assert.deepEqual(seen.filter((q) => q.method === 'HEAD').map((q) => q.status), [405], show(seen));
+      assert.equal(seen[0]!.method, 'HEAD', show(seen));
+    }
+  });
+
+  test('a URL signed for GET (S3 SigV4, Google V4) is never asked HEAD: its signature would refuse it', async () => {
+    const sigs = ['X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAFLATLOAD%2F20261203%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20261203T010203Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=' + 'ab'.repeat(32), 'X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=loader%40p.iam.gserviceaccount.com%2F20261203%2Fauto%2Fstorage%2Fgoog4_request&X-Goog-Date=20261203T010203Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=' + 'cd'.repeat(64)];
+    for (const query of sigs) {
+      const since = nohead.requests().length;
+      const obj = await openHttp(`${nohead.base}/nohead403/us.tsv?${query}`);
+      const parts: Buffer[] = [];
+      for await (const b of obj.read(0, obj.sizeBytes)) parts.push(b as Buffer);
+      assert.ok(Buffer.concat(parts).equals(readFileSync(tsv)), 'the bytes read equal the file');
+      const seen = requestsFor('/nohead403/us.tsv', since);
+      assert.deepEqual(seen.slice(0, 1).map((q) => `${q.method} ${q.status} ${q.range}`), ['GET 206 bytes=0-0'], show(seen));
+      assert.ok(seen.every((q) => q.method === 'GET'), show(seen));
+    }
+  });
+
+  test('refused to every method: exit 6 naming the 403, with the hint (credentials, or the signature for a signed URL); nothing loaded', async () => {
+    await freshTable('t_denied');
+    for (const [query, hint] of [
+      ['', /check the user and password in the URL/],
+      ['?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261203T010203Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=' + 'ef'.repeat(32), /signature .*expired/],
+    ] as const) {
+      const since = nohead.requests().length;
+      const r = await load(`${nohead.base}/denied/us.tsv${query}`, 't_denied');
+      assert.equal(r.code, 6, r.stderr);
+      assert.match(r.stderr, /HTTP 403 Forbidden from http:\/\/127\.0\.0\.1:\d+\/denied\/us\.tsv/);
+      assert.match(r.stderr, hint);
+      assert.doesNotMatch(r.stderr, /efefefef/);
+      const seen = requestsFor('/denied/us.tsv', since);
+      assert.ok(seen.some((q) => q.method === 'GET' && q.status === 403), `the GET was asked too: ${show(seen)}`);
+    }
+    assert.equal(await countRows(db.conn, 't_denied'), 0);
   });
 });
