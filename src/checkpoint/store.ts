@@ -50,7 +50,11 @@ export interface DoneChunk {
   records: number;
   rowsLoaded: number;
   rejected: number;
-  sha1: string | null;
+  /**
+   * A streamed input's chunk: the digest of its bytes (src/input/digest.ts, CHUNK_DIGEST), or null. Kept in the
+   * column sha1, named for the digest older flatloads took: their tables have it, and they still read and write it.
+   */
+  digest: string | null;
   /** The chunk's rejected rows (JSON, see report/rejectFile.ts), stored with the chunk so a resume can rebuild the reject file. */
   rejects: string | null;
 }
@@ -203,6 +207,7 @@ export class CheckpointStore {
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
     const chunks = chunkTableFor(targetEngine);
+    // The column sha1 holds DoneChunk.digest, under the name older flatloads' tables have.
     await this.conn.query(
       `CREATE TABLE IF NOT EXISTS ${this.t(chunks.name)} (
         job_id CHAR(24) NOT NULL,
@@ -352,7 +357,7 @@ export class CheckpointStore {
         records: Number(r['records']),
         rowsLoaded: Number(r['rows_loaded']),
         rejected: Number(r['rejected']),
-        sha1: (r['sha1'] as string | null) ?? null,
+        digest: (r['sha1'] as string | null) ?? null,
         rejects: (r['rejects'] as string | null | undefined) ?? null,
       });
     }
@@ -396,7 +401,7 @@ export class CheckpointStore {
     await conn.query(
       `INSERT INTO ${quoteId(schema)}.${quoteId(table)} (job_id, chunk_index, start_byte, end_byte, records, rows_loaded, rejected, sha1, rejects, committed_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NOW(3))`,
-      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.sha1, pieces ? null : c.rejects],
+      [jobId, c.index, c.startByte, c.endByte, c.records, c.rowsLoaded, c.rejected, c.digest, pieces ? null : c.rejects],
     );
     for (const [i, piece] of (pieces ?? []).entries()) {
       await conn.query(`INSERT INTO ${quoteId(schema)}.${quoteId(piecesTableOf(table))} (job_id, chunk_index, piece, rejects) VALUES (?, ?, ?, ?)`, [jobId, c.index, i, piece]);

@@ -8,7 +8,7 @@
 import { selectNumber } from '../db/rows.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { CheckpointContext, ResumedChunk } from './resume.js';
-import { landedPrefix, skippingDone } from './resume.js';
+import { chunkDigestKind, landedPrefix, skippingDone } from './resume.js';
 import { CheckpointStore } from '../checkpoint/store.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import { nodeOf, openPool, type Session } from '../db/connect.js';
@@ -255,7 +255,7 @@ function chunkExecutor(r: LoadRun, resuming: boolean, budget: ErrorBudget, rejec
       records: chunk.original?.records ?? outcome.records,
       rowsLoaded: outcome.rowsLoaded + (chunk.original?.skipped ?? 0),
       rejected: outcome.rejected,
-      sha1: (chunk as { sha1?: string }).sha1 ?? null,
+      digest: (chunk as { digest?: string }).digest ?? null,
       rejects: encodeRejects(rows),
     }, prep.server.maxAllowedPacketBytes);
   };
@@ -323,6 +323,8 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const budget = new ErrorBudget(o.maxErrors, resumed.rejected);
   const { executor, notBulk, beforeCommit } = chunkExecutor(r, resuming, budget, rejects);
   const execute = guardChunks({ plan, prep, input, cp, events, executor, notBulk, partial, resuming, beforeCommit, rejects });
+  // Before chunks() cuts anything: a job an older flatload started stored SHA-1 per chunk, and is compared by it.
+  input.digestChunksWith?.(chunkDigestKind(cp.done));
   const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, input.source.display);
   // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
   const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;

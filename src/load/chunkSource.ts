@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
+import type { DigestKind } from '../input/digest.js';
 import type { LocalInput } from '../input/spool.js';
 import type { SortKey } from '../order/key.js';
 import type { OrderedChunk } from '../order/merge.js';
@@ -51,6 +52,11 @@ export interface ChunkSource {
   /** The digest of every byte of the input (src/input/digest.ts), once scan() has read them. */
   readonly contentHash: string | undefined;
   chunks(): AsyncGenerator<CutChunk>;
+  /**
+   * Chunks that carry a digest of their bytes (a streamed input's) take it as
+   * `kind`: set before chunks() to the kind the resumed job's done chunks were stored with.
+   */
+  digestChunksWith?(kind: DigestKind): void;
   /** The chunk's bytes as a stream of pieces of about `pieceBytes` (each one LOCAL INFILE packet); a piece may be reused once the next is taken. */
   open(chunk: CutChunk, pieceBytes: number): Readable;
   /** The chunk's records in the order they are sent, with their input lines and offsets (rejects, warnings). */

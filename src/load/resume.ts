@@ -9,6 +9,7 @@ import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { FlatloadError } from '../errors/index.js';
+import { CHUNK_DIGEST, digestKindOf, type DigestKind } from '../input/digest.js';
 import type { LoadPlan } from '../plan/types.js';
 
 /** The job's resume bookkeeping, as the load needs it. */
@@ -57,9 +58,20 @@ export function firstNotDone(cp: Pick<CheckpointContext, 'done'>): number {
 }
 
 /**
+ * The digest a streamed input's chunks are taken with: the one the job's
+ * committed chunks were stored with, so they compare. A job an older flatload
+ * started keeps SHA-1 for every chunk (its rerun stores SHA-1 for new chunks
+ * too, so the job stays of one kind); any other, BLAKE3.
+ */
+export function chunkDigestKind(done: ReadonlyMap<number, DoneChunk>): DigestKind {
+  for (const d of done.values()) if (d.digest !== null) return digestKindOf(d.digest, CHUNK_DIGEST);
+  return 'blake3';
+}
+
+/**
  * Skips chunks an earlier run committed, after checking they are the same
  * chunks (same byte range and record count, and the same bytes where the
- * commit stored their sha1: a streamed input, which no identity vouches
+ * commit stored their digest: a streamed input, which no identity vouches
  * for). Skip-and-verify comes first: a chunk not committed that comes before
  * the last committed one is held back until every committed chunk has been
  * checked, so no new chunk loads from an input found different later on.
@@ -76,10 +88,10 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
       else yield* [...held.splice(0), c];
       continue;
     }
-    const sha1 = (c as { sha1?: string }).sha1;
-    const bytesDiffer = d.sha1 !== null && sha1 !== undefined && d.sha1 !== sha1;
+    const digest = (c as { digest?: string }).digest;
+    const bytesDiffer = d.digest !== null && digest !== undefined && d.digest !== digest;
     if (d.startByte !== c.startByte || d.endByte !== c.endByte || d.records !== c.records || bytesDiffer) {
-      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed${bytesDiffer ? ` (the bytes ${c.startByte}-${c.endByte} differ: sha1 ${d.sha1!.slice(0, 12)}… then, ${sha1.slice(0, 12)}… now)` : ''}`, {
+      throw new FlatloadError('RESUME_MISMATCH', `chunk ${c.index} is not what the interrupted run committed: the input changed${bytesDiffer ? ` (the bytes ${c.startByte}-${c.endByte} differ: digest ${d.digest!.slice(0, 12)}… then, ${digest.slice(0, 12)}… now)` : ''}`, {
         file,
         chunk: c.index,
         byteOffset: c.startByte,

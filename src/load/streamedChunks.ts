@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { locateRecords } from '../chunking/records.js';
 import type { CutChunk } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
+import { CHUNK_DIGEST, digestOf, type DigestKind } from '../input/digest.js';
 import { writeOwner } from '../input/owner.js';
 import { readRange } from '../input/streams.js';
 import type { ScanFormat, ScanTargets } from '../chunking/scanner.js';
@@ -25,7 +25,7 @@ import { OverChunkInput, type ChunkRecords, type ChunkSource } from './chunkSour
  * record late in it is found after earlier chunks committed. The load stops
  * there (file, line, byte offset), and a rerun cuts the same chunks from
  * the same bytes and skips the committed ones, each checked against the
- * sha1 its commit stored (skippingDone), so other bytes are refused before
+ * digest its commit stored (skippingDone), so other bytes are refused before
  * any new chunk loads: neither standard input nor a compressed file whose
  * size and time were kept can resume over content it did not commit. The
  * input's summary and content hash are known once it has all been cut (the
@@ -35,6 +35,8 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
   /** Each chunk's file, and where in the input the file starts (a resumed chunk may start later). */
   private readonly files = new Map<number, { path: string; startByte: number }>();
   private dir: string | undefined;
+  /** How each chunk's bytes are digested: as the done chunks of the job being resumed were (digestChunksWith). */
+  private digestKind: DigestKind = 'blake3';
 
   constructor(
     file: ChunkInput,
@@ -46,6 +48,10 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
 
   /** Nothing is read ahead: the chunks are cut as the load asks for them. */
   async scan(): Promise<void> {}
+
+  digestChunksWith(kind: DigestKind): void {
+    this.digestKind = kind;
+  }
 
   private chunkDir(): string {
     if (this.dir) return this.dir;
@@ -73,13 +79,13 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
     if (held) yield await this.written(held);
   }
 
-  private async written(c: CutChunk): Promise<CutChunk & { sha1: string }> {
+  private async written(c: CutChunk): Promise<CutChunk & { digest: string }> {
     {
       const { buffers, ...spec } = c;
       const path = join(this.chunkDir(), `chunk-${c.index}`);
       const bytes = Buffer.concat(buffers ?? []);
       // What the bookkeeping keeps of a committed chunk, and what a resume checks the same chunk cut again against.
-      const sha1 = createHash('sha1').update(bytes).digest('hex');
+      const digest = digestOf([bytes], this.digestKind, CHUNK_DIGEST);
       try {
         await writeFile(path, bytes);
       } catch (err) {
@@ -88,7 +94,7 @@ export class StreamedChunks extends OverChunkInput implements ChunkSource {
         });
       }
       this.files.set(c.index, { path, startByte: c.startByte });
-      return { ...spec, sha1 };
+      return { ...spec, digest };
     }
   }
 

@@ -70,7 +70,7 @@ async function guarded(jobId: string, executor: ChunkExecutor): Promise<{ run: R
   return { run, events, kept };
 }
 
-const theirs: DoneChunk = { index: 3, startByte: 300, endByte: 400, records: 10, rowsLoaded: 9, rejected: 1, sha1: null, rejects: JSON.stringify([{ line: 35, byteOffset: 350, bytes: Buffer.from('bad\n').toString('base64'), errors: [{ code: 1366, message: 'Incorrect integer value' }] }]) };
+const theirs: DoneChunk = { index: 3, startByte: 300, endByte: 400, records: 10, rowsLoaded: 9, rejected: 1, digest: null, rejects: JSON.stringify([{ line: 35, byteOffset: 350, bytes: Buffer.from('bad\n').toString('base64'), errors: [{ code: 1366, message: 'Incorrect integer value' }] }]) };
 
 describe('a chunk whose bookkeeping row another session committed meanwhile', () => {
   test('its own row refused (1062): reported with the other session\'s counts and rejected rows, not loaded again', async () => {

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { ddl, generateToFile, loadDataOptions } from '../../fixtures/generate.js';
+import { CHUNK_DIGEST, digestOf } from '../../src/input/digest.js';
 import { countRows, createTestDatabase, freshUserSummary, tableDigest, type TestDatabase } from '../support/db.js';
 import { pollUntil, running } from '../support/poll.js';
 import { watchTmp } from '../support/tmpWatch.js';
@@ -13,7 +15,7 @@ import { spawnCli, type Spawned } from '../support/spawn.js';
 /**
  * Standard input read once as it loads, like a compressed file: no copy in
  * --tmpdir; a rerun after a kill with the same bytes resumes exactly, each
- * committed chunk checked against the sha1 its commit stored, and other
+ * committed chunk checked against the digest its commit stored, and other
  * bytes are refused before anything of them commits (docs/sources.md).
  */
 
@@ -161,7 +163,7 @@ describe('a rerun of a killed load from standard input', () => {
     const refused = await spawnCli(args(table), { DATABASE_URL: db.url }, changed).done;
     assert.equal(refused.code, 2, refused.stderr);
     assert.match(refused.stderr, /resuming job/);
-    assert.match(refused.stderr, /chunk \d+ is not what the interrupted run committed: the input changed \(the bytes \d+-\d+ differ: sha1 /);
+    assert.match(refused.stderr, /chunk \d+ is not what the interrupted run committed: the input changed \(the bytes \d+-\d+ differ: digest b3:[0-9a-f]{9}… then, b3:[0-9a-f]{9}… now\)/);
     assert.match(refused.stderr, /pipe the same bytes again/);
     assert.equal(await rowsIn(table), part, 'nothing of the other bytes committed');
   });
@@ -223,7 +225,79 @@ describe('a .gz resumed in file order is checked chunk by chunk', () => {
     const part = await rowsIn(table);
     const refused = await spawnCli(args, { DATABASE_URL: db.url }).done;
     assert.equal(refused.code, 2, refused.stderr);
-    assert.match(refused.stderr, /is not what the interrupted run committed: the input changed \(the bytes \d+-\d+ differ: sha1/);
+    assert.match(refused.stderr, /is not what the interrupted run committed: the input changed \(the bytes \d+-\d+ differ: digest b3:/);
     assert.equal(await rowsIn(table), part, 'nothing loaded over the changed input');
+  });
+});
+
+describe('a streamed load an older flatload started, its chunks kept by SHA-1', () => {
+  interface Committed {
+    index: number;
+    start: number;
+    end: number;
+    digest: string;
+  }
+  const committed = async (table: string): Promise<Committed[]> => {
+    const [r] = await db.conn.query(
+      'SELECT c.chunk_index AS i, c.start_byte AS s, c.end_byte AS e, c.sha1 AS d FROM flatload_chunks c JOIN flatload_jobs j USING (job_id) WHERE j.target = ? ORDER BY c.chunk_index',
+      [`${db.name}.${table}`],
+    );
+    return (r as Array<{ i: unknown; s: unknown; e: unknown; d: string }>).map((x) => ({ index: Number(x.i), start: Number(x.s), end: Number(x.e), digest: x.d }));
+  };
+  const sha1 = (bytes: Buffer): string => createHash('sha1').update(bytes).digest('hex');
+  /** Makes the killed job's chunk rows what an older flatload stored: the SHA-1 hex of `bytesOf` each chunk (its own bytes unless told). */
+  async function asOlderFlatload(table: string, data: Buffer, bytesOf = (c: Committed): Buffer => data.subarray(c.start, c.end)): Promise<Committed[]> {
+    const chunks = await committed(table);
+    assert.ok(chunks.length > 1, `${chunks.length} chunk(s) committed`);
+    for (const c of chunks) {
+      assert.equal(c.digest, digestOf([data.subarray(c.start, c.end)], 'blake3', CHUNK_DIGEST), `chunk ${c.index} was stored with BLAKE3`);
+      await db.conn.query('UPDATE flatload_chunks c JOIN flatload_jobs j USING (job_id) SET c.sha1 = ? WHERE j.target = ? AND c.chunk_index = ?', [sha1(bytesOf(c)), `${db.name}.${table}`, c.index]);
+    }
+    return chunks;
+  }
+
+  test('a .gz: the rerun compares the same bytes by SHA-1, keeps the job in SHA-1 when killed again, and finishes exactly', async () => {
+    const table = 'o_same';
+    await freshTable(table);
+    const data = readFileSync(tsv);
+    const file = join(dir, 'o-same.tsv.gz');
+    writeFileSync(file, gzipSync(data));
+    const args = ['load', file, '--table', table, '--order', 'file', '--chunk-size', '32KiB', '--jobs', '2', '--progress', 'none'];
+    await killAfter(spawnCli(args, { DATABASE_URL: db.url }), table, 20_000);
+    const older = await asOlderFlatload(table, data);
+    // Resumed, then killed again: the chunks this rerun committed are kept by SHA-1 too, so the next rerun compares them alike.
+    const again = spawnCli(args, { DATABASE_URL: db.url });
+    await killAfter(again, table, 60_000);
+    assert.match((await again.done).stderr, /resuming job/);
+    const chunks = await committed(table);
+    assert.ok(chunks.length > older.length, `${chunks.length} chunks committed after the rerun, ${older.length} before`);
+    for (const c of chunks) assert.equal(c.digest, sha1(data.subarray(c.start, c.end)), `chunk ${c.index}: SHA-1 of its bytes`);
+    const resumed = await spawnCli(args, { DATABASE_URL: db.url }).done;
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /resuming job/);
+    assert.deepEqual(await tableDigest(db.conn, table), await tableDigest(db.conn, 'ref'));
+  });
+
+  test('standard input: a committed chunk whose SHA-1 names other bytes is refused before any new chunk loads', async () => {
+    const table = 'o_other';
+    await freshTable(table);
+    const data = readFileSync(tsv);
+    const args = ['load', '-', '--table', table, '--order', 'file', '--chunk-size', '32KiB', '--jobs', '2', '--progress', 'none'];
+    const part = await killAfter(spawnCli(args, { DATABASE_URL: db.url }, data), table, 20_000);
+    const chunks = await committed(table);
+    const last = chunks[chunks.length - 1]!;
+    // Every chunk's SHA-1 is right but the last one's: it names its bytes with one digit changed.
+    await asOlderFlatload(table, data, (c) => {
+      const bytes = Buffer.from(data.subarray(c.start, c.end));
+      if (c.index !== last.index) return bytes;
+      const at = bytes.indexOf(0x0a) - 1;
+      bytes[at] = bytes[at] === 0x31 ? 0x32 : 0x31;
+      return bytes;
+    });
+    const refused = await spawnCli(args, { DATABASE_URL: db.url }, data).done;
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /resuming job/);
+    assert.match(refused.stderr, new RegExp(`chunk ${last.index} is not what the interrupted run committed: the input changed \\(the bytes ${last.start}-${last.end} differ: digest [0-9a-f]{12}… then, [0-9a-f]{12}… now\\)`));
+    assert.equal(await rowsIn(table), part, 'nothing loaded over the refused chunk');
   });
 });

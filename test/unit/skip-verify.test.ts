@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { skippingDone } from '../../src/load/resume.js';
+import { chunkDigestKind, skippingDone } from '../../src/load/resume.js';
 import type { DoneChunk } from '../../src/checkpoint/store.js';
 import type { CutChunk } from '../../src/chunking/types.js';
 
-const chunk = (index: number, sha1 = `s${index}`): CutChunk & { sha1: string } =>
-  ({ index, startByte: index * 10, endByte: index * 10 + 10, records: 2, firstLine: index * 2 + 1, firstRecord: index * 2, sha1 }) as unknown as CutChunk & { sha1: string };
-const done = (...indexes: number[]): Map<number, DoneChunk> =>
-  new Map(indexes.map((i) => [i, { index: i, startByte: i * 10, endByte: i * 10 + 10, records: 2, rowsLoaded: 2, rejected: 0, sha1: `s${i}`, rejects: null }]));
+const chunk = (index: number, digest = `s${index}`): CutChunk & { digest: string } =>
+  ({ index, startByte: index * 10, endByte: index * 10 + 10, records: 2, firstLine: index * 2 + 1, firstRecord: index * 2, digest }) as unknown as CutChunk & { digest: string };
+const doneChunk = (i: number, digest: string | null): DoneChunk => ({ index: i, startByte: i * 10, endByte: i * 10 + 10, records: 2, rowsLoaded: 2, rejected: 0, digest, rejects: null });
+const done = (...indexes: number[]): Map<number, DoneChunk> => new Map(indexes.map((i) => [i, doneChunk(i, `s${i}`)]));
+const doneWith = (digests: Array<string | null>): Map<number, DoneChunk> => new Map(digests.map((d, i) => [i, doneChunk(i, d)]));
 
 async function* from(chunks: CutChunk[]): AsyncGenerator<CutChunk> {
   yield* chunks;
@@ -26,7 +27,7 @@ test('a committed chunk with other bytes is refused before any chunk not committ
     (async () => {
       for await (const c of skippingDone(from(chunks), done(0, 2), 'standard input')) if (!c.alreadyDone) out.push(c.index);
     })(),
-    /chunk 2 is not what the interrupted run committed: the input changed \(the bytes 20-30 differ: sha1/,
+    /chunk 2 is not what the interrupted run committed: the input changed \(the bytes 20-30 differ: digest s2… then, other… now\)/,
   );
   assert.deepEqual(out, [], 'chunk 1 was held back, never handed on');
 });
@@ -38,4 +39,17 @@ test('an input that ends before the last committed chunk is refused', async () =
     })(),
     /the input ends before chunk 2, which the interrupted run committed/,
   );
+});
+
+test('the digest a streamed input\'s chunks are taken with, from the resumed job\'s committed chunks', () => {
+  const b3 = `b3:${'a'.repeat(37)}`;
+  const sha1 = 'da39a3ee5e6b4b0d3255bfef95601890afd80709';
+  const cases: Array<[string, Array<string | null>, string]> = [
+    ['nothing committed yet (a new job, or --restart)', [], 'blake3'],
+    ['a file\'s chunks, which keep no digest', [null, null], 'blake3'],
+    ['chunks this flatload committed', [b3, b3, b3], 'blake3'],
+    ['chunks an older flatload committed: bare SHA-1 hex', [sha1, sha1], 'sha1'],
+    ['an older flatload\'s, the first of them kept no digest', [null, sha1], 'sha1'],
+  ];
+  for (const [name, digests, kind] of cases) assert.equal(chunkDigestKind(doneWith(digests)), kind, name);
 });
