@@ -51,7 +51,7 @@ export const STAGES: Array<[string, RegExp]> = [
   ['merging (cursors, heap, chunk assembly)', /\/order\/(merge|cursor|heap|copy|runs|split|manifest|spillDir)\.js|\/load\/orderedInput\.js/],
   ['planning (sampling the input, reading the server)', /\/(introspect|plan)\/|^isUtf8 /],
   ['scanning for record boundaries', /\/chunking\//],
-  ['hashing the input (identity, chunk checks)', /crypto|^(update|digest) node:internal\/crypto/],
+  ['hashing the input (identity, chunk checks)', /crypto|\/input\/digest\.js|^(update|digest) (node:internal\/crypto|$)/],
   ['packet assembly and sending (mysql2, socket)', /node_modules\/mysql2|\/load\/(loadData|loadDataExecutor)\.js|^(writeBuffer|writev|writeGeneric|_copyActual|onwrite) |node:(net|internal\/stream_base_commons)/],
   ['file reads', /^(read|fstat|open|close|openFileHandle|readFileHandle) |node:internal\/fs/],
   ['bookkeeping (checkpoint, progress, report)', /\/(checkpoint|report|job)\/|node_modules\/cli-progress/],
