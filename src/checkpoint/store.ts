@@ -3,6 +3,7 @@ import { quoteId } from '../db/quote.js';
 import { maskUrlSecrets } from '../errors/mask.js';
 import type { RoutePlan } from '../plan/route.js';
 import type { LoadPlan } from '../plan/types.js';
+import type { Activity } from '../report/activity.js';
 import type { JobIdentity } from './identity.js';
 import { JOB_LOCK_PREFIX } from './lock.js';
 import { selectNumber, selectOne, selectRows } from '../db/rows.js';
@@ -41,6 +42,8 @@ export interface StoredJob {
    * input_sha256, named for the digest older flatloads took), or null: recorded earlier still, or never read whole.
    */
   inputHash: string | null;
+  /** What its run was doing before its first chunk could load (null once chunks load). */
+  activity: Activity | null;
 }
 
 export interface DoneChunk {
@@ -78,6 +81,8 @@ export interface JobSummary {
   owner: string | null;
   /** The server session holding the job's lock (a flatload process at work), or null. */
   heldBy: number | null;
+  /** What its run was doing before its first chunk could load — spooling, scanning, sorting — where it is or stopped; null once chunks load. */
+  activity: Activity | null;
 }
 
 const JOBS = 'flatload_jobs';
@@ -203,6 +208,10 @@ export class CheckpointStore {
         owner VARCHAR(255) NULL,
         table_fingerprint VARCHAR(255) NULL,
         input_sha256 CHAR(64) NULL,
+        activity VARCHAR(16) NULL,
+        activity_bytes BIGINT NULL,
+        activity_total_bytes BIGINT NULL,
+        activity_runs INT NULL,
         KEY target_state (target, state)
       ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='flatload resume bookkeeping: one row per load'`,
     );
@@ -239,6 +248,10 @@ export class CheckpointStore {
       ['owner', 'VARCHAR(255) NULL'],
       ['table_fingerprint', 'VARCHAR(255) NULL'],
       ['input_sha256', 'CHAR(64) NULL'],
+      ['activity', 'VARCHAR(16) NULL'],
+      ['activity_bytes', 'BIGINT NULL'],
+      ['activity_total_bytes', 'BIGINT NULL'],
+      ['activity_runs', 'INT NULL'],
     ]);
     await this.addMissingColumns(chunks.name, [['rejects', 'LONGTEXT NULL AFTER sha1']]);
   }
@@ -285,15 +298,20 @@ export class CheckpointStore {
     rowsInInput: number | null;
     /** The digest of every byte of the input, when the scan read them all. */
     inputHash?: string | null | undefined;
+    /** What the run does before its first chunk can load (a job recorded before its input is scanned and sorted). */
+    activity?: Activity | null | undefined;
   }): Promise<void> {
+    const a = activityValues(j.activity ?? null);
     await this.conn.query(
-      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, input_sha256, started_at, updated_at)
-       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, ?, ?, ?, ?, NOW(3), NOW(3))
+      `INSERT INTO ${this.t(JOBS)} (job_id, target, input_path, state, phase, identity, plan, rows_before, resume_command, owner, chunks_total, rows_in_input, input_sha256,
+         activity, activity_bytes, activity_total_bytes, activity_runs, started_at, updated_at)
+       VALUES (?, ?, ?, 'running', 'created', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NOW(3), NOW(3))
        ON DUPLICATE KEY UPDATE state = 'running', phase = 'created', identity = VALUES(identity), plan = VALUES(plan),
          rows_before = VALUES(rows_before), resume_command = VALUES(resume_command), owner = VALUES(owner), started_at = NOW(3), updated_at = NOW(3),
          finished_at = NULL, message = NULL, chunks_total = VALUES(chunks_total), rows_in_input = VALUES(rows_in_input), rows_loaded = NULL, rows_rejected = NULL,
-         table_fingerprint = NULL, input_sha256 = VALUES(input_sha256)`,
-      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput, j.inputHash ?? null],
+         table_fingerprint = NULL, input_sha256 = VALUES(input_sha256), activity = VALUES(activity), activity_bytes = VALUES(activity_bytes),
+         activity_total_bytes = VALUES(activity_total_bytes), activity_runs = VALUES(activity_runs)`,
+      [j.jobId, j.target, j.inputPath, JSON.stringify(j.identity), JSON.stringify(j.plan), j.rowsBefore, j.resumeCommand, j.owner, j.chunksTotal, j.rowsInInput, j.inputHash ?? null, ...a],
     );
     await this.deleteChunks(j.jobId);
   }
@@ -317,6 +335,8 @@ export class CheckpointStore {
       owner: string;
       tableFingerprint: string | null;
       inputHash: string;
+      /** null: chunks can load now. */
+      activity: Activity | null;
     }>,
   ): Promise<void> {
     const sets: string[] = ['updated_at = NOW(3)'];
@@ -338,6 +358,10 @@ export class CheckpointStore {
     set('owner', f.owner);
     set('table_fingerprint', f.tableFingerprint);
     set('input_sha256', f.inputHash);
+    if (f.activity !== undefined) {
+      const a = activityValues(f.activity);
+      for (const [i, column] of ACTIVITY_COLUMNS.entries()) set(column, a[i]);
+    }
     if (f.finished) sets.push('finished_at = NOW(3)');
     await this.conn.query(`UPDATE ${this.t(JOBS)} SET ${sets.join(', ')} WHERE job_id = ?`, [...values, jobId]);
   }
@@ -442,6 +466,7 @@ export class CheckpointStore {
     const rows = await selectRows<Record<string, unknown>>(
       this.conn,
       `SELECT j.job_id, j.target, j.input_path, j.state, j.phase, j.chunks_total, j.rows_in_input, j.message, j.owner,
+              j.activity, j.activity_bytes, j.activity_total_bytes, j.activity_runs,
               IS_USED_LOCK(CONCAT(?, j.job_id)) AS held_by,
               DATE_FORMAT(j.started_at, '%Y-%m-%d %H:%i:%s') AS started_at,
               DATE_FORMAT(GREATEST(j.updated_at, COALESCE(MAX(c.committed_at), j.updated_at)), '%Y-%m-%d %H:%i:%s') AS last_progress,
@@ -471,6 +496,7 @@ export class CheckpointStore {
       message: (r['message'] as string | null) ?? null,
       owner: (r['owner'] as string | null | undefined) ?? null,
       heldBy: r['held_by'] === null || r['held_by'] === undefined ? null : Number(r['held_by']),
+      activity: activityOf(r),
     }));
   }
 }
@@ -497,7 +523,23 @@ function toJob(r: Record<string, unknown>): StoredJob {
     owner: (r['owner'] as string | null | undefined) ?? null,
     tableFingerprint: (r['table_fingerprint'] as string | null | undefined) ?? null,
     inputHash: (r['input_sha256'] as string | null | undefined) ?? null,
+    activity: activityOf(r),
   };
+}
+
+const ACTIVITY_COLUMNS = ['activity', 'activity_bytes', 'activity_total_bytes', 'activity_runs'] as const;
+
+/** The activity's columns, in ACTIVITY_COLUMNS' order (all NULL: none). */
+function activityValues(a: Activity | null): [string | null, number | null, number | null, number | null] {
+  return a ? [a.kind, a.bytes, a.totalBytes, a.runs] : [null, null, null, null];
+}
+
+/** The activity a job row records, if any (none in a row of an older flatload). */
+function activityOf(r: Record<string, unknown>): Activity | null {
+  const kind = r['activity'] as Activity['kind'] | null | undefined;
+  if (!kind) return null;
+  const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  return { kind, bytes: n(r['activity_bytes']), totalBytes: n(r['activity_total_bytes']), runs: n(r['activity_runs']) };
 }
 
 /** A DATETIME or text column as text (mysql2 returns DATETIME as a Date unless dateStrings is set). */

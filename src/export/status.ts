@@ -2,6 +2,7 @@
  * An export as `flatload status` shows it: one job, with a line per table
  * gathered from the loads of that table's files. Pure.
  */
+import { jobStage, type Activity } from '../report/activity.js';
 import type { ExportMember, StoredExport } from '../checkpoint/exports.js';
 import type { JobSummary } from '../checkpoint/store.js';
 
@@ -12,6 +13,10 @@ export interface ExportTableStatus {
   filesDone: number;
   chunksDone: number;
   rowsDone: number;
+  /** What the table's running (or stopped) load was doing before its first chunk could load — scanning, sorting — if it had not got further. */
+  activity: Activity | null;
+  /** The state as shown: `running (sorting: 3 runs, 12.0 MiB of 40.0 MiB)` while its load sorts, else the state. */
+  shown: string;
 }
 
 export interface ExportStatus {
@@ -51,6 +56,9 @@ export function exportStatusOf(e: StoredExport, jobs: readonly JobSummary[]): Ex
     const filesDone = mine.filter((j) => j.state === 'done').length;
     const state: ExportTableStatus['state'] =
       e.state === 'done' || filesDone === m.files.length ? 'done' : mine.some((j) => j.heldBy !== null) ? 'running' : mine.length === 0 ? 'not started' : 'stopped';
+    // The file in hand: the one a process holds, else the last one that stopped.
+    const current = state === 'running' ? mine.find((j) => j.heldBy !== null) : state === 'stopped' ? mine.findLast((j) => j.state !== 'done') : undefined;
+    const activity = current?.activity ?? null;
     return {
       table: m.target,
       state,
@@ -58,6 +66,8 @@ export function exportStatusOf(e: StoredExport, jobs: readonly JobSummary[]): Ex
       filesDone: e.state === 'done' ? m.files.length : filesDone,
       chunksDone: mine.reduce((a, j) => a + j.chunksDone, 0),
       rowsDone: mine.reduce((a, j) => a + j.rowsDone, 0),
+      activity,
+      shown: current && activity ? `${state} (${jobStage(current)})` : state,
     };
   });
   const state =
@@ -68,7 +78,7 @@ export function exportStatusOf(e: StoredExport, jobs: readonly JobSummary[]): Ex
 export function renderExportStatus(s: ExportStatus): string {
   const done = s.tables.filter((t) => t.state === 'done').length;
   const out = [`export ${s.exportId}  ${s.state}  ${s.source}  mode ${s.mode}  tables ${done}/${s.tables.length} done  started ${s.startedAt}  last progress ${s.updatedAt}`];
-  const rows = s.tables.map((t) => [t.table, t.state, `${t.filesDone}/${t.files}`, String(t.chunksDone), t.rowsDone.toLocaleString('en-US')]);
+  const rows = s.tables.map((t) => [t.table, t.shown, `${t.filesDone}/${t.files}`, String(t.chunksDone), t.rowsDone.toLocaleString('en-US')]);
   const head = ['table', 'state', 'files', 'chunks', 'rows'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   for (const r of [head, ...rows]) out.push(`  ${r.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd());

@@ -28,8 +28,8 @@ export interface StopRules {
   readonly loadRecordsItsStops: boolean;
   /** A mismatch found by the verify rung keeps the job from finishing (an export publishes only a matching set). */
   readonly verifyGatesFinish: boolean;
-  /** Once the job is started, a thrown error carries the command that resumes it too. */
-  readonly resumeThrownOnceStarted: boolean;
+  /** From this rung on (its row written by then), a thrown error carries the command that resumes the job too; null: never. */
+  readonly resumeThrownFrom: Rung | null;
 }
 
 export interface LadderJob<R> {
@@ -44,7 +44,7 @@ export interface LadderJob<R> {
   /** The result without loading, when the climb ends at found (already done, or a dry run). */
   endsAtFound(found: Found): Promise<R | undefined>;
   prepare(): Promise<void>;
-  /** started: the job recorded as running, so that a stop from here on resumes. */
+  /** started: the job recorded as running (a table's from prepared on), so that a stop from here on resumes. */
   start(): Promise<void>;
   /** loaded: the rows in; a stop the load came through (committing what it could) is returned, not thrown. */
   load(): Promise<FlatloadError | undefined>;
@@ -95,8 +95,8 @@ export async function climb<R>(job: LadderJob<R>): Promise<R> {
     thrown = fe;
     // Whatever stopped it, the bookkeeping must not go on saying the job is running.
     if (job.rules.recordThrownIn.includes(at)) await job.mark(stoppedState(fe), fe).catch(() => undefined);
-    const started = RUNGS.indexOf(at) > RUNGS.indexOf('started');
-    throw started && job.rules.resumeThrownOnceStarted ? job.withResume(fe) : fe;
+    const from = job.rules.resumeThrownFrom;
+    throw from !== null && RUNGS.indexOf(at) >= RUNGS.indexOf(from) ? job.withResume(fe) : fe;
   } finally {
     await job.release(thrown);
   }

@@ -316,7 +316,7 @@ const EXPORT_STOPS: StopRules = {
   recordThrownIn: ['found', 'prepared', 'started', 'loaded', 'reported', 'verified', 'finished'],
   loadRecordsItsStops: false,
   verifyGatesFinish: true,
-  resumeThrownOnceStarted: false,
+  resumeThrownFrom: null,
 };
 
 /** What the export's rungs hand on. */

@@ -168,7 +168,8 @@ async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: Lo
 async function resumeStored(stored: StoredJob, o: LoadOptions, prep: Prepared, planOptions: PlanOptions, store: CheckpointStore, notes: string[]): Promise<Job> {
   const done = await store.doneChunks(stored.jobId);
   const total = stored.chunksTotal === null ? '' : ` of ${stored.chunksTotal}`;
-  notes.push(`resuming job ${stored.jobId}: ${done.size}${total} chunks done`);
+  const where = stored.activity ? ` (its run stopped while ${stored.activity.kind} its input)` : '';
+  notes.push(`resuming job ${stored.jobId}${where}: ${done.size}${total} chunks done`);
   // --jobs may change a parallel plan's width; a plan that chose one stream had a reason (a table lock, a bulk load).
   const wanted = stored.plan.concurrency > 1 && o.jobs !== undefined ? o.jobs : stored.plan.concurrency;
   // The account's connections may be fewer than when the job was planned.
@@ -231,7 +232,7 @@ export async function holdJob(control: ControlConnection, session: Session, stor
     wait: o.wait,
     describeHolder: async () => {
       const holder = await jobLockHolder(control, jobId);
-      // A load that has just started records itself once its input is scanned: give it a moment to appear.
+      // A load that has just started records itself once it has found its job and planned (before its input is read): give it a moment.
       let job: StoredJob | undefined;
       for (let i = 0; i < 20 && job?.state !== 'running'; i++) {
         if (i > 0) await new Promise((r) => setTimeout(r, 150));

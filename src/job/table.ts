@@ -1,8 +1,9 @@
 /**
  * A table job's hooks for the one ladder (climb.ts, docs/jobs.md): held
  * (the input's facts read, the target prepared, the job's lock) → found
- * (fresh | resume | already done) → prepared (the input as the plan reads
- * it) → started → loaded → reported → verified → finished, or stopped. Each
+ * (fresh | resume | already done) → prepared (the job recorded as running,
+ * the input as the plan reads it) → started (the input scanned and sorted)
+ * → loaded → reported → verified → finished, or stopped. Each
  * rung is one function below; the target (single server, Galera, Spider
  * front) adds what is its own through its own hooks.
  */
@@ -26,6 +27,7 @@ import {
   localForPlan,
   loadedReport,
   readFacts,
+  recordJob,
   spoolFinishedStdin,
   startJob,
   type ChunkInputOf,
@@ -158,11 +160,11 @@ interface Started {
   sizeBefore: number | null;
 }
 
-/** Rung: start the job — every record boundary found, the job row written. */
-async function startRows(req: JobRequest, c: Claimed, opened: Opened, r: Rungs): Promise<Started> {
+/** Rung: start the job — every record boundary found (the input sorted), the job's row completed. */
+async function startRows(req: JobRequest, c: Claimed, opened: Opened, jobId: string, r: Rungs): Promise<Started> {
   const { o, job, store, f } = c;
   const { prep } = f;
-  const { jobId, chunkInput } = await startJob(f, job, store, o, req.resumeCommand, req.events, (i) => (r.chunks = i), req.inExport !== undefined);
+  const chunkInput = await startJob(f, job, { store, jobId }, o, req.events, (i) => (r.chunks = i), { shared: req.inExport !== undefined, signal: req.signal });
   // For an append to a table with rows, the size before, so the report can show the growth.
   const sizeBefore =
     o.sizeReport && !prep.table.empty && job.plan.mode === 'append' ? ((await measureTableSizes(opened.control.connection, prep.db, o.table).catch(() => undefined))?.onDiskBytes ?? null) : null;
@@ -246,14 +248,19 @@ async function verifyTable(c: Claimed, control: ControlConnection, target: LoadT
   return undefined;
 }
 
-/** A table job's stops: the apply step records those it comes through; one it throws is recorded here. */
-const TABLE_STOPS: StopRules = { recordThrownIn: ['loaded'], loadRecordsItsStops: true, verifyGatesFinish: false, resumeThrownOnceStarted: true };
+/**
+ * A table job's stops: the apply step records those it comes through; one thrown once its row is written (the input
+ * copied, scanned or sorted; the rows loading) is recorded here, and resumable.
+ */
+const TABLE_STOPS: StopRules = { recordThrownIn: ['prepared', 'started', 'loaded'], loadRecordsItsStops: true, verifyGatesFinish: false, resumeThrownFrom: 'prepared' };
 
 /** What the table's rungs hand on. */
 interface Climbed {
   f?: Facts;
   store?: CheckpointStore;
   c?: Claimed;
+  /** The job's row, once this run wrote it. */
+  jobId?: string;
   report?: LoadReport;
   started?: Started;
   applied?: Applied;
@@ -284,10 +291,11 @@ function tableLadder(req: JobRequest, opened: Opened, target: LoadTarget, own: S
       return found === 'done' ? alreadyDone(k.c!, opened.control, k.report, r) : undefined;
     },
     prepare: async () => {
+      k.jobId = await recordJob(k.f!, k.c!.job, k.store!, req.resumeCommand);
       r.local = await localForPlan(k.f!, k.c!.job.plan, k.c!.o, req.events);
     },
     start: async () => {
-      k.started = await startRows(req, k.c!, opened, r);
+      k.started = await startRows(req, k.c!, opened, k.jobId!, r);
     },
     load: async () => {
       k.applied = await loadRows(req, k.c!, opened, k.report!, req.inExport ? req.inExport.throttle : own?.throttle, k.started!);
@@ -302,7 +310,8 @@ function tableLadder(req: JobRequest, opened: Opened, target: LoadTarget, own: S
     verify: () => verifyTable(k.c!, opened.control, target, k.report!),
     // The apply step wrote the job's end with the load's last step (its RENAME, its final commit).
     finish: async () => undefined,
-    mark: (_state, e) => markStopped(k.store!, k.started!.jobId, e),
+    // Nothing to mark before the row is written (its bookkeeping could not be created, say).
+    mark: async (_state, e) => (k.jobId === undefined ? undefined : markStopped(k.store!, k.jobId, e)),
     withResume: (e) => withResumeCommand(e, req.resumeCommand),
     result,
     release: async (thrown) => {

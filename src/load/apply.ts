@@ -89,7 +89,6 @@ export interface Applied {
  * The chunks the plan loads, over the input's plain file: in file order, or
  * sorted by the clustered key (in memory, or runs in --tmpdir named after
  * the job). scan() reads the whole input before anything is loaded.
- * `aside`: other loads share this thread (OrderOptions.aside).
  */
 export function openChunkInput(
   plan: LoadPlan,
@@ -99,7 +98,8 @@ export function openChunkInput(
   /** The job, and the digest its input is checked with (the one its first run stored). */
   job: { jobId: string; digest: DigestKind },
   events: EventHub,
-  aside = false,
+  /** `aside`: other loads share this thread (OrderOptions.aside); `signal`: Ctrl-C stops a sort into runs. */
+  { aside = false, signal }: { aside?: boolean; signal?: AbortSignal | undefined } = {},
 ): ChunkSource & { dispose?: () => void } {
   const unchunkable = prep.unchunkableReason !== undefined;
   const ordered = plan.order.kind === 'key' && !unchunkable ? plan.order : undefined;
@@ -144,6 +144,7 @@ export function openChunkInput(
       runs = n;
     },
     onSorted: (records) => events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} into ${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s` }),
+    signal,
   });
 }
 

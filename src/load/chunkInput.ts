@@ -4,6 +4,7 @@ import { cutChunks, type CutOptions } from '../chunking/cut.js';
 import { countNewlines } from '../chunking/newlines.js';
 import { locateRecords } from '../chunking/records.js';
 import { parseRecord } from '../chunking/fields.js';
+import type { Activity } from '../report/activity.js';
 import type { ChunkRecords, ChunkSource, ContentCheck } from './chunkSource.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { blocksInTurn } from '../input/blocks.js';
@@ -76,6 +77,11 @@ export class ChunkInput implements ChunkSource {
   chunkBefore(chunk: CutChunk): CutChunk | undefined {
     const before = this.source.stream ? undefined : this.list?.[chunk.index - 1];
     return before?.index === chunk.index - 1 ? before : undefined;
+  }
+
+  /** The boundary scan's bytes read so far (a compressed input's size is known only at its end). */
+  progress(): Activity {
+    return { kind: 'scanning', bytes: this.bytesScanned, totalBytes: this.source.stream ? null : this.source.sizeBytes, runs: null };
   }
 
   private stat(): { size: number; mtimeMs: number } | undefined {

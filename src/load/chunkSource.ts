@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { Activity } from '../report/activity.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import type { DigestKind } from '../input/digest.js';
 import type { LocalInput } from '../input/spool.js';
@@ -73,6 +74,8 @@ export interface ChunkSource {
   keyBounds?(chunk: CutChunk): { lo: SortKey; hi: SortKey };
   /** The chunk before this one in file order, where its bytes can be read again (a plain file); undefined otherwise. */
   chunkBefore?(chunk: CutChunk): CutChunk | undefined;
+  /** What scan() is doing now (reading for record boundaries, sorting): the job row shows it while it runs. */
+  progress(): Activity;
 }
 
 /**
@@ -100,6 +103,10 @@ export abstract class OverChunkInput {
 
   changed(): string | undefined {
     return this.file.changed();
+  }
+
+  progress(): Activity {
+    return this.file.progress();
   }
 }
 

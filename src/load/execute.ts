@@ -1,11 +1,13 @@
 /**
  * The stages of one table's load that the job ladder (src/job/) runs in
- * order: read the input's facts, start the job once every record boundary
- * is known, and describe what loaded. Nothing here knows the target's kind.
+ * order: read the input's facts, record the job, start it once every record
+ * boundary is known (the input sorted), and describe what loaded. Nothing
+ * here knows the target's kind.
  */
 import { availableParallelism, tmpdir } from 'node:os';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { contentDifference, jobIdentity, jobIdOf, spooledStdinIdentity, type JobIdentity } from '../checkpoint/identity.js';
+import type { Activity } from '../report/activity.js';
 import { ownerText } from '../checkpoint/lock.js';
 import type { CheckpointStore, StoredJob } from '../checkpoint/store.js';
 import type { ControlConnection } from '../db/control.js';
@@ -23,6 +25,7 @@ import type { EventHub } from '../report/events.js';
 import type { LoadReport } from '../report/summary.js';
 import { bookkeepingEngine, openChunkInput, type Applied } from './apply.js';
 import { checkExpectation } from './expect.js';
+import { followingActivity } from './followActivity.js';
 import type { TableRef } from '../plan/ops.js';
 import { throttles } from '../config/throttle.js';
 
@@ -158,9 +161,9 @@ export async function readFacts(
   });
   // A streamed input's decompressed size is known only at the end of its one pass: the plan is made without it.
   const sizeBytes = streamed ? undefined : local.sizeBytes;
-  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
+  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
   return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity: identityOf(own) };
 }
 
@@ -201,6 +204,11 @@ export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
   return plan.order.kind === 'key' && !(plan.order.inMemory ?? false) && prep.unchunkableReason === undefined;
 }
 
+/** A streamed input this plan cannot read as it streams (sorted in memory, or not to be cut): copied into --tmpdir first. */
+function spoolsFirst(f: Facts, plan: LoadPlan): boolean {
+  return f.local.stream !== undefined && !sortsIntoRuns(plan, f.prep) && !(plan.order.kind === 'file' && f.prep.unchunkableReason === undefined);
+}
+
 /**
  * A streamed (compressed) input is decompressed once, straight into the
  * sort's runs for a plan that sorts in runs, or into the chunks of a load
@@ -210,12 +218,11 @@ export function sortsIntoRuns(plan: LoadPlan, prep: Prepared): boolean {
 export async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, events: EventHub): Promise<LocalInput> {
   const stream = f.local.stream;
   if (!stream) return f.local;
-  if (sortsIntoRuns(plan, f.prep)) {
-    events.emit({ type: 'note', message: `${streamName(stream)} once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made` });
-    return f.local;
-  }
-  if (plan.order.kind === 'file' && f.prep.unchunkableReason === undefined) {
-    events.emit({ type: 'note', message: `${streamName(stream)} once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed` });
+  if (!spoolsFirst(f, plan)) {
+    const note = sortsIntoRuns(plan, f.prep)
+      ? `${streamName(stream)} once as it is read, each piece sorted into a run in ${o.tmpdir ?? tmpdir()}: no decompressed copy of the whole input is made`
+      : `${streamName(stream)} once as it is loaded, at most ${plan.concurrency + 1} chunks at a time in ${o.tmpdir ?? tmpdir()}: a broken record late in it stops the load after the chunks before it committed`;
+    events.emit({ type: 'note', message: note });
     return f.local;
   }
   spoolNote(stream, o.tmpdir ?? tmpdir(), events);
@@ -223,37 +230,22 @@ export async function localForPlan(f: Facts, plan: LoadPlan, o: LoadOptions, eve
   return f.local;
 }
 
-/** Stage: the job started or continued in the bookkeeping, once every record boundary is known. */
-export async function startJob(
-  f: Facts,
-  /** The plan to run, and the stored run it continues, if any. */
-  job: { plan: LoadPlan; stored: StoredJob | undefined },
-  store: CheckpointStore,
-  o: LoadOptions,
-  resumeCommand: string,
-  events: EventHub,
-  opened: (input: ChunkInputOf) => void,
-  /** Other loads share this thread (an export's tables): an in-memory sort goes to a worker. */
-  shared: boolean,
-): Promise<{ jobId: string; chunkInput: ChunkInputOf }> {
+/**
+ * Stage: the job recorded as running as soon as it is found — before its
+ * input is copied, scanned or sorted, which can take minutes — so that
+ * `flatload status` shows it from the start, and a stop from here on is
+ * recorded on its row. A new job's row holds its identity and plan from the
+ * start: a run killed while it sorts is resumed like any other. Returns the job's id.
+ */
+export async function recordJob(f: Facts, job: { plan: LoadPlan; stored: StoredJob | undefined }, store: CheckpointStore, resumeCommand: string): Promise<string> {
   const jobId = job.stored?.jobId ?? jobIdOf(f.identity);
-  // Every record boundary is found (and, to load in key order, the input sorted) before anything changes: a broken
-  // record late in the input stops the load here.
-  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, { jobId, digest: digestKindOf(job.stored?.inputHash) }, events, shared);
-  opened(chunkInput);
-  const stored = job.stored;
-  // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
-  const verify = stored
-    ? (hash: string | undefined): void => {
-        const diff = contentDifference(stored.inputHash, hash, f.identity.input.kind === 'stdin');
-        if (diff) throw contentChanged(stored, diff, o, f.prep.display);
-      }
-    : undefined;
-  if (f.prep.unchunkableReason === undefined) await chunkInput.scan(verify);
+  const activity: Activity = spoolsFirst(f, job.plan)
+    ? { kind: 'spooling', bytes: null, totalBytes: null, runs: null }
+    : { kind: 'scanning', bytes: 0, totalBytes: f.local.stream ? null : f.local.sizeBytes, runs: null };
   const owner = ownerText();
   if (job.stored) {
-    await store.update(jobId, { state: 'running', message: null, owner });
-    return { jobId, chunkInput };
+    await store.update(jobId, { state: 'running', message: null, owner, activity });
+    return jobId;
   }
   await store.ensureTables(bookkeepingEngine(job.plan, f.prep));
   await store.createJob({
@@ -265,11 +257,44 @@ export async function startJob(
     rowsBefore: null,
     resumeCommand,
     owner,
-    chunksTotal: chunkInput.summary?.chunks ?? null,
-    rowsInInput: chunkInput.summary?.records ?? null,
-    inputHash: chunkInput.contentHash ?? null,
+    chunksTotal: null,
+    rowsInInput: null,
+    activity,
   });
-  return { jobId, chunkInput };
+  return jobId;
+}
+
+/** Stage: every record boundary found (and, to load in key order, the input sorted), the job's row completed. */
+export async function startJob(
+  f: Facts,
+  /** The plan to run, and the stored run it continues, if any. */
+  job: { plan: LoadPlan; stored: StoredJob | undefined },
+  /** The job's row, as recordJob wrote it. */
+  at: { store: CheckpointStore; jobId: string },
+  o: LoadOptions,
+  events: EventHub,
+  opened: (input: ChunkInputOf) => void,
+  /** `shared`: other loads share this thread (an export's tables), an in-memory sort goes to a worker; `signal`: Ctrl-C. */
+  { shared, signal }: { shared: boolean; signal: AbortSignal | undefined },
+): Promise<ChunkInputOf> {
+  const { store, jobId } = at;
+  // Every record boundary is found (and, to load in key order, the input sorted) before anything changes: a broken
+  // record late in the input stops the load here.
+  const chunkInput = openChunkInput(job.plan, f.prep, o, f.local, { jobId, digest: digestKindOf(job.stored?.inputHash) }, events, { aside: shared, signal });
+  opened(chunkInput);
+  const stored = job.stored;
+  // A resume continues the bytes its first run read: a change that kept size and modification time shows here only.
+  const verify = stored
+    ? (hash: string | undefined): void => {
+        const diff = contentDifference(stored.inputHash, hash, f.identity.input.kind === 'stdin');
+        if (diff) throw contentChanged(stored, diff, o, f.prep.display);
+      }
+    : undefined;
+  if (f.prep.unchunkableReason === undefined) await followingActivity(chunkInput.scan(verify), () => chunkInput.progress(), store, jobId);
+  // A run killed while it sorted left none of these: its rerun writes them, and keeps a hash the interrupted run recorded (it was checked above).
+  const summary = chunkInput.summary;
+  await store.update(jobId, { chunksTotal: summary?.chunks, rowsInInput: summary?.records, inputHash: stored?.inputHash ?? chunkInput.contentHash, activity: null });
+  return chunkInput;
 }
 
 /** The refusal to resume an unfinished job over an input whose bytes changed. */

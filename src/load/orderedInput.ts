@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Activity } from '../report/activity.js';
 import type { CutChunk, InputSummary } from '../chunking/types.js';
 import { FlatloadError } from '../errors/index.js';
 import { openPositional, readFully } from '../input/ranged.js';
@@ -42,6 +45,8 @@ export interface OrderOptions {
   onRun?: (runs: number, records: number) => void;
   /** Every run written. */
   onSorted?: (records: number) => void;
+  /** The load is interrupted (Ctrl-C): the sort stops between two runs, before anything was loaded. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -63,6 +68,10 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
   private set: RunSet | undefined;
   private cuts: SortKey[] = [];
   private rangeCount = 0;
+  /** How far the sort is, for the job row (progress()). */
+  private sorting = false;
+  private runs = 0;
+  private sortedBytes = 0;
 
   constructor(
     /** The input cut in file order, into the chunks that become runs. */
@@ -83,6 +92,7 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
     const streamed = this.source.stream !== undefined && !this.o.inMemory;
     // A streamed input is cut and sorted into runs in one pass (below); a plain file is scanned whole first.
     if (!streamed) await this.file.scan(verify);
+    this.sorting = true;
     if (this.o.inMemory) {
       this.memory = await this.sortInMemory();
       this.rangeCount = this.memory.spans.length;
@@ -97,7 +107,6 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
       read: async (chunk: CutChunk, into: Buffer) => into.subarray(0, await readFully(input, into, 0, chunk.endByte - chunk.startByte, chunk.startByte)),
       close: () => input.close(),
     };
-    let runs = 0;
     let records = 0;
     // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones. Before a
     // streamed input's pass its record count is unknown: records of 256 bytes are assumed (more entries, not fewer).
@@ -105,7 +114,7 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
     const perChunk = streamed ? this.o.chunkSizeBytes / 256 : s && s.records > 0 ? (this.o.chunkSizeBytes * s.records) / Math.max(1, s.totalBytes) : 1e9;
     const sparseEvery = Math.max(16, Math.min(DEFAULT_SPARSE_EVERY, Math.floor(perChunk / 8)));
     try {
-      this.set = await generateRuns(streamed ? this.file.streamChunks() : this.file.chunks(), {
+      this.set = await generateRuns(interruptible(streamed ? this.file.streamChunks() : this.file.chunks(), this.o.signal), {
         key: this.key,
         spill: this.spill,
         read: reader?.read ?? unreadable,
@@ -114,7 +123,10 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
         // is known only after its pass: each of its runs is checked against the bytes it was sorted from instead.
         identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentHash ?? '')}`,
         sparseEvery,
-        onRun: (run) => this.o.onRun?.(++runs, (records += run.records)),
+        onRun: (run) => {
+          this.sortedBytes = Math.max(this.sortedBytes, run.chunk.endByte);
+          this.o.onRun?.(++this.runs, (records += run.records));
+        },
       });
     } finally {
       await reader?.close();
@@ -130,6 +142,14 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
     const ranges = await planRanges(this.set, this.o.chunkSizeBytes);
     this.rangeCount = ranges.length;
     this.cuts = ranges.slice(1).map((r) => r.lo!);
+  }
+
+  /** Scanning (a plain file's boundaries first), then sorting: in memory, or into how many runs, over how much of the input. */
+  override progress(): Activity {
+    if (!this.sorting) return this.file.progress();
+    const totalBytes = this.source.stream ? null : this.source.sizeBytes;
+    if (this.o.inMemory) return { kind: 'sorting', bytes: null, totalBytes, runs: null };
+    return { kind: 'sorting', bytes: this.sortedBytes, totalBytes, runs: this.runs };
   }
 
   /** The whole input read into one buffer (the data records only) and sorted there. */
@@ -229,6 +249,25 @@ export async function sentRecords(o: OrderedChunk): Promise<ChunkRecords> {
     line: from.lines[i]!,
   }));
   return { bytes: o.bytes, records };
+}
+
+/**
+ * Tests hold a sort while the file this names exists, from when it asks for its second chunk (its first is sorted
+ * into a run meanwhile): status and kill tests act on a load that is certainly sorting.
+ */
+const HOLD_SORT = process.env['FLATLOAD_TEST_HOLD_SORT'];
+
+/**
+ * The chunks to sort, stopped between two once the load is interrupted: nothing is in the table yet, so Ctrl-C need
+ * not wait for the whole input to be sorted (nor the plan's first statements run). Held for a test, see HOLD_SORT.
+ */
+async function* interruptible(chunks: AsyncIterable<CutChunk>, signal: AbortSignal | undefined): AsyncGenerator<CutChunk> {
+  let n = 0;
+  for await (const c of chunks) {
+    if (n++ === 1 && HOLD_SORT) while (existsSync(HOLD_SORT) && !signal?.aborted) await sleep(50);
+    if (signal?.aborted) throw new FlatloadError('INTERRUPTED', 'interrupted while the input was being sorted: nothing was loaded');
+    yield c;
+  }
 }
 
 /** A streamed input's chunks carry their bytes: none is read back. */

@@ -248,7 +248,7 @@ test('the export report: status, totals and one line per table', () => {
 test('status: an export as one job, each table from the loads of its files', () => {
   const job = (jobId: string, target: string, inputPath: string, state: JobSummary['state'], heldBy: number | null, rows: number, at: string): JobSummary => ({
     schema: 'd', jobId, target, inputPath, state, phase: 'prepared', chunksDone: 2, chunksTotal: 4, rowsDone: rows, rowsInInput: null,
-    startedAt: at, lastProgressAt: at, idleSeconds: 0, message: null, owner: null, heldBy,
+    startedAt: at, lastProgressAt: at, idleSeconds: 0, message: null, owner: null, heldBy, activity: null,
   });
   const members = [
     { target: 'd.a', loadTarget: 'd.a', files: [{ path: '/x/a.txt', sizeBytes: 1, mtimeMs: 1 }] },
@@ -279,6 +279,14 @@ test('status: an export as one job, each table from the loads of its files', () 
   const done = exportStatusOf({ ...stored, state: 'done' }, []);
   assert.deepEqual(done.tables.map((t) => t.state), ['done', 'done', 'done', 'done']);
   assert.match(renderExportStatus(s), /^export x1 {2}stopped[^\n]*tables 1\/4 done[\s\S]*\n {2}d\.b +stopped +1\/2 +4 +8\n/);
+  // A table whose load still sorts its input (its job recorded, nothing loaded): shown with how far the sort is.
+  const sorting = { kind: 'sorting' as const, bytes: 3 << 20, totalBytes: 9 << 20, runs: 3 };
+  const early = { ...job('j6', 'd.e', '/x/e.txt', 'running', 78, 0, '2026-12-03 02:00:10'), phase: 'created' as const, activity: sorting };
+  const e = exportStatusOf({ ...stored, heldBy: 12 }, [...jobs, early]).tables.find((t) => t.table === 'd.e')!;
+  assert.deepEqual([e.state, e.shown, e.activity], ['running', 'running (sorting: 3 runs, 3.0 MiB of 9.0 MiB)', sorting]);
+  assert.match(renderExportStatus(exportStatusOf({ ...stored, heldBy: 12 }, [...jobs, early])), /\n {2}d\.e +running \(sorting: 3 runs, 3\.0 MiB of 9\.0 MiB\) +0\/1 +2 +0/);
+  const killed = exportStatusOf(stored, [...jobs, { ...early, heldBy: null }]).tables.find((t) => t.table === 'd.e')!;
+  assert.equal(killed.shown, 'stopped (sorting)');
 });
 
 test('one progress display: overall and per table, notes prefixed with their table', () => {

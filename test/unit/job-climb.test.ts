@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import { climb, RUNGS, type Found, type LadderJob, type StopRules } from '../../src/job/climb.js';
 import { FlatloadError } from '../../src/errors/index.js';
 
-const TABLE: StopRules = { recordThrownIn: ['loaded'], loadRecordsItsStops: true, verifyGatesFinish: false, resumeThrownOnceStarted: true };
-const EXPORT: StopRules = { recordThrownIn: ['found', 'prepared', 'started', 'loaded', 'reported', 'verified', 'finished'], loadRecordsItsStops: false, verifyGatesFinish: true, resumeThrownOnceStarted: false };
+const TABLE: StopRules = { recordThrownIn: ['prepared', 'started', 'loaded'], loadRecordsItsStops: true, verifyGatesFinish: false, resumeThrownFrom: 'prepared' };
+const EXPORT: StopRules = { recordThrownIn: ['found', 'prepared', 'started', 'loaded', 'reported', 'verified', 'finished'], loadRecordsItsStops: false, verifyGatesFinish: true, resumeThrownFrom: null };
 
 interface Script {
   rules: StopRules;
@@ -97,17 +97,21 @@ test('a mismatch keeps an export from finishing (recorded failed); a table job s
   assert.deepEqual(table.log.slice(-3), ['verify', 'finish', 'release']);
 });
 
-test("a thrown error is recorded only in the kind's rungs, and carries the resume command only once started", async () => {
-  const inLoad = scripted({ rules: TABLE, throwIn: 'load' });
-  await assert.rejects(climb(inLoad.job), (e: FlatloadError) => e.context.resumeCommand === 'flatload again');
-  assert.deepEqual(inLoad.log.slice(-2), ['mark failed: load failed', 'release after SERVER_ERROR']);
-  const inStart = scripted({ rules: TABLE, throwIn: 'start' });
-  await assert.rejects(climb(inStart.job), (e: FlatloadError) => e.context.resumeCommand === undefined);
-  assert.deepEqual(inStart.log.slice(-2), ['start', 'release after SERVER_ERROR']);
-  const inHold = scripted({ rules: EXPORT, throwIn: 'hold' });
-  await assert.rejects(climb(inHold.job), /hold failed/);
-  assert.deepEqual(inHold.log, ['hold', 'release after SERVER_ERROR']);
-  const inPrepare = scripted({ rules: EXPORT, throwIn: 'prepare' });
-  await assert.rejects(climb(inPrepare.job), (e: FlatloadError) => e.context.resumeCommand === undefined);
-  assert.deepEqual(inPrepare.log.slice(-2), ['mark failed: prepare failed', 'release after SERVER_ERROR']);
+test("a thrown error is recorded only in the kind's rungs, and carries the resume command only from the kind's rung on", async () => {
+  const cases: Array<[string, StopRules, string, boolean, boolean]> = [
+    // [what, rules, rung that throws, recorded, carries the resume command]
+    ['a table, in its load', TABLE, 'load', true, true],
+    ['a table, while its input is scanned or sorted (its row written when it was prepared)', TABLE, 'start', true, true],
+    ['a table, while its input is prepared', TABLE, 'prepare', true, true],
+    ['a table, while it is found', TABLE, 'find', false, false],
+    ['an export, while held', EXPORT, 'hold', false, false],
+    ['an export, while prepared', EXPORT, 'prepare', true, false],
+    ['an export, in its load', EXPORT, 'load', true, false],
+  ];
+  for (const [what, rules, rung, recorded, resumable] of cases) {
+    const { log, job } = scripted({ rules, throwIn: rung });
+    await assert.rejects(climb(job), (e: FlatloadError) => (e.context.resumeCommand === 'flatload again') === resumable, what);
+    const expected = recorded ? [`mark failed: ${rung} failed`, 'release after SERVER_ERROR'] : [rung, 'release after SERVER_ERROR'];
+    assert.deepEqual(log.slice(-2), expected, what);
+  }
 });

@@ -1,3 +1,4 @@
+import { jobStage } from '../../report/activity.js';
 import { ExportStore } from '../../checkpoint/exports.js';
 import { targetName } from '../../checkpoint/identity.js';
 import { selectNumber } from '../../db/rows.js';
@@ -19,9 +20,10 @@ export interface StatusArgs extends ConnectionArgs {
 /** A running load holds its job's lock: a job marked running whose lock no process holds was killed. */
 function stateLabel(j: JobSummary): string {
   if (j.state === 'done') return 'done';
-  if (j.heldBy !== null) return `running (${j.phase}) by ${j.owner ?? `connection ${j.heldBy}`}`;
-  if (j.state === 'running') return `stopped (${j.phase}): no process holds it; rerun the load to resume`;
-  return `${j.state} (${j.phase})`;
+  const stage = jobStage(j);
+  if (j.heldBy !== null) return `running (${stage}) by ${j.owner ?? `connection ${j.heldBy}`}`;
+  if (j.state === 'running') return `stopped (${stage}): no process holds it; rerun the load to resume`;
+  return `${j.state} (${stage})`;
 }
 
 function render(jobs: JobSummary[]): string {

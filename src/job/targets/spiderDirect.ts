@@ -128,7 +128,7 @@ async function loadShares(req: JobRequest, route: Route, split: ShardSplit, iden
 }
 
 /** A routed job's stops: a share's stop is returned by the load and recorded here; nothing thrown is. */
-const ROUTED_STOPS: StopRules = { recordThrownIn: [], loadRecordsItsStops: false, verifyGatesFinish: false, resumeThrownOnceStarted: false };
+const ROUTED_STOPS: StopRules = { recordThrownIn: [], loadRecordsItsStops: false, verifyGatesFinish: false, resumeThrownFrom: null };
 
 /** What the routed job's rungs hand on. */
 interface Routed {
