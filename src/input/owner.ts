@@ -102,12 +102,13 @@ function ownedDirectory(path: string): boolean {
 }
 
 /**
- * Removes the scratch directories in `parent` whose owner is gone; returns
- * their paths. Each is first renamed aside (atomic: a rerun that claims the
- * same directory at the same moment wins or loses whole) and its marker read
- * again there; a directory claimed meanwhile is put back.
+ * Removes the scratch directories in `parent` whose owner is gone, but those
+ * `kept` names (the runs this very job's killed run left, which it reuses);
+ * returns their paths. Each is first renamed aside (atomic: a rerun that
+ * claims the same directory at the same moment wins or loses whole) and its
+ * marker read again there; a directory claimed meanwhile is put back.
  */
-export function removeStaleScratch(parent: string, probe: ProcessProbe = systemProbe): string[] {
+export function removeStaleScratch(parent: string, probe: ProcessProbe = systemProbe, kept: (name: string) => boolean = () => false): string[] {
   let names: string[];
   try {
     names = readdirSync(parent);
@@ -118,7 +119,7 @@ export function removeStaleScratch(parent: string, probe: ProcessProbe = systemP
   const removed: string[] = [];
   for (const name of names) {
     const path = join(parent, name);
-    if (!SCRATCH.test(name) || !ownedDirectory(path) || !ownerGone(readOwner(path), here, probe)) continue;
+    if (!SCRATCH.test(name) || kept(name) || !ownedDirectory(path) || !ownerGone(readOwner(path), here, probe)) continue;
     // A spill directory being taken over (spillDir.ts) still holds the old owner's marker: its claimer's id is in the name.
     const claimer = /\.claim-(\d+)$/.exec(name);
     if (claimer && probe.alive(Number(claimer[1]))) continue;

@@ -143,7 +143,10 @@ export function openChunkInput(
       if (n === 1) events.emit({ type: 'note', message: `sorting the input by ${ordered.key.name} (runs in ${o.tmpdir ?? tmpdir()})` });
       runs = n;
     },
-    onSorted: (records) => events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} into ${runs} runs in ${((Date.now() - t0) / 1000).toFixed(1)} s` }),
+    onSorted: (records, reused) => {
+      const kept = reused > 0 ? ` (${reused} of them the interrupted run's, found intact)` : '';
+      events.emit({ type: 'note', message: `sorted ${records.toLocaleString('en-US')} records by ${ordered.key.name} into ${runs} runs${kept} in ${((Date.now() - t0) / 1000).toFixed(1)} s` });
+    },
     signal,
   });
 }

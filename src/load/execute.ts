@@ -13,7 +13,7 @@ import type { CheckpointStore, StoredJob } from '../checkpoint/store.js';
 import type { ControlConnection } from '../db/control.js';
 import { FlatloadError } from '../errors/index.js';
 import type { InputSource } from '../input/source.js';
-import { removeStaleScratch } from '../input/owner.js';
+import { removeStaleScratch, systemProbe } from '../input/owner.js';
 import { freeBytes, materializeInput, streamedInput, streamName, tmpdirProblem, type LocalInput } from '../input/spool.js';
 import { digestKindOf } from '../input/digest.js';
 import { mapHeader } from '../introspect/header.js';
@@ -28,6 +28,7 @@ import { checkExpectation } from './expect.js';
 import { followingActivity } from './followActivity.js';
 import type { TableRef } from '../plan/ops.js';
 import { throttles } from '../config/throttle.js';
+import { isSpillDirName, keptSpillBytes } from '../order/spillDir.js';
 
 export interface ExecuteResult {
   report: LoadReport;
@@ -141,10 +142,8 @@ export async function readFacts(
   // A compressed file or standard input is read once as it loads (its start kept for the sample); --spool copies it first.
   const streamed = !source.seekable && !o.spool;
   if (!source.seekable && !streamed) spoolNote(source, spillDir, events);
-  if (!o.dryRun) {
-    const stale = removeStaleScratch(spillDir);
-    if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
-  }
+  // Spill directories wait until the job is known: its own, left by its killed run, holds runs its sort reuses.
+  const stale = o.dryRun ? [] : removeStaleScratch(spillDir, systemProbe, (name) => isSpillDirName(name));
   const local = streamed ? await streamedInput(source) : await materializeInput(source, spillDir);
   spool(local);
   // One source object for the header and the sample: its first MiB is read once (introspect/input.ts).
@@ -163,8 +162,15 @@ export async function readFacts(
   const sizeBytes = streamed ? undefined : local.sizeBytes;
   const planOptions = planOptionsOf(o, sizeBytes);
   const own = jobIdentity(o, source, local, prep.db, planOptions.chunkSizeBytes, prep.characterSet, prep.server.lowerCaseTableNames);
-  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes: freeBytes(spillDir), spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
-  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity: identityOf(own) };
+  const identity = identityOf(own);
+  const jobId = jobIdOf(identity);
+  if (!o.dryRun) stale.push(...removeStaleScratch(spillDir, systemProbe, (name) => isSpillDirName(name, jobId)));
+  if (stale.length > 0) events.emit({ type: 'note', message: `removed ${stale.length} spooled input(s) or spill director(ies) of flatload processes that are gone: ${stale.join(', ')}` });
+  // The runs this job's killed run left are room its sort has: it reuses them, or writes over them.
+  const free = freeBytes(spillDir);
+  const spillFreeBytes = free === undefined ? undefined : free + keptSpillBytes(spillDir, jobId);
+  const input = { ...sampled, sizeBytes, path: source.path, kind: source.kind, compression: local.compression, spillFreeBytes, spillDir, spillUnwritable: tmpdirProblem(spillDir), spooled: local.spooled };
+  return { o, prep, local, facts: { server: prep.server, table: prep.table, input }, planOptions, identity };
 }
 
 /** `--columns header`: the file's own header line names the columns; from here on the load runs as with that --columns list. */

@@ -43,8 +43,8 @@ export interface OrderOptions {
   onSortedInMemory?: (records: number) => void;
   /** Each run as it is written (progress). */
   onRun?: (runs: number, records: number) => void;
-  /** Every run written. */
-  onSorted?: (records: number) => void;
+  /** Every run written; `reused` of them were an interrupted run's, found intact. */
+  onSorted?: (records: number, reused: number) => void;
   /** The load is interrupted (Ctrl-C): the sort stops between two runs, before anything was loaded. */
   signal?: AbortSignal | undefined;
 }
@@ -108,6 +108,7 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
       close: () => input.close(),
     };
     let records = 0;
+    let reused = 0;
     // The sparse index is what key ranges are cut at: several entries per loaded chunk, even small ones. Before a
     // streamed input's pass its record count is unknown: records of 256 bytes are assumed (more entries, not fewer).
     const s = this.file.summary;
@@ -123,8 +124,9 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
         // is known only after its pass: each of its runs is checked against the bytes it was sorted from instead.
         identity: `${this.o.jobId}:${streamed ? 'streamed' : (this.file.contentHash ?? '')}`,
         sparseEvery,
-        onRun: (run) => {
+        onRun: (run, found) => {
           this.sortedBytes = Math.max(this.sortedBytes, run.chunk.endByte);
+          if (found) reused++;
           this.o.onRun?.(++this.runs, (records += run.records));
         },
       });
@@ -132,7 +134,7 @@ export class OrderedInput extends OverChunkInput implements ChunkSource {
       await reader?.close();
     }
     if (streamed) verify?.(this.file.contentHash);
-    this.o.onSorted?.(records);
+    this.o.onSorted?.(records, reused);
     // The key ranges depend on the runs only, so a resumed run cuts the same chunks.
     if (this.o.maxRecords !== undefined) {
       this.cuts = await exactCuts(this.set, this.o.chunkSizeBytes, this.o.maxRecords);

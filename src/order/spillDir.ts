@@ -1,4 +1,4 @@
-import { lstatSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm, stat, statfs } from 'node:fs/promises';
 import { tmpdir as systemTmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,37 @@ export interface SpillOptions {
 }
 
 const PREFIX = 'flatload-order-';
+
+/** Whether a name in --tmpdir is a spill directory (of any job), or that of job `jobId`. */
+export function isSpillDirName(name: string, jobId?: string): boolean {
+  return jobId === undefined ? name.startsWith(PREFIX) : name === PREFIX + jobId;
+}
+
+/** Bytes of the files in a directory, its owner's marker aside (0 when there is none). */
+function filesBytes(path: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(path);
+  } catch {
+    return 0;
+  }
+  let n = 0;
+  for (const name of names) {
+    if (name === OWNER_FILE) continue;
+    try {
+      const st = lstatSync(join(path, name));
+      if (st.isFile()) n += st.size;
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return n;
+}
+
+/** Bytes the runs left in job `jobId`'s spill directory under `parent` hold: room its sort has already (it reuses or rewrites them). */
+export function keptSpillBytes(parent: string, jobId: string): number {
+  return filesBytes(join(parent, PREFIX + jobId));
+}
 const JOB_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
 /**
@@ -82,14 +113,8 @@ export class SpillDir {
   }
 
   /** Bytes of the files already in the directory (runs a rerun may reuse). */
-  async usedBytes(): Promise<number> {
-    let n = 0;
-    for (const name of await readdir(this.path)) {
-      if (name === OWNER_FILE) continue;
-      const st = await lstat(join(this.path, name)).catch(() => undefined);
-      if (st?.isFile()) n += st.size;
-    }
-    return n;
+  usedBytes(): Promise<number> {
+    return Promise.resolve(filesBytes(this.path));
   }
 
   /** Throws SPILL unless the file system has room for `needBytes` more than the directory holds now. */

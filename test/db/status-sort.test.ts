@@ -117,7 +117,7 @@ describe('status while a key-ordered load sorts its input', () => {
     assert.deepEqual([done!.jobId, done!.state, done!.activity, done!.chunksDone, done!.chunksDone === done!.chunksTotal], [job.jobId, 'done', null, done!.chunksTotal, true]);
   });
 
-  test('killed while it sorts: shown stopped (sorting); the rerun resumes it and loads every row once', { timeout: 180_000 }, async () => {
+  test('killed while it sorts: shown stopped (sorting); the rerun resumes it, reuses the runs it left, and loads every row once', { timeout: 180_000 }, async () => {
     const t = 'st_killed';
     await freshTable(t);
     const tmp = mkdtempSync(join(dir, 'tmp-'));
@@ -135,6 +135,8 @@ describe('status while a key-ordered load sorts its input', () => {
     assert.equal(r.code, 0, r.stderr);
     const said = r.stdout + r.stderr;
     assert.match(said, new RegExp(`resuming job ${job.jobId} \\(its run stopped while sorting its input\\): 0 chunks done`));
+    assert.match(said, /into \d+ runs \([1-9]\d* of them the interrupted run's, found intact\)/);
+    assert.doesNotMatch(said, /removed \d+ spooled input\(s\) or spill director/);
     assert.deepEqual(await tableDigest(db.conn, t), await tableDigest(db.conn, 'ref'));
     const jobs = await jobsOf(t);
     assert.deepEqual(jobs.map((j) => [j.jobId, j.state]), [[job.jobId, 'done']]);

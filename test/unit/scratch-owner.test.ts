@@ -70,6 +70,17 @@ test('stale scratch directories: removed when flatload\'s and their owner is gon
   assert.ok(existsSync(join(target, 'input')), 'a symlink is not followed');
 });
 
+test("a job's own spill directory, left by its killed run, stays for its rerun to reuse; another job's goes", () => {
+  const p = dir();
+  const dead = { ...thisProcess(), pid: 42 };
+  scratch(p, 'flatload-order-job7', dead);
+  scratch(p, 'flatload-order-job8', dead);
+  scratch(p, 'flatload-spool-x', dead);
+  const removed = removeStaleScratch(p, { alive: () => false, start: () => null }, (name) => name === 'flatload-order-job7');
+  assert.deepEqual(removed.map((r) => r.slice(p.length + 1)).sort(), ['flatload-order-job8', 'flatload-spool-x']);
+  assert.deepEqual(readdirSync(p), ['flatload-order-job7']);
+});
+
 test('with the real process table: this process\'s directory stays, a finished process\'s goes', () => {
   const p = dir();
   const child = spawnSync(process.execPath, ['-e', '0']);
