@@ -6,6 +6,8 @@
  * number means the same everywhere it is used.
  */
 export const ER = {
+  /** "Can't create table" (errno 150: a foreign key that cannot be made). */
+  CANT_CREATE_TABLE: 1005,
   DISK_FULL: 1021,
   DUP_KEY: 1022,
   GET_ERRNO: 1030,
@@ -35,10 +37,14 @@ export const ER = {
   ERROR_DURING_COMMIT: 1180,
   LOCK_WAIT_TIMEOUT: 1205,
   LOCK_DEADLOCK: 1213,
+  CANNOT_ADD_FOREIGN: 1215,
+  ROW_IS_REFERENCED: 1217,
   /** Over the account's MAX_USER_CONNECTIONS. */
   USER_LIMIT_REACHED: 1226,
   SPECIFIC_ACCESS_DENIED: 1227,
   WARN_TOO_FEW_RECORDS: 1261,
+  /** "'db.v' is not of type 'BASE TABLE'": a view where a table was expected. */
+  WRONG_OBJECT: 1347,
   WARN_TOO_MANY_RECORDS: 1262,
   WARN_NULL_TO_NOTNULL: 1263,
   WARN_DATA_OUT_OF_RANGE: 1264,
@@ -51,6 +57,8 @@ export const ER = {
   NO_DEFAULT_FOR_FIELD: 1364,
   TRUNCATED_WRONG_VALUE_FOR_FIELD: 1366,
   DATA_TOO_LONG: 1406,
+  /** A parent row still referenced by a foreign key (DELETE, DROP). */
+  ROW_IS_REFERENCED_2: 1451,
   WRONG_VALUE_FOR_TYPE: 1411,
   /** Spider: a backend cannot be reached. */
   CONNECT_TO_FOREIGN_DATA_SOURCE: 1429,
@@ -60,6 +68,8 @@ export const ER = {
   WARN_NON_ASCII_SEPARATOR: 1638,
   DATA_OUT_OF_RANGE: 1690,
   TRUNCATE_ILLEGAL_FK: 1701,
+  /** "Failed to open the referenced table". */
+  FK_CANNOT_OPEN_PARENT: 1824,
   CANNOT_CONVERT_CHARACTER: 1918,
   CONNECTION_KILLED: 1927,
   /** MySQL 8: LOAD DATA LOCAL disabled on the client side. */

@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
-import type { LoadArgs } from '../config/loadOptions.js';
+import type { LoadArgs, LoadMode } from '../config/loadOptions.js';
 import { ControlConnection } from '../db/control.js';
-import { toFlatloadError } from '../db/errors.js';
+import { asServerError, toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
@@ -17,7 +17,11 @@ import type { ExecuteResult } from '../load/execute.js';
 import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
 import type { RoutePlan } from '../plan/route.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
-import { derivedName, OLD_SUFFIX, SHADOW_SUFFIX } from '../plan/rules/modes.js';
+import { derivedName, OLD_SUFFIX, planMode, SHADOW_SUFFIX, type ModePlan } from '../plan/rules/modes.js';
+import { engineKind } from '../plan/rules/context.js';
+import { readTableFacts } from '../introspect/table.js';
+import { ER } from '../db/errnos.js';
+import type { ForeignKeyEdge } from './fkOrder.js';
 import { allStatements, SESSION_VARIABLES, sidecarPlan } from './ddl.js';
 import type { DiscoveredTable, PassedOver } from './discover.js';
 import { tableKey } from './names.js';
@@ -135,7 +139,7 @@ async function createFromDdl(control: ControlConnection, t: Target, sql: { run: 
       try {
         await control.query(statement);
       } catch (err) {
-        throw toFlatloadError(err, `creating ${t.key} from ${shown}`);
+        throw schemaError(err, `creating ${t.key} from ${shown}`, t.key);
       }
     }
   } finally {
@@ -146,8 +150,29 @@ async function createFromDdl(control: ControlConnection, t: Target, sql: { run: 
   }
 }
 
-async function run(control: ControlConnection, op: Op): Promise<void> {
-  await control.query(sqlOf(op));
+/**
+ * Server errors from the export's own DDL that no rerun can get past: the
+ * schema refuses it (a view where a table was expected, a foreign key, a
+ * name taken). Exit 7 as the single load's refusals, not 4 ("run again").
+ */
+const SCHEMA_REFUSALS: ReadonlySet<number> = new Set([ER.TABLE_EXISTS, ER.WRONG_OBJECT, ER.ROW_IS_REFERENCED, ER.ROW_IS_REFERENCED_2, ER.TRUNCATE_ILLEGAL_FK, ER.CANNOT_ADD_FOREIGN, ER.FK_CANNOT_OPEN_PARENT]);
+
+export function schemaError(err: unknown, where: string, table: string): FlatloadError {
+  const e = asServerError(err);
+  // 1005 is also a full disk or a lost file; errno 150 is a foreign key that cannot be made.
+  const refused = e?.errno !== undefined && (SCHEMA_REFUSALS.has(e.errno) || (e.errno === ER.CANT_CREATE_TABLE && /errno: ?150/.test(e.sqlMessage ?? '')));
+  if (!(err instanceof FlatloadError) && refused) {
+    return new FlatloadError('UNSUPPORTED', `${where}: the server refuses it (${e.errno}: ${e.sqlMessage ?? e.message ?? ''})`, { table, serverErrno: e.errno, hint: 'the same command fails the same way until the tables change' });
+  }
+  return toFlatloadError(err, where, { table });
+}
+
+async function run(control: ControlConnection, op: Op, table: string): Promise<void> {
+  try {
+    await control.query(sqlOf(op));
+  } catch (err) {
+    throw schemaError(err, sqlOf(op), table);
+  }
 }
 
 export function tableReport(t: Target, status: ExportTableReport['status']): ExportTableReport {
@@ -236,24 +261,69 @@ export async function readSidecars(control: ControlConnection, targets: readonly
   return sidecars;
 }
 
-/** Every missing table created from its .sql file (tables first, then rows). */
+/**
+ * Every missing table created from its .sql file (tables first, then rows),
+ * with foreign_key_checks off as mysqldump's own dump files do: a child's
+ * file may come before its parent's (errno 150 otherwise).
+ */
 export async function createMissing(control: ControlConnection, targets: Target[], sidecars: ReadonlyMap<string, Sidecar>, notes: string[]): Promise<void> {
-  for (const t of targets) {
-    if (t.exists) continue;
-    await createFromDdl(control, t, sidecars.get(t.key)!);
-    t.spider = await isSpider(control, t.ref);
-    notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
+  const missing = targets.filter((t) => !t.exists);
+  if (missing.length === 0) return;
+  const checks = await selectNumber(control, 'SELECT @@SESSION.foreign_key_checks AS n');
+  await control.query('SET SESSION foreign_key_checks = 0');
+  try {
+    for (const t of missing) {
+      await createFromDdl(control, t, sidecars.get(t.key)!);
+      t.exists = true;
+      t.spider = await isSpider(control, t.ref);
+      notes.push(`created ${t.key} from ${maskInputUrl(t.ddl!)}`);
+    }
+  } finally {
+    await control.query('SET SESSION foreign_key_checks = ?', [checks]);
   }
 }
 
-/** Swap: a fresh shadow for every table; replace: every table emptied. Once per export. */
-export async function prepareTables(control: ControlConnection, targets: readonly Target[], mode: string): Promise<void> {
+/** The foreign keys between the export's tables (child → parent), as the server has them. */
+export async function exportForeignKeys(control: ControlConnection, targets: readonly Target[]): Promise<ForeignKeyEdge[]> {
+  const dbs = [...new Set(targets.map((t) => t.db))];
+  if (dbs.length === 0) return [];
+  const rows = await selectRows<{ cdb: string; ct: string; pdb: string; pt: string }>(
+    control,
+    `SELECT DISTINCT TABLE_SCHEMA AS cdb, TABLE_NAME AS ct, REFERENCED_TABLE_SCHEMA AS pdb, REFERENCED_TABLE_NAME AS pt FROM information_schema.KEY_COLUMN_USAGE
+      WHERE REFERENCED_TABLE_NAME IS NOT NULL AND TABLE_SCHEMA IN (${dbs.map(() => '?').join(', ')})`,
+    dbs,
+  );
+  return rows.map((r) => ({ child: tableKey({ db: r.cdb, table: r.ct }), parent: tableKey({ db: r.pdb, table: r.pt }) }));
+}
+
+/**
+ * Each existing table's --mode plan, made as its single load makes it: swap
+ * refuses what the single swap refuses (foreign keys either way, triggers, a
+ * view), replace empties with DELETE a table that foreign keys reference.
+ */
+export async function modePlans(control: ControlConnection, targets: readonly Target[], mode: LoadMode, keepOld: boolean): Promise<Map<string, ModePlan>> {
+  const plans = new Map<string, ModePlan>();
+  if (mode === 'append') return plans;
+  for (const t of targets) {
+    if (!t.exists) continue;
+    const facts = await readTableFacts(control.connection, t.db, t.table);
+    plans.set(t.key, planMode(mode, facts, engineKind(facts.engine), keepOld));
+  }
+  return plans;
+}
+
+/**
+ * Swap: a fresh shadow for every table; replace: every table emptied as its
+ * single load would (TRUNCATE, or DELETE when foreign keys reference it), in
+ * the order given (children before their parents). Once per export.
+ */
+export async function prepareTables(control: ControlConnection, targets: readonly Target[], mode: string, plans: ReadonlyMap<string, ModePlan>): Promise<void> {
   for (const t of targets) {
     if (mode === 'swap') {
-      await run(control, { kind: 'drop-table', table: t.shadow, ifExists: true });
-      await run(control, { kind: 'create-like', table: t.shadow, like: t.ref });
+      await run(control, { kind: 'drop-table', table: t.shadow, ifExists: true }, t.key);
+      await run(control, { kind: 'create-like', table: t.shadow, like: t.ref }, t.key);
     } else if (mode === 'replace') {
-      await run(control, { kind: 'truncate', table: t.ref });
+      for (const s of plans.get(t.key)!.before) await run(control, s.op, t.key);
     }
   }
 }
@@ -307,8 +377,8 @@ export function selectionNotes(total: number, chosen: Selected<DiscoveredTable>,
 export async function swapAll(control: ControlConnection, targets: readonly Target[], keepOld: boolean, notes: string[]): Promise<void> {
   const shadows = await Promise.all(targets.map((t) => tableExists(control, t.shadow)));
   if (shadows.every((s) => s)) {
-    for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true });
-    await run(control, { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) });
+    for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key);
+    await run(control, { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) }, targets.map((t) => t.key).join(', '));
     notes.push(`swapped ${targets.length} table(s) in one RENAME TABLE`);
   } else if (shadows.some((s) => s)) {
     const left = targets.filter((_, i) => shadows[i]).map((t) => `${t.db}.${t.shadow.table}`);
@@ -318,5 +388,5 @@ export async function swapAll(control: ControlConnection, targets: readonly Targ
   } else {
     notes.push('the tables had been swapped by the interrupted run');
   }
-  if (!keepOld) for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true });
+  if (!keepOld) for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key);
 }

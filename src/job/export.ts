@@ -23,13 +23,16 @@ import { ExportProgress } from '../export/progress.js';
 import { discoverRemoteExport, namesRemote } from '../export/remoteDiscover.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from '../export/report.js';
 import { parseSelection, selectTables } from '../export/select.js';
-import { connectionLayout, StreamBudget, startOrder, streamsFor } from '../export/slots.js';
+import { connectionLayout, StreamBudget, streamsFor } from '../export/slots.js';
+import { foreignKeyNotes, foreignKeyOrder, type ForeignKeyOrder } from '../export/fkOrder.js';
 import {
   addLoad,
   checkTargets,
   createMissing,
   defaultBudget,
+  exportForeignKeys,
   exportTargets,
+  modePlans,
   hasRows,
   exportPlanNotes,
   tablePlanNotes,
@@ -193,12 +196,23 @@ async function loadTable(x: ExportJob, t: Target, r: ExportTableReport, run: { g
  */
 async function loadTables(x: ExportJob, connections: SharedConnections, stop: AbortController, progress: ExportProgress, loaded: boolean): Promise<{ firstError: FlatloadError | undefined; mismatches: FlatloadError[] }> {
   const out: { firstError: FlatloadError | undefined; mismatches: FlatloadError[] } = { firstError: undefined, mismatches: [] };
-  const order = loaded ? [] : startOrder(x.targets.map((t, i) => ({ t, r: x.reports[i]!, key: t.key, sizeBytes: t.sizeBytes })));
-  const streams = new StreamBudget(x.jobs, order.map((o) => o.key));
+  const fk = loaded ? undefined : await tableOrder(x);
+  const todo = (fk?.order ?? []).map((t) => ({ t, r: x.reports[x.targets.indexOf(t)]! }));
+  const streams = new StreamBudget(x.jobs, todo.map((o) => o.t.key));
   const running = new Set<Promise<void>>();
-  for (const { t, r } of order) {
+  const finished = new Set<string>();
+  while (todo.length > 0) {
     while (running.size >= x.tablesAtOnce) await Promise.race(running);
     if (stop.signal.aborted) break;
+    // A child starts once its parents have loaded: its rows are checked against theirs as they go in.
+    const i = todo.findIndex((o) => fk!.waitsFor.get(o.t.key)!.every((p) => finished.has(p)));
+    if (i < 0) {
+      // Every table left waits for a parent still loading: none reserves a stream meanwhile, so the parents take them all.
+      for (const o of todo) streams.started(o.t.key);
+      await Promise.race(running);
+      continue;
+    }
+    const { t, r } = todo.splice(i, 1)[0]!;
     let prepared!: () => void;
     const ready = new Promise<void>((resolve) => (prepared = resolve));
     const shared = streams.gateFor(t.key);
@@ -226,6 +240,7 @@ async function loadTables(x: ExportJob, connections: SharedConnections, stop: Ab
       })
       .finally(() => {
         began();
+        finished.add(t.key);
         running.delete(p);
       });
     running.add(p);
@@ -233,6 +248,13 @@ async function loadTables(x: ExportJob, connections: SharedConnections, stop: Ab
   }
   await Promise.all([...running]);
   return out;
+}
+
+/** The tables in the order they start: parents before the tables whose foreign keys reference them, else smallest first. */
+async function tableOrder(x: ExportJob): Promise<ForeignKeyOrder<Target>> {
+  const fk = foreignKeyOrder(x.targets, await exportForeignKeys(x.control, x.targets));
+  x.notes.push(...foreignKeyNotes(fk));
+  return fk;
 }
 
 /** Rung: every table against the exporter's figures (checked as each finished loading); a mismatch keeps the set unpublished. */
@@ -258,7 +280,11 @@ async function prepareExport(x: ExportJob, store: ExportStore, exportId: string,
   refuseSpiderSwap(x.targets, x.mode);
   // Swap and replace prepare every table once per export; a resumed export finds them prepared.
   if (phase !== 'created') return;
-  await prepareTables(x.control, x.targets, x.mode);
+  // Made again now that the missing tables exist (a created table's swap is refused here, as an existing one's was).
+  const plans = await modePlans(x.control, x.targets, x.base.mode, x.base.keepOld);
+  // Replace empties children before their parents: DELETE of a parent fails while child rows reference it.
+  const order = x.mode === 'replace' ? foreignKeyOrder(x.targets, await exportForeignKeys(x.control, x.targets)).order.reverse() : x.targets;
+  await prepareTables(x.control, order, x.mode, plans);
   // The tables were just emptied or made anew: earlier loads of these files into them count for nothing.
   if (x.mode !== 'append') x.restartMembers = true;
   await store.update(exportId, { phase: 'prepared' });
@@ -370,7 +396,9 @@ async function planExport(x: ExportJob, source: string): Promise<ExportRun> {
   const plans: ExportRun['plans'] = [];
   const reports: ExportTableReport[] = [];
   const targets = await Promise.all(x.targets.map(async (t) => ({ ...t, empty: !t.exists || !(await hasRows(x.control, t.ref)) })));
-  for (const t of startOrder(targets)) {
+  const fk = foreignKeyOrder(targets, await exportForeignKeys(x.control, x.targets));
+  notes.push(...foreignKeyNotes(fk));
+  for (const t of fk.order) {
     reports.push(tableReport(t, 'dry-run'));
     if (!t.exists) {
       const text = `${t.key}: does not exist yet; --create-tables creates it from ${maskInputUrl(t.ddl!)} before any rows load, and its plan is made then`;
@@ -418,6 +446,8 @@ export async function executeExport(a: ExportArgs, conn: ConnectionOptions, io: 
     await throttle?.check();
     const targets = await exportTargets(chosen.picked, conn.database, control);
     checkTargets(targets, base.mode, a);
+    // Each table's --mode as its single load plans it: a swap the single load refuses is refused here, before anything changes.
+    await modePlans(control, targets, base.mode, base.keepOld);
     // Every .sql file that will run is read and checked before anything changes.
     const sidecars = await readSidecars(control, targets, a.runSqlFiles === true, base.s3);
     const layout = await fitConnections(control, base, io.clientCpus, notes);
