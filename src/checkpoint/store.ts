@@ -279,6 +279,13 @@ export class CheckpointStore {
     return r ? toJob(r) : undefined;
   }
 
+  /** Every run of loads of this input into this target, finished or not, newest first (compared as findUnfinished compares). */
+  async findAll(target: string, inputPath: string, foldTableNames: boolean): Promise<StoredJob[]> {
+    const byTarget = foldTableNames ? 'LOWER(target) = LOWER(?)' : 'BINARY target = ?';
+    const rows = await selectRows<Record<string, unknown>>(this.conn, `SELECT * FROM ${this.t(JOBS)} WHERE ${byTarget} AND BINARY input_path = ? AND state <> 'abandoned' ORDER BY started_at DESC`, [target, inputPath]);
+    return rows.map(toJob);
+  }
+
   async get(jobId: string): Promise<StoredJob | undefined> {
     const r = await selectOne<Record<string, unknown>>(this.conn, `SELECT * FROM ${this.t(JOBS)} WHERE job_id = ?`, [jobId]);
     return r ? toJob(r) : undefined;

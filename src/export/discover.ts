@@ -22,6 +22,8 @@ export interface Discovered {
   tables: DiscoveredTable[];
   /** Files in a named directory or glob that are not loaded, with why (`flatload plan DIR` lists them). */
   passedOver: PassedOver[];
+  /** Tables mydumper's metadata lists that no data file holds (lost in transfer, say): the export is not the whole set. */
+  missing: Array<MetadataTable & { file: string }>;
 }
 
 function statOf(path: string): { sizeBytes: number; mtimeMs: number; dir: boolean } {
@@ -107,9 +109,12 @@ export function discoverExport(args: readonly string[], manifest: string | undef
     }
     source = args.length === 1 ? resolve(cwd, args[0]!) : args.map((a) => resolve(cwd, a)).join(' ');
   }
+  const missing: Array<MetadataTable & { file: string }> = [];
   for (const m of metadata) {
     const t = tables.find((x) => x.db === m.db && (x.table === m.table || x.table === m.fileTable));
     if (t) t.expect = { rows: m.rows, checksum: m.checksum, source: `mydumper metadata ${m.file}` };
+    // An empty table may have no data file; one that had rows and has none lost it.
+    else if (m.rows !== 0 && !(m.rows === undefined && m.checksum === '0')) missing.push(m);
   }
   const out = tables.map((t) => {
     const sizes = t.files.map((f) => {
@@ -119,5 +124,5 @@ export function discoverExport(args: readonly string[], manifest: string | undef
     });
     return { ...t, files: sizes.map((s) => s.path), sizes, sizeBytes: sizes.reduce((a, s) => a + s.sizeBytes, 0) };
   });
-  return { source, tables: out, passedOver };
+  return { source, tables: out, passedOver, missing };
 }

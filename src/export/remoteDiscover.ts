@@ -42,5 +42,5 @@ export async function discoverRemoteExport(args: readonly string[], manifest: st
     const sizes = t.files.map((f) => ({ path: maskInputUrl(f), sizeBytes: byUrl.get(f)!.sizeBytes, mtimeMs: Math.round(byUrl.get(f)!.mtimeMs) }));
     return { ...t, sizes, sizeBytes: sizes.reduce((a, s) => a + s.sizeBytes, 0) };
   });
-  return { source: args.map(maskInputUrl).join(' '), tables, passedOver };
+  return { source: args.map(maskInputUrl).join(' '), tables, passedOver, missing: [] };
 }

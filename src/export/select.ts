@@ -115,3 +115,22 @@ export function selectTables<T extends ExportTable>(tables: readonly T[], s: Sel
   if (picked.length === 0) throw new FlatloadError('USAGE', `--include/--exclude leave no table of the export to load (${left.map((l) => `${l.table}: ${l.reason}`).join('; ')})`);
   return { picked, left, notes };
 }
+
+/**
+ * Tables the exporter listed (mydumper's metadata) whose data file is not
+ * in the export, and that the selection would load: the export is not the
+ * whole set, an error (exit 9) before anything changes. A table that
+ * --include/--exclude leave out is not wanted, so its missing file is not.
+ */
+export function missingTables(missing: ReadonlyArray<{ db: string; table: string; fileTable: string; rows: number | undefined; file: string }>, s: Selection): FlatloadError | undefined {
+  const wanted = missing.filter((m) => {
+    const hit = (p: string): boolean => matches(p, m.db, m.table) || matches(p, m.db, m.fileTable);
+    return (s.include.length === 0 || s.include.some(hit)) && !s.exclude.some(hit);
+  });
+  if (wanted.length === 0) return undefined;
+  const names = wanted.map((m) => `${m.db}.${m.table}${m.rows === undefined ? '' : ` (${m.rows} rows)`}`);
+  return new FlatloadError('EXPECTATION_MISMATCH', `the export is not the whole set: ${wanted[0]!.file} lists ${names.join(', ')}, but no data file holds ${wanted.length === 1 ? 'it' : 'them'}`, {
+    file: wanted[0]!.file,
+    hint: `fetch the export again (a file was lost in transfer), or leave ${wanted.length === 1 ? 'the table' : 'the tables'} out with --exclude ${wanted.map((m) => `${m.db}.${m.table}`).join(',')}`,
+  });
+}

@@ -21,8 +21,9 @@ import { FlatloadError } from '../errors/index.js';
 import { discoverExport } from '../export/discover.js';
 import { ExportProgress } from '../export/progress.js';
 import { discoverRemoteExport, namesRemote } from '../export/remoteDiscover.js';
+import { supersede } from '../export/rerun.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from '../export/report.js';
-import { parseSelection, selectTables } from '../export/select.js';
+import { missingTables, parseSelection, selectTables } from '../export/select.js';
 import { connectionLayout, StreamBudget, streamsFor } from '../export/slots.js';
 import { foreignKeyNotes, foreignKeyOrder, type ForeignKeyOrder } from '../export/fkOrder.js';
 import {
@@ -82,6 +83,8 @@ interface ExportJob {
   throttle: ServerThrottle | undefined;
   /** Earlier loads of these files count for nothing: --restart, or the tables were just emptied. */
   restartMembers: boolean;
+  /** Files (`member#file`) an interrupted run loaded that now have other times but the same bytes (export/rerun.ts). */
+  loadedBefore?: ReadonlySet<string>;
 }
 
 /** Rung: the connections the export may use, fitted to the account's limit. */
@@ -122,7 +125,14 @@ async function findExport(x: ExportJob, store: ExportStore, exportId: string, me
     return { found: 'done', phase: stored.phase };
   }
   if (!stored || stored.state === 'done' || x.base.restart) {
+    // Files of an interrupted run copied again: what it loaded must not load twice (checked before anything changes).
+    const before = !stored && x.mode === 'append' && !x.base.restart ? await supersede(x.control, await store.list(), exportId, members, x.targets, x.base) : undefined;
     await store.create({ exportId, source, mode: x.mode, members, owner: ownerText() });
+    if (before?.superseded) {
+      x.loadedBefore = before.loaded;
+      x.notes.push(`the files changed since the interrupted export ${before.superseded}: this is export ${exportId}`, ...before.notes);
+      await store.update(before.superseded, { state: 'abandoned', message: `superseded by export ${exportId} (its files were copied again)` });
+    }
     return { found: 'fresh', phase: (await store.get(exportId))!.phase };
   }
   x.notes.push(`resuming export ${exportId} (${stored.phase})`);
@@ -172,6 +182,7 @@ async function loadTable(x: ExportJob, t: Target, r: ExportTableReport, run: { g
       r.status = 'stopped';
       break;
     }
+    if (x.loadedBefore?.has(`${x.targets.indexOf(t)}#${i}`)) continue;
     const res = await loadFile(x, t, i, analyze, hub, { gate: run.gate, connections: run.connections, signal: run.stop.signal });
     addLoad(r, res);
     const v = res.report.verify;
@@ -434,7 +445,10 @@ export async function executeExport(a: ExportArgs, conn: ConnectionOptions, io: 
   // The flags shared by every table, checked once (a table's manifest options are checked with its load).
   const base = toLoadOptions({ ...a, file: a.files[0] ?? '-', table: 'export' });
   const found = namesRemote(a.files) ? await discoverRemoteExport(a.files, a.manifest, base.s3) : discoverExport(a.files, a.manifest, io.cwd);
-  const chosen = selectTables(found.tables, parseSelection(a), conn.database);
+  const selection = parseSelection(a);
+  const chosen = selectTables(found.tables, selection, conn.database);
+  const lost = missingTables(found.missing, selection);
+  if (lost) throw lost;
   const { session, conn: first } = await openSession(conn, { localInfile: false });
   const control = new ControlConnection(first, session);
   await binlogOff(control, base);

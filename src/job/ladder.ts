@@ -53,13 +53,20 @@ async function countRows(control: Queryable, db: string, table: string): Promise
  * added. Otherwise the rerun loads the input again — or, when the table was
  * only partly emptied in append mode, stops rather than guess.
  */
-async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<{ ok: true } | { ok: false; why: string; reload: boolean }> {
+async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOptions, prep: Prepared): Promise<StillLoaded> {
   // On a Galera cluster only a missing table counts as re-created here: the row count below does the rest.
-  const cluster = prep.server.galera !== undefined;
-  const now = await readTableFingerprint(control, prep.db, o.table, cluster);
+  return stillLoadedIn(control, earlier, { db: prep.db, table: o.table, mode: o.mode, cluster: prep.server.galera !== undefined });
+}
+
+export type StillLoaded = { ok: true } | { ok: false; why: string; reload: boolean };
+
+/** stillLoaded for a table named outright (an export's member, checked before its load starts). */
+export async function stillLoadedIn(control: Queryable, earlier: StoredJob, t: { db: string; table: string; mode: string; cluster: boolean }): Promise<StillLoaded> {
+  const { db, table, cluster } = t;
+  const now = await readTableFingerprint(control, db, table, cluster);
   const recreated = !sameTable(earlier.tableFingerprint, now, cluster);
   const loaded = earlier.rowsLoaded ?? 0;
-  const rows = loaded > 0 ? await countRows(control, prep.db, o.table) : undefined;
+  const rows = loaded > 0 ? await countRows(control, db, table) : undefined;
   const fewer = rows !== undefined && rows < loaded;
   if (!recreated && !fewer) return { ok: true };
   const why = recreated
@@ -67,7 +74,7 @@ async function stillLoaded(control: Queryable, earlier: StoredJob, o: LoadOption
     : `the table holds ${rows} rows, fewer than the ${loaded} this load added`;
   // Replace and swap empty the table first, so loading again is what the command asks for; in append mode only a table
   // with none of the load's rows left can take them again without doubling some.
-  return { ok: false, why, reload: o.mode !== 'append' || recreated || rows === 0 };
+  return { ok: false, why, reload: t.mode !== 'append' || recreated || rows === 0 };
 }
 
 /** An unfinished run of this load into this table, if the bookkeeping holds one (this listing's, in an export). */
@@ -138,10 +145,25 @@ async function freshOrDone(o: LoadOptions, prep: Prepared, plan: LoadPlan, earli
   return fresh;
 }
 
+/**
+ * Only the input's time differs (a re-copy, an rsync, an object uploaded
+ * again): the same load, when the scan before anything loads compares every
+ * byte with the digest the interrupted run stored (startJob refuses a
+ * difference). An input that is not scanned, or a job without the digest,
+ * keeps the strict identity.
+ */
+function onlyTimeChanged(stored: StoredJob, identity: JobIdentity, prep: Prepared): boolean {
+  if (!stored.inputHash || stored.identity.input.kind !== 'file' || prep.unchunkableReason !== undefined) return false;
+  const sameInput = { ...identity, input: { ...identity.input, mtimeMs: stored.identity.input.mtimeMs } };
+  return identityDifferences(stored.identity, sameInput).length === 0;
+}
+
 /** The unfinished run continues only as the same load, planned by this version of flatload. */
-async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: LoadOptions, prep: Prepared, store: CheckpointStore): Promise<void> {
+async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: LoadOptions, prep: Prepared, store: CheckpointStore, notes: string[]): Promise<void> {
   const diffs = identityDifferences(stored.identity, identity);
-  if (diffs.length > 0) {
+  if (diffs.length > 0 && onlyTimeChanged(stored, identity, prep)) {
+    notes.push(`${stored.inputPath} has a new modification time since the interrupted run (a copy of the same file?): resuming once its bytes are found the same as that run read`);
+  } else if (diffs.length > 0) {
     const done = await store.doneChunks(stored.jobId);
     throw new FlatloadError(
       'RESUME_MISMATCH',
@@ -202,7 +224,7 @@ export async function findOrPlanJob(
   if (stored && stored.jobId !== jobId) stored = await otherRun(stored, o, prep, store, control, notes);
   if (stored && o.restart) stored = await discardForRestart(stored, o, store, notes);
   if (!stored) return freshOrDone(o, prep, planLoad(facts, planOptions), hasBookkeeping ? await store.get(jobId) : undefined, control, notes);
-  await refuseOtherResume(stored, identity, o, prep, store);
+  await refuseOtherResume(stored, identity, o, prep, store, notes);
   return resumeStored(stored, o, prep, planOptions, store, notes);
 }
 

@@ -4,16 +4,19 @@
  * reject file, duplicates, two runs at once, a broken record late in the
  * file, a multi-byte separator, a file truncated mid-load. Each case checks
  * the table's exact contents against the server's own LOAD DATA INFILE of
- * the same bytes, and the exit code a cron job would see.
+ * the same bytes, and the exit code a cron job would see. And around an
+ * export: an append export killed after one table was done, its files then
+ * copied again (the same bytes or others); a mydumper directory whose
+ * metadata lists a table with no data file.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, tableDigest, type TestDatabase } from '../support/db.js';
-import { spawnCli } from '../support/spawn.js';
+import { prng, spawnCli } from '../support/spawn.js';
 import { pollUntil, running } from '../support/poll.js';
 
 let db: TestDatabase;
@@ -331,5 +334,135 @@ describe('a last record the server would shorten silently', () => {
     assert.equal(report(ok.stdout).rejected, 1);
     assert.equal(readFileSync(rf, 'utf8'), '1000\tx\t1\textra\n');
     assert.equal(await count(t), 1000);
+  });
+});
+
+/** Exports run again after their files were copied again, and a dump missing a table's file. */
+const exportBase = ['--progress', 'none', '--skip-size-report', '--json'];
+
+async function jobState(target: string): Promise<string | undefined> {
+  const [r] = await db.conn.query("SELECT state FROM flatload_jobs WHERE target = ? ORDER BY started_at DESC LIMIT 1", [target]);
+  return (r as Array<{ state: string }>)[0]?.state;
+}
+
+/** A small table with an AUTO_INCREMENT key the file lacks (loading it twice doubles it), and a big one still loading. */
+function writeExport(exp: string, tag: string): { td: string; ta: string } {
+  mkdirSync(exp, { recursive: true });
+  let td = '';
+  for (let i = 1; i <= 3000; i++) td += `${tag}${i}\t${i}\n`;
+  const ids = Array.from({ length: 300_000 }, (_, i) => i + 1);
+  const rnd = prng(7);
+  for (let i = ids.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+  }
+  const ta = ids.map((i) => `${i}\tA${i}\n`).join('');
+  writeFileSync(join(exp, 'td.txt'), td);
+  writeFileSync(join(exp, 'ta.txt'), ta);
+  return { td, ta };
+}
+
+async function freshTables(): Promise<void> {
+  await db.conn.query('DROP TABLE IF EXISTS td, ta, flatload_exports, flatload_jobs');
+  await db.conn.query('CREATE TABLE td (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40), val INT, KEY (name))');
+  await db.conn.query('CREATE TABLE ta (id INT PRIMARY KEY, s VARCHAR(30))');
+}
+
+const run = (exp: string): string[] => ['load', exp, '--jobs', '1', '--chunk-size', '256k', ...exportBase];
+const rerun = (exp: string): ReturnType<typeof runCli> => runCli(run(exp), { env: env(), timeoutMs: 120_000 });
+const counts = async (): Promise<[number, number]> => [await count('td'), await count('ta')];
+
+/** Chunks committed for ta's load. */
+async function taChunks(): Promise<number> {
+  const [r] = await db.conn.query("SELECT COUNT(*) AS n FROM flatload_chunks c JOIN flatload_jobs j USING (job_id) WHERE j.target = ?", [`${db.name}.ta`]);
+  return Number((r as Array<{ n: unknown }>)[0]!.n);
+}
+
+/** Starts the export and kills it once td is done and ta is not (with `inPart`, once ta committed a chunk). */
+async function killAfterTd(exp: string, inPart = false): Promise<void> {
+  const p = spawnCli(run(exp), env());
+  const ready = async (): Promise<boolean> => (await jobState(`${db.name}.td`)) === 'done' && (!inPart || (await taChunks()) > 0);
+  await pollUntil('td loaded', () => ready().catch(() => false), { process: p, timeoutMs: 60_000, everyMs: 20 });
+  p.child.kill('SIGKILL');
+  await p.done;
+  assert.notEqual(await jobState(`${db.name}.ta`), 'done', 'precondition: the kill came before ta was done');
+}
+
+describe('an append export run again after its files were copied again', () => {
+  test('a done table whose file changed stops the rerun before anything changes (exit 2); its same bytes with a new time are already loaded', async () => {
+    await freshTables();
+    const exp = join(dir, 'exp');
+    const { td } = writeExport(exp, 'n');
+    await killAfterTd(exp);
+    const [tdRows, taRows] = await counts();
+    assert.equal(tdRows, 3000);
+
+    // Other bytes at the same path: refused, and no table changes.
+    writeFileSync(join(exp, 'td.txt'), td.replace(/^n1\t/, 'm1\t'));
+    const changed = await rerun(exp);
+    assert.equal(changed.code, 2, changed.stderr);
+    assert.match(changed.stderr, /the files changed since the interrupted run/);
+    assert.match(changed.stderr, /td\.txt/);
+    assert.deepEqual(await counts(), [tdRows, taRows]);
+
+    // The same bytes again, with a new modification time (a re-copy): td already loaded, ta finished.
+    writeFileSync(join(exp, 'td.txt'), td);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(exp, 'td.txt'), later, later);
+    const same = await rerun(exp);
+    assert.equal(same.code, 0, same.stderr);
+    assert.equal(await count('td'), 3000);
+    assert.equal(await count('ta'), 300_000);
+    const report = JSON.parse(same.stdout) as { notes: string[]; tables: Array<{ table: string; status: string }> };
+    assert.ok(report.notes.some((n) => /same bytes as the interrupted run loaded/.test(n)), report.notes.join('\n'));
+    assert.equal(report.tables.find((t) => t.table.endsWith('.td'))!.status, 'already-loaded');
+
+    // Run again: the export is done.
+    const again = await rerun(exp);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(await counts(), [3000, 300_000]);
+  });
+});
+
+describe('an append export run again after the file of the table it was loading was copied again', () => {
+  test('other bytes stop the rerun before anything changes (exit 2); the same bytes with a new time resume it', async () => {
+    await freshTables();
+    const exp = join(dir, 'exp2');
+    const { ta } = writeExport(exp, 'n');
+    await killAfterTd(exp, true);
+    const [tdRows, taRows] = await counts();
+    assert.ok(taRows > 0 && taRows < 300_000, `precondition: ta in part (${taRows})`);
+
+    // One byte of ta changed, its size kept.
+    writeFileSync(join(exp, 'ta.txt'), ta.replace(/\tA/, '\tB'));
+    const changed = await rerun(exp);
+    assert.equal(changed.code, 2, changed.stderr);
+    assert.match(changed.stderr, /ta\.txt .*in part; its contents changed since/);
+    assert.deepEqual(await counts(), [tdRows, taRows]);
+
+    writeFileSync(join(exp, 'ta.txt'), ta);
+    const same = await rerun(exp);
+    assert.equal(same.code, 0, same.stderr);
+    assert.deepEqual(await counts(), [3000, 300_000]);
+  });
+});
+
+describe("mydumper's metadata lists a table whose data file is missing", () => {
+  test('exit 9 naming it before anything loads; --exclude leaves it out', async () => {
+    await db.conn.query('DROP TABLE IF EXISTS md_ta, md_tc');
+    await db.conn.query('CREATE TABLE md_ta (id INT PRIMARY KEY)');
+    await db.conn.query('CREATE TABLE md_tc (id INT PRIMARY KEY)');
+    const dump = join(dir, 'dump');
+    mkdirSync(dump);
+    writeFileSync(join(dump, `${db.name}.md_ta.00000.dat`), Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join(''));
+    writeFileSync(join(dump, 'metadata'), `[\`${db.name}\`.\`md_ta\`]\nreal_table_name=md_ta\nrows = 1000\n\n[\`${db.name}\`.\`md_tc\`]\nreal_table_name=md_tc\nrows = 5000\n\n[\`${db.name}\`.\`md_empty\`]\nreal_table_name=md_empty\nrows = 0\n`);
+    const lost = await runCli(['load', dump, ...exportBase], { env: env(), timeoutMs: 60_000 });
+    assert.equal(lost.code, 9, lost.stderr);
+    assert.match(lost.stderr, new RegExp(`${db.name}\\.md_tc \\(5000 rows\\)`));
+    assert.doesNotMatch(lost.stderr, /md_empty/);
+    assert.equal(await count('md_ta'), 0);
+    const excluded = await runCli(['load', dump, '--exclude', 'md_tc', ...exportBase], { env: env(), timeoutMs: 60_000 });
+    assert.equal(excluded.code, 0, excluded.stderr);
+    assert.equal(await count('md_ta'), 1000);
   });
 });

@@ -224,6 +224,43 @@ describe('S3 sources (s3rver)', () => {
     assert.match(missing.stderr, /s3:\/\/exports\/nightly\/none\.tsv/);
   });
 
+  test('an export interrupted after its tables loaded, one object uploaded again: the same bytes are already loaded, others stop it (exit 2)', { timeout: 120_000 }, async () => {
+    const x = await createTestDatabase('s3r');
+    try {
+      const bytes = readFileSync(tsv);
+      const rows = bytes.subarray(0, bytes.indexOf(0x0a, 4096) + 1);
+      await s3.put('exports', 'again/ra.txt', rows);
+      await s3.put('exports', 'again/rb.txt', rows);
+      for (const t of ['ra', 'rb']) await x.conn.query(ddl('user_summary').replace('CREATE TABLE user_summary', `CREATE TABLE ${t}`).replace('UNIQUE KEY', 'KEY'));
+      const env = { DATABASE_URL: x.url, ...s3.env() };
+      const args = ['load', 's3://exports/again/', '--progress', 'none', '--json'];
+      const counts = async (): Promise<number[]> => {
+        const [r] = await x.conn.query('SELECT (SELECT COUNT(*) FROM ra) AS a, (SELECT COUNT(*) FROM rb) AS b');
+        const o = (r as Array<{ a: unknown; b: unknown }>)[0]!;
+        return [Number(o.a), Number(o.b)];
+      };
+      const first = await runCli(args, { env });
+      assert.equal(first.code, 0, first.stderr);
+      const loaded = await counts();
+      // Killed after every table loaded, before the export was marked done.
+      await x.conn.query("UPDATE flatload_exports SET state = 'interrupted', phase = 'prepared'");
+      await new Promise((r) => setTimeout(r, 1100)); // Last-Modified has whole seconds
+      await s3.put('exports', 'again/ra.txt', Buffer.concat([rows.subarray(0, rows.length - 2), Buffer.from('9\n')]));
+      const other = await runCli(args, { env });
+      assert.equal(other.code, 2, other.stderr);
+      assert.match(other.stderr, /ra\.txt .*its contents changed since/);
+      assert.deepEqual(await counts(), loaded);
+      await s3.put('exports', 'again/ra.txt', rows);
+      const same = await runCli(args, { env });
+      assert.equal(same.code, 0, same.stderr);
+      assert.deepEqual(await counts(), loaded);
+      const report = JSON.parse(same.stdout) as { notes: string[] };
+      assert.ok(report.notes.some((n) => /ra\.txt has a new modification time but the same bytes/.test(n)), report.notes.join('\n'));
+    } finally {
+      await x.drop();
+    }
+  });
+
   test('a whole export under a prefix, killed three times at random moments and resumed with the same command: exact', { timeout: 240_000 }, async () => {
     const x = await createTestDatabase('s3x');
     try {
