@@ -63,6 +63,8 @@ export interface LeaseOptions {
   onWaiting?: (message: string) => void;
   /** Told when a renewal finds the row taken by another process. */
   onLost?: (message: string) => void;
+  /** What is held, for the messages (default: the job). */
+  what?: { label: string; busy: string; waiting: string };
 }
 
 /** Takes the job's lease row, or throws JOB_RUNNING (without --wait). Reads must be causal (wsrep_sync_wait=1). */
@@ -79,6 +81,7 @@ export async function acquireJobLease(control: Queryable, session: Session, sche
   const token = randomBytes(16).toString('hex');
   const until = `NOW(3) + INTERVAL ${LEASE_SECONDS} SECOND`;
   let waiting = false;
+  const what = o.what ?? { label: `job ${jobId}`, busy: 'this load is already running', waiting: 'waiting for the running load to finish' };
   for (;;) {
     const row = await selectOne<{ owner: string; token: string; expired: number | string; expiresAt: string }>(
       control,
@@ -96,13 +99,13 @@ export async function acquireJobLease(control: Queryable, session: Session, sche
         if (Number((res as { affectedRows?: number }).affectedRows) === 1) break;
         continue;
       }
-      const holder = `job ${jobId} is held by ${lease.owner} (its lease on the cluster runs until ${lease.expiresAt} unless renewed)`;
+      const holder = `${what.label} is held by ${lease.owner} (its lease on the cluster runs until ${lease.expiresAt} unless renewed)`;
       if (!o.wait) {
-        throw new FlatloadError('JOB_RUNNING', `this load is already running: ${holder}`, {
+        throw new FlatloadError('JOB_RUNNING', `${what.busy}: ${holder}`, {
           hint: 'let it finish (flatload status shows its progress), or add --wait to wait for it and then carry on',
         });
       }
-      if (!waiting) o.onWaiting?.(`waiting for the running load to finish: ${holder}`);
+      if (!waiting) o.onWaiting?.(`${what.waiting}: ${holder}`);
       waiting = true;
       await new Promise((r) => setTimeout(r, 2000));
     } catch (err) {
@@ -118,7 +121,7 @@ export async function acquireJobLease(control: Queryable, session: Session, sche
     if (!conn) return;
     try {
       const [res] = await conn.query(`UPDATE ${t} SET expires_at = ${until} WHERE job_id = ? AND token = ?`, [jobId, token]);
-      if (Number((res as { affectedRows?: number }).affectedRows) === 0) o.onLost?.(`this load's lease on the cluster was taken by another process after it expired: two runs of job ${jobId} may now overlap`);
+      if (Number((res as { affectedRows?: number }).affectedRows) === 0) o.onLost?.(`this load's lease on the cluster was taken by another process after it expired: two runs of ${what.label} may now overlap`);
     } catch {
       // A node going away: the next renewal goes to the next node.
     } finally {

@@ -85,7 +85,8 @@ export interface JobSummary {
   activity: Activity | null;
 }
 
-const JOBS = 'flatload_jobs';
+export const JOBS_TABLE = 'flatload_jobs';
+const JOBS = JOBS_TABLE;
 const CHUNKS = 'flatload_chunks';
 
 /**

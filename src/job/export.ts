@@ -60,6 +60,7 @@ import { planJson, renderPlan } from '../plan/explain.js';
 import { renderRoute } from '../plan/route.js';
 import { EventHub } from '../report/events.js';
 import { climb, type Found, type LadderJob, type StopRules } from './climb.js';
+import { lockTable } from './ladder.js';
 import { runLoad } from './run.js';
 import type { JobResult } from './types.js';
 
@@ -113,6 +114,11 @@ async function holdExport(x: ExportJob): Promise<{ store: ExportStore; exportId:
     describeHolder: async () => `export ${exportId} is held by ${(await store.get(exportId))?.owner ?? 'another flatload'} (server connection ${(await jobLockHolder(control, exportId))?.connectionId ?? '?'})`,
     onWaiting: (m) => x.io.stderr.write(`${m}\n`),
   });
+  // Replace and swap own their tables whole: another export or load replacing one of them (its shadow) is refused.
+  if (mode !== 'append') {
+    const foldCase = (await selectNumber(control, 'SELECT @@lower_case_table_names AS n')) !== 0;
+    for (const t of targets) await lockTable(control, store.schema, { db: t.db, table: t.table, foldCase }, base.wait, (m) => x.io.stderr.write(`${m}\n`));
+  }
   return { store, exportId, members };
 }
 

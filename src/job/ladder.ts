@@ -5,7 +5,7 @@
  * there), or none — then it plans anew; at the end the job is finished or
  * marked failed or interrupted. Changes or refusals are explained in words.
  */
-import { selectNumber } from '../db/rows.js';
+import { selectNumber, selectRows } from '../db/rows.js';
 import type { LoadOptions } from '../config/loadOptions.js';
 import type { ControlConnection, Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
@@ -20,11 +20,12 @@ import { checkPrivileges, missingPrivilegeError } from '../plan/privilegeCheck.j
 import { RUNNABLE_PLAN_VERSIONS, type LoadPlan, type PlanFacts, type PlanOptions } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 import { identityDifferences, jobIdOf, type JobIdentity } from '../checkpoint/identity.js';
+import { EXPORTS_TABLE } from '../checkpoint/exports.js';
 import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
-import { acquireJobLock, jobLockHolder, jobLockName, ownerText } from '../checkpoint/lock.js';
+import { acquireJobLock, acquireLock, JOB_LOCK_PREFIX, jobLockHolder, jobLockName, lockHolder, ownerText, tableLeaseKey, tableLockName } from '../checkpoint/lock.js';
 import type { Session } from '../db/connect.js';
 import type { CheckpointContext } from '../load/resume.js';
-import { bookkeepingChunkTables, CheckpointStore, type StoredJob } from '../checkpoint/store.js';
+import { bookkeepingChunkTables, CheckpointStore, JOBS_TABLE, type StoredJob } from '../checkpoint/store.js';
 
 export interface Job {
   plan: LoadPlan;
@@ -243,13 +244,20 @@ export function checkPlanPrivileges(plan: LoadPlan, prep: Prepared, o: LoadOptio
   if (missing) throw missing;
 }
 
+/** The table a load holds whole (--mode replace or swap): its name, and how the server compares table names. */
+export interface HeldTable {
+  db: string;
+  table: string;
+  foldCase: boolean;
+}
+
 /**
  * The ladder's first rung: holds the job for this run: the server's named lock, and on a Galera
- * cluster (where that lock is node-local) also the job's lease row. The
- * returned lease, if any, is released when the run ends. The lock is taken
- * again if the control connection is replaced.
+ * cluster (where that lock is node-local) also the job's lease row; with `table` (a load that
+ * empties or replaces it) also the table's lock and lease. The returned lease, if any, is released
+ * when the run ends. The locks are taken again if the control connection is replaced.
  */
-export async function holdJob(control: ControlConnection, session: Session, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub, cluster: boolean): Promise<JobLease | undefined> {
+export async function holdJob(control: ControlConnection, session: Session, store: CheckpointStore, jobId: string, o: LoadOptions, events: EventHub, cluster: boolean, table?: HeldTable): Promise<JobLease | undefined> {
   await acquireJobLock(control, jobId, {
     wait: o.wait,
     describeHolder: async () => {
@@ -266,17 +274,81 @@ export async function holdJob(control: ControlConnection, session: Session, stor
     },
     onWaiting: (message) => events.emit({ type: 'note', message }),
   });
+  const names = [jobLockName(jobId)];
+  if (table) names.push(await lockTable(control, store.schema, table, o.wait, (m) => events.emit({ type: 'note', message: m })));
   control.onReconnect(async (conn) => {
-    if ((await selectNumber(conn, 'SELECT GET_LOCK(?, 0) AS got', [jobLockName(jobId)])) !== 1) {
-      throw new FlatloadError('JOB_RUNNING', `lost this load's job lock while reconnecting, and another flatload took it: stopping so that the two do not load the same chunks`);
+    for (const name of names) {
+      if ((await selectNumber(conn, 'SELECT GET_LOCK(?, 0) AS got', [name])) !== 1) {
+        throw new FlatloadError('JOB_RUNNING', `lost this load's lock while reconnecting, and another flatload took it: stopping so that the two do not load the same table`);
+      }
     }
   });
   if (!cluster) return undefined;
-  return acquireJobLease(control, session, store.schema, jobId, ownerText(), {
-    wait: o.wait,
-    onWaiting: (message) => events.emit({ type: 'note', message }),
-    onLost: (message) => events.emit({ type: 'warning', message }),
+  const leaseOptions = { wait: o.wait, onWaiting: (message: string) => events.emit({ type: 'note', message }), onLost: (message: string) => events.emit({ type: 'warning', message }) };
+  const job = await acquireJobLease(control, session, store.schema, jobId, ownerText(), leaseOptions);
+  if (!table) return job;
+  const held = await leaseTable(control, session, store.schema, table, leaseOptions).catch(async (err: unknown) => {
+    await job.release();
+    throw err;
   });
+  return { release: async () => void (await Promise.all([held.release(), job.release()])) };
+}
+
+/** The table a load holds whole: with --mode replace or swap (an export's own loads append, the export holds its tables). */
+export function heldTable(o: LoadOptions, prep: Prepared): HeldTable | undefined {
+  return o.mode === 'append' ? undefined : { db: prep.db, table: prep.table.table, foldCase: prep.server.lowerCaseTableNames !== 0 };
+}
+
+function tableText(t: HeldTable): string {
+  return `${t.db}.${t.table}`;
+}
+
+const tableMessages = (t: HeldTable): { busy: string; waiting: string } => ({
+  busy: `another load is replacing ${tableText(t)} (--mode replace or swap, from another input)`,
+  waiting: `waiting for the other load replacing ${tableText(t)} to finish`,
+});
+
+/**
+ * Holds a table a load empties or replaces (its lock, named after the table), or throws
+ * JOB_RUNNING naming the run that holds it. Returns the lock's name.
+ */
+export async function lockTable(control: Queryable, schema: string, t: HeldTable, wait: boolean, onWaiting: (m: string) => void): Promise<string> {
+  const name = tableLockName(t.db, t.table, t.foldCase);
+  await acquireLock(control, name, {
+    wait,
+    what: tableMessages(t),
+    describeHolder: async () => {
+      const holder = await lockHolder(control, name);
+      const runs = holder ? await runsOfConnection(control, schema, holder.connectionId) : [];
+      const conn = `server connection ${holder?.connectionId ?? '?'}${holder?.host ? ` from ${holder.host}` : ''}`;
+      return `${tableText(t)} is held by ${runs.length > 0 ? runs.join('; ') : 'another flatload'} (${conn})`;
+    },
+    onWaiting,
+  });
+  return name;
+}
+
+/** On a Galera cluster the table's lock is node-local: its lease row holds it across the nodes. */
+export function leaseTable(control: Queryable, session: Session, schema: string, t: HeldTable, o: { wait: boolean; onWaiting?: (m: string) => void; onLost?: (m: string) => void }): Promise<JobLease> {
+  const key = tableLeaseKey(tableLockName(t.db, t.table, t.foldCase));
+  return acquireJobLease(control, session, schema, key, ownerText(), { ...o, what: { label: `table ${tableText(t)}`, ...tableMessages(t) } });
+}
+
+/** The loads and exports a server connection holds, from the bookkeeping (none when it is elsewhere or missing). */
+async function runsOfConnection(control: Queryable, schema: string, connectionId: number): Promise<string[]> {
+  // A run holds its job's (or its export's) lock on the connection that holds the table's.
+  const runs = (table: string, id: string, what: string): Promise<string[]> =>
+    selectRows<{ run: string }>(
+      control,
+      `SELECT CONCAT(${what}, ' for ', COALESCE(owner, '?'), ', started ', started_at) AS run FROM ${quoteQualified(schema, table)}
+        WHERE state = 'running' AND IS_USED_LOCK(CONCAT(?, ${id})) = ?`,
+      [JOB_LOCK_PREFIX, connectionId],
+    ).then(
+      (rows) => rows.map((r) => r.run),
+      () => [],
+    );
+  const jobs = await runs(JOBS_TABLE, 'job_id', "'job ', job_id, ' loading ', input_path");
+  return [...jobs, ...(await runs(EXPORTS_TABLE, 'export_id', "'export ', export_id, ' of ', source"))];
 }
 
 /** The ladder's last rung when a run stops: the bookkeeping must not go on saying the job is running. */

@@ -38,7 +38,7 @@ import { sqlOf } from '../plan/ops.js';
 import type { ChunkSqlContext } from '../plan/sql.js';
 import { checkRejectPath, defaultRejectPath } from '../report/rejectFile.js';
 import type { LoadReport } from '../report/summary.js';
-import { checkPlanPrivileges, findOrPlanJob, holdJob, markStopped, withResumeCommand, type Job } from './ladder.js';
+import { checkPlanPrivileges, findOrPlanJob, heldTable, holdJob, markStopped, withResumeCommand, type Job } from './ladder.js';
 import { climb, type LadderJob, type StopRules } from './climb.js';
 import type { JobRequest, JobResult, LoadTarget, Opened } from './types.js';
 
@@ -82,11 +82,11 @@ async function readInput(req: JobRequest, opened: Opened, r: Rungs): Promise<Fac
   return f;
 }
 
-/** Rung: the job held — the server's lock, and on a Galera cluster its lease (nothing in a dry run). */
+/** Rung: the job held — the server's lock, and on a Galera cluster its lease; a replace or swap also holds the table (nothing in a dry run). */
 async function hold(req: JobRequest, f: Facts, opened: Opened, r: Rungs): Promise<CheckpointStore> {
   const { o, prep } = f;
   const store = new CheckpointStore(opened.control, o.bookkeepingSchema ?? prep.db);
-  if (!o.dryRun) r.lease = await holdJob(opened.control, opened.session, store, jobIdOf(f.identity), o, req.events, prep.server.galera !== undefined);
+  if (!o.dryRun) r.lease = await holdJob(opened.control, opened.session, store, jobIdOf(f.identity), o, req.events, prep.server.galera !== undefined, heldTable(o, prep));
   return store;
 }
 

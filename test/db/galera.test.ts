@@ -5,7 +5,7 @@
  * the same file loaded by the single test server's own LOAD DATA.
  */
 import assert from 'node:assert/strict';
-import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -200,6 +200,28 @@ describe('flatload on a 3-node Galera cluster', { skip: noGalera ? `galera-4 or 
     const r = await first.done;
     assert.equal(r.code, 0, r.stderr);
     for (const d of await digestsOnRunningNodes('twice')) assert.deepEqual(d, reference);
+  });
+
+  test('a swap of the same table from another input through another node stops (exit 8): the table is held cluster-wide', async () => {
+    await createTable('swapped');
+    // Another input: the first 1,000 lines of the file.
+    const other = join(dir, 'us-head.tsv');
+    writeFileSync(other, readFileSync(file, 'utf8').split('\n').slice(0, 1000).join('\n') + '\n');
+    const args = (f: string, u: string): string[] => ['load', f, '--url', u, '--table', 'swapped', '--mode', 'swap', '--chunk-size', '64KiB', '--jobs', '1', '--progress', 'none'];
+    // Paced, so the second starts while the first loads its shadow.
+    const first = spawnCli([...args(file, url()), '--max-rate', '20000rows/s'], {});
+    const watcher = await node(1);
+    const shadowRows = async (): Promise<number> => {
+      const [t] = await watcher.query("SELECT COUNT(*) AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = 'swapped__flatload_new'", [DB]);
+      return Number((t as Array<{ n: unknown }>)[0]!.n) === 0 ? 0 : Number((await tableDigest(watcher, 'swapped__flatload_new')).count);
+    };
+    await pollUntil('the first swap\'s rows arriving in its shadow', async () => (await shadowRows()) > 0, { process: first, everyMs: 50 });
+    const second = await runCli(args(other, url([cluster.nodes[1]!, cluster.nodes[2]!])));
+    assert.equal(second.code, 8, second.stderr);
+    assert.match(second.stderr, /another load is replacing gl\.swapped .*table gl\.swapped is held by .* pid \d+ \(its lease on the cluster/);
+    const r = await first.done;
+    assert.equal(r.code, 0, r.stderr);
+    for (const d of await digestsOnRunningNodes('swapped')) assert.deepEqual(d, reference);
   });
 
   test('writes on another node to the keys being loaded conflict (1213) and are retried: no row lost or doubled', async () => {

@@ -25,7 +25,7 @@ import { backendConnection, backendName, directReport, shareEvents, shareRejectP
 import type { RoutePlan } from '../../plan/route.js';
 import { defaultRejectPath } from '../../report/rejectFile.js';
 import type { ShardMap } from '../../shard/map.js';
-import { findStored, holdJob, markStopped, refuseIfRunning, withResumeCommand } from '../ladder.js';
+import { findStored, heldTable, holdJob, markStopped, refuseIfRunning, withResumeCommand } from '../ladder.js';
 import { climb, type LadderJob, type StopRules } from '../climb.js';
 import type { JobRequest, JobResult, LoadTarget, Opened } from '../types.js';
 
@@ -160,7 +160,7 @@ function routedLadder(req: JobRequest, opened: Opened, route: Route, runShare: R
       const repeat = req.inExport?.repeat ?? 0;
       k.identity = { ...routedIdentity(own, route.map), ...(repeat > 0 ? { repeat } : {}) };
       k.jobId = jobIdOf(k.identity);
-      await holdJob(control, session, k.store, k.jobId, o, req.events, false);
+      await holdJob(control, session, k.store, k.jobId, o, req.events, false, heldTable(o, prep));
     },
     find: async () => {
       k.continues = await findRoutedJob(k.store!, k.identity!, o, tmp, prep.server.lowerCaseTableNames !== 0);

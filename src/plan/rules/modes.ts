@@ -2,6 +2,7 @@
  * --mode replace and --mode swap: the statements around the load and the
  * table the chunks go into. Rules: docs/strategies.md §Modes.
  */
+import { createHash } from 'node:crypto';
 import { FlatloadError } from '../../errors/index.js';
 import type { TableFacts } from '../../introspect/types.js';
 import type { LoadMode } from '../../config/loadOptions.js';
@@ -10,10 +11,16 @@ import { plural, type EmptyHow, type EngineKind } from './context.js';
 
 const MAX_NAME = 64;
 
-/** `<table><suffix>`, cut so it fits MySQL's 64-character limit. */
+/**
+ * `<table><suffix>`; a table name too long for that within the 64-character
+ * limit is cut and followed by `_` and 8 hex digits of its SHA-256, so two
+ * tables sharing a long prefix never share a shadow, and a rerun finds its own.
+ */
 export function derivedName(table: string, suffix: string): string {
-  const room = MAX_NAME - suffix.length;
-  return `${[...table].slice(0, room).join('')}${suffix}`;
+  const chars = [...table];
+  if (chars.length + suffix.length <= MAX_NAME) return `${table}${suffix}`;
+  const hash = createHash('sha256').update(table).digest('hex').slice(0, 8);
+  return `${chars.slice(0, MAX_NAME - suffix.length - hash.length - 1).join('')}_${hash}${suffix}`;
 }
 
 export const SHADOW_SUFFIX = '__flatload_new';
