@@ -21,7 +21,7 @@ import { FlatloadError } from '../errors/index.js';
 import { discoverExport } from '../export/discover.js';
 import { ExportProgress } from '../export/progress.js';
 import { discoverRemoteExport, namesRemote } from '../export/remoteDiscover.js';
-import { supersede } from '../export/rerun.js';
+import { supersede } from './exportRerun.js';
 import { exportStatus, exportTotals, type ExportReport, type ExportTableReport } from '../export/report.js';
 import { missingTables, parseSelection, selectTables } from '../export/select.js';
 import { connectionLayout, StreamBudget, streamsFor } from '../export/slots.js';
@@ -84,7 +84,7 @@ interface ExportJob {
   throttle: ServerThrottle | undefined;
   /** Earlier loads of these files count for nothing: --restart, or the tables were just emptied. */
   restartMembers: boolean;
-  /** Files (`member#file`) an interrupted run loaded that now have other times but the same bytes (export/rerun.ts). */
+  /** Files (`member#file`) an interrupted run loaded that now have other times but the same bytes (job/exportRerun.ts). */
   loadedBefore?: ReadonlySet<string>;
 }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ExportMember, StoredExport } from '../../src/checkpoint/exports.js';
 import type { StoredJob } from '../../src/checkpoint/store.js';
-import { changedFiles, interruptedExport, jobOfThen, sameFiles, type ChangedFile } from '../../src/export/rerun.js';
+import { changedFiles, interruptedExport, jobOfThen, sameFiles, type ChangedFile } from '../../src/job/exportRerun.js';
 import { missingTables, parseSelection } from '../../src/export/select.js';
 
 const member = (target: string, files: Array<[string, number, number]>, loadTarget = target): ExportMember => ({

@@ -17,7 +17,7 @@ import { contentDigest, digestKindOf } from '../input/digest.js';
 import { openAnyInput } from '../input/open.js';
 import type { S3Settings } from '../input/s3.js';
 import { openByteStream } from '../input/streams.js';
-import { stillLoadedIn } from '../job/ladder.js';
+import { stillLoadedIn } from './ladder.js';
 
 /** A file whose size or modification time is not what the interrupted run recorded. */
 export interface ChangedFile {
