@@ -379,6 +379,12 @@ async function measureRocksdb(
   let r: Row[];
   try {
     r = await rows(conn, ROCKSDB_SST_SQL, [encDb, encTable]);
+    // The query reads the file map twice and the SST list once: a flush or compaction by another session between those
+    // reads joins nothing. Once flushed, the rows are in some SST, so an empty answer is read again (twice at most).
+    for (let retry = 0; fresh && r.length === 0 && retry < 2; retry++) {
+      await new Promise((done) => setTimeout(done, 200));
+      r = await rows(conn, ROCKSDB_SST_SQL, [encDb, encTable]);
+    }
   } catch (err) {
     const e = asServerError(err);
     const why = unavailable(err, 'reading the MyRocks SST properties');
