@@ -38,7 +38,9 @@ export function contentDigest(kind: DigestKind = 'blake3', slot: DigestSlot = IN
     return { update: (b) => void h.update(b), digest: () => h.digest('hex') };
   }
   const h = new Blake3Hasher();
-  return { update: (b) => void h.update(b), digest: () => B3 + h.digest('hex').slice(0, slot.hexDigits) };
+  // The binding takes Buffers: a view over the same bytes, not a copy.
+  const update = (b: Uint8Array): void => void h.update(Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+  return { update, digest: () => B3 + h.digest('hex').slice(0, slot.hexDigits) };
 }
 
 /** The digest that made a stored value (so a resume takes the same one); BLAKE3 when there is none. */
