@@ -7,6 +7,7 @@ import type { Queryable } from '../db/control.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectOne } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
+import { JOB_HELD } from './lock.js';
 
 /**
  * The job lock on a Galera cluster. GET_LOCK() is node-local there (a
@@ -81,7 +82,7 @@ export async function acquireJobLease(control: Queryable, session: Session, sche
   const token = randomBytes(16).toString('hex');
   const until = `NOW(3) + INTERVAL ${LEASE_SECONDS} SECOND`;
   let waiting = false;
-  const what = o.what ?? { label: `job ${jobId}`, busy: 'this load is already running', waiting: 'waiting for the running load to finish' };
+  const what = o.what ?? { label: `job ${jobId}`, ...JOB_HELD };
   for (;;) {
     const row = await selectOne<{ owner: string; token: string; expired: number | string; expiresAt: string }>(
       control,

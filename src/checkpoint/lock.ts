@@ -14,6 +14,9 @@ import { FlatloadError } from '../errors/index.js';
  */
 export const JOB_LOCK_PREFIX = 'flatload-job:';
 
+/** What a second run is told when the job is held, by its lock or (on a cluster) its lease. */
+export const JOB_HELD = { busy: 'this load is already running', waiting: 'waiting for the running load to finish' };
+
 export function jobLockName(jobId: string): string {
   return `${JOB_LOCK_PREFIX}${jobId}`;
 }
@@ -86,7 +89,7 @@ export async function acquireJobLock(conn: Queryable, jobId: string, o: AcquireO
 
 /** Takes a named lock, or throws JOB_RUNNING (without --wait). */
 export async function acquireLock(conn: Queryable, name: string, o: AcquireOptions): Promise<void> {
-  const what = o.what ?? { busy: 'this load is already running', waiting: 'waiting for the running load to finish' };
+  const what = o.what ?? JOB_HELD;
   const take = async (seconds: number): Promise<boolean> => {
     return (await selectNumber(conn, 'SELECT GET_LOCK(?, ?) AS got', [name, seconds])) === 1;
   };

@@ -3,6 +3,7 @@ import { quoteInCharset } from '../db/quote.js';
 import type { Prepared } from '../introspect/target.js';
 import { clusteredKeyInFile } from '../introspect/keySpec.js';
 import { compareKeys, decodeKey, keyReader, recordKey, type SortKey } from '../order/key.js';
+import { sameName } from '../plan/rules/context.js';
 import { preAssignedKey } from '../plan/sql.js';
 import type { KeyRange } from '../plan/ops.js';
 import type { LoadPlan } from '../plan/types.js';
@@ -29,7 +30,7 @@ export function keyLiterals(key: SortKey, charsets: readonly string[]): string[]
 
 /** The character set each key column's text literal is read in: the file's, or binary where the column has none (VARBINARY, BLOB, dates). */
 function keyCharsets(plan: LoadPlan, prep: Prepared): string[] {
-  const column = (name: string) => prep.table.columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+  const column = (name: string) => prep.table.columns.find((c) => sameName(c.name, name));
   return (plan.guarantee.keyColumns ?? []).map((name) => (column(name)?.characterSet ? prep.characterSet : 'binary'));
 }
 
