@@ -50,6 +50,8 @@ export const ERROR_CODES = {
   SPILL: EXIT.stopped,
   /** A throttle's pause (replica lag, Threads_running) outlasted --max-pause. */
   THROTTLED: EXIT.stopped,
+  /** Other sessions held a table a quick exclusive statement (TRUNCATE, the swap's RENAME) needed for longer than --max-pause. */
+  LOCK_WAIT: EXIT.stopped,
   RESUME_MISMATCH: EXIT.usage,
   /** Another flatload process holds this load's job lock. */
   JOB_RUNNING: EXIT.busy,

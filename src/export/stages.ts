@@ -14,7 +14,8 @@ import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { parseVersion } from '../introspect/server.js';
 import type { ExecuteResult } from '../load/execute.js';
-import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
+import { briefExclusiveLocks, sqlOf, type Op, type TableRef } from '../plan/ops.js';
+import { queryWhenUnlocked, type LockWaitOptions } from '../load/lockWait.js';
 import type { RoutePlan } from '../plan/route.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import { derivedName, OLD_SUFFIX, planMode, SHADOW_SUFFIX, type ModePlan } from '../plan/rules/modes.js';
@@ -167,9 +168,11 @@ export function schemaError(err: unknown, where: string, table: string): Flatloa
   return toFlatloadError(err, where, { table });
 }
 
-async function run(control: ControlConnection, op: Op, table: string): Promise<void> {
+async function run(control: ControlConnection, op: Op, table: string, locks?: LockWaitOptions): Promise<void> {
+  const tables = briefExclusiveLocks(op);
   try {
-    await control.query(sqlOf(op));
+    if (locks && tables.length > 0) await queryWhenUnlocked(control, sqlOf(op), tables, locks);
+    else await control.query(sqlOf(op));
   } catch (err) {
     throw schemaError(err, sqlOf(op), table);
   }
@@ -317,13 +320,13 @@ export async function modePlans(control: ControlConnection, targets: readonly Ta
  * single load would (TRUNCATE, or DELETE when foreign keys reference it), in
  * the order given (children before their parents). Once per export.
  */
-export async function prepareTables(control: ControlConnection, targets: readonly Target[], mode: string, plans: ReadonlyMap<string, ModePlan>): Promise<void> {
+export async function prepareTables(control: ControlConnection, targets: readonly Target[], mode: string, plans: ReadonlyMap<string, ModePlan>, locks: LockWaitOptions): Promise<void> {
   for (const t of targets) {
     if (mode === 'swap') {
-      await run(control, { kind: 'drop-table', table: t.shadow, ifExists: true }, t.key);
+      await run(control, { kind: 'drop-table', table: t.shadow, ifExists: true }, t.key, locks);
       await run(control, { kind: 'create-like', table: t.shadow, like: t.ref }, t.key);
     } else if (mode === 'replace') {
-      for (const s of plans.get(t.key)!.before) await run(control, s.op, t.key);
+      for (const s of plans.get(t.key)!.before) await run(control, s.op, t.key, locks);
     }
   }
 }
@@ -374,11 +377,11 @@ export function selectionNotes(total: number, chosen: Selected<DiscoveredTable>,
  * A rerun after a crash around the RENAME finds either every shadow (not
  * renamed yet) or none (renamed): anything else is not flatload's doing.
  */
-export async function swapAll(control: ControlConnection, targets: readonly Target[], keepOld: boolean, notes: string[]): Promise<void> {
+export async function swapAll(control: ControlConnection, targets: readonly Target[], keepOld: boolean, notes: string[], locks: LockWaitOptions): Promise<void> {
   const shadows = await Promise.all(targets.map((t) => tableExists(control, t.shadow)));
   if (shadows.every((s) => s)) {
-    for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key);
-    await run(control, { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) }, targets.map((t) => t.key).join(', '));
+    for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key, locks);
+    await run(control, { kind: 'swap-set', swaps: targets.map((t) => ({ target: t.ref, shadow: t.shadow, old: t.old })) }, targets.map((t) => t.key).join(', '), locks);
     notes.push(`swapped ${targets.length} table(s) in one RENAME TABLE`);
   } else if (shadows.some((s) => s)) {
     const left = targets.filter((_, i) => shadows[i]).map((t) => `${t.db}.${t.shadow.table}`);
@@ -388,5 +391,5 @@ export async function swapAll(control: ControlConnection, targets: readonly Targ
   } else {
     notes.push('the tables had been swapped by the interrupted run');
   }
-  if (!keepOld) for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key);
+  if (!keepOld) for (const t of targets) await run(control, { kind: 'drop-table', table: t.old, ifExists: true }, t.key, locks);
 }

@@ -16,7 +16,7 @@ import { openSession, type Session } from '../db/connect.js';
 import { ControlConnection } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
 import { quoteQualified } from '../db/quote.js';
-import { selectNumber } from '../db/rows.js';
+import { selectNumber, selectOne } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { discoverExport } from '../export/discover.js';
 import { ExportProgress } from '../export/progress.js';
@@ -59,6 +59,7 @@ import { warmSortAside } from '../order/memorySort.js';
 import { planJson, renderPlan } from '../plan/explain.js';
 import { renderRoute } from '../plan/route.js';
 import { EventHub } from '../report/events.js';
+import type { LockWaitOptions } from '../load/lockWait.js';
 import { climb, type Found, type LadderJob, type StopRules } from './climb.js';
 import { lockTable } from './ladder.js';
 import { runLoad } from './run.js';
@@ -283,10 +284,16 @@ function verifyExport(x: ExportJob, mismatches: FlatloadError[]): FlatloadError 
   return error;
 }
 
+/** How the export's quick exclusive statements wait for the tables' readers (load/lockWait.ts); notes go out as they happen. */
+async function exportLockWaits(x: ExportJob): Promise<LockWaitOptions> {
+  const version = await selectOne<{ v: string }>(x.control, 'SELECT VERSION() AS v');
+  return { maxPauseMs: x.base.throttle.maxPauseMs, mariadb: /mariadb/i.test(version?.v ?? ''), note: (m) => x.io.stderr.write(`note: ${m}\n`) };
+}
+
 /** Rung: publish a swap (one RENAME TABLE) and mark the export done. */
 async function finishExport(x: ExportJob, store: ExportStore, exportId: string): Promise<void> {
   await store.update(exportId, { phase: 'loaded' });
-  if (x.mode === 'swap') await swapAll(x.control, x.targets, x.base.keepOld, x.notes);
+  if (x.mode === 'swap') await swapAll(x.control, x.targets, x.base.keepOld, x.notes, await exportLockWaits(x));
   await store.update(exportId, { state: 'done', phase: 'finished', finished: true });
 }
 
@@ -301,7 +308,7 @@ async function prepareExport(x: ExportJob, store: ExportStore, exportId: string,
   const plans = await modePlans(x.control, x.targets, x.base.mode, x.base.keepOld);
   // Replace empties children before their parents: DELETE of a parent fails while child rows reference it.
   const order = x.mode === 'replace' ? foreignKeyOrder(x.targets, await exportForeignKeys(x.control, x.targets)).order.reverse() : x.targets;
-  await prepareTables(x.control, order, x.mode, plans);
+  await prepareTables(x.control, order, x.mode, plans, await exportLockWaits(x));
   // The tables were just emptied or made anew: earlier loads of these files into them count for nothing.
   if (x.mode !== 'append') x.restartMembers = true;
   await store.update(exportId, { phase: 'prepared' });

@@ -358,6 +358,6 @@ export async function markStopped(store: CheckpointStore, jobId: string, e: Flat
 
 /** The error with the command that resumes the load, when a rerun can finish it: it stopped for a reason outside the input. */
 export function withResumeCommand(e: FlatloadError, resumeCommand: string): FlatloadError {
-  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED'].includes(e.code);
+  const resumable = ['INTERRUPTED', 'CONNECTION_LOST', 'SERVER_ERROR', 'ROWS_REJECTED', 'OUTPUT_UNWRITABLE', 'THROTTLED', 'LOCK_WAIT'].includes(e.code);
   return resumeCommand && resumable && e.context.resumeCommand === undefined ? e.withContext({ resumeCommand }) : e;
 }

@@ -178,6 +178,11 @@ async function tableChangedSince(r: LoadRun, now: string | null, target: string)
   return rows < committed ? `it holds ${rows} rows, fewer than the ${committed} its chunks committed` : undefined;
 }
 
+/** How the plan's quick exclusive statements wait for the table's readers (load/lockWait.ts). */
+function lockWaits(r: LoadRun): { maxPauseMs: number; mariadb: boolean } {
+  return { maxPauseMs: r.o.throttle.maxPauseMs, mariadb: r.prep.server.flavor === 'mariadb' };
+}
+
 /**
  * Stage 1: the load target, ready for chunks. A resume first checks the
  * table is still the one its chunks went into, and — for a plan that cannot
@@ -206,7 +211,7 @@ async function prepareTarget(r: LoadRun): Promise<void> {
         hint: 'remove the rows this load added yourself, then rerun with --restart; or load with --mode replace or swap',
       });
     }
-    await runSteps(control, plan.onResume, 'restarting the load', {}, false, events);
+    await runSteps(control, plan.onResume, 'restarting the load', {}, false, events, lockWaits(r));
     await cp.store.clearChunks(cp.jobId);
     cp.done.clear();
     events.emit({ type: 'note', message: `this plan cannot resume part-way (${plan.guarantee.kind}): emptied ${target}, which was empty when the load started, and loading from the first record` });
@@ -216,7 +221,7 @@ async function prepareTarget(r: LoadRun): Promise<void> {
     }
   }
   if (cp.phase !== 'created') return;
-  await runSteps(control, plan.before, 'preparing the table', {}, cp.resumed, events);
+  await runSteps(control, plan.before, 'preparing the table', {}, cp.resumed, events, lockWaits(r));
   if (plan.commitScope !== 'chunk' || plan.guarantee.kind === 'restart-required') {
     // What the table held before the first chunk (after `before` emptied or created it): the base for row-count resume,
     // and what tells a restart that emptying the table deletes nothing but this load's rows.
@@ -412,10 +417,10 @@ async function finishLoad(r: LoadRun, run: RunResult, rejects: RejectKeeper, tot
       // A table that does not match the exporter's figures is never published: the check comes before the RENAME.
       const at = r.checkBeforeSwap ? plan.after.findIndex((s) => s.op.kind === 'swap-tables') : -1;
       const swap = at >= 0 ? plan.after[at]!.op : undefined;
-      await runSteps(control, at >= 0 ? plan.after.slice(0, at) : plan.after, 'finishing the load', values, rerun, events);
+      await runSteps(control, at >= 0 ? plan.after.slice(0, at) : plan.after, 'finishing the load', values, rerun, events, lockWaits(r));
       if (swap?.kind === 'swap-tables') {
         await r.checkBeforeSwap!(swap.shadow);
-        await runSteps(control, plan.after.slice(at), 'finishing the load', values, rerun, events);
+        await runSteps(control, plan.after.slice(at), 'finishing the load', values, rerun, events, lockWaits(r));
       }
       await cp.store.update(cp.jobId, { phase: 'finished' });
     }

@@ -2,7 +2,8 @@ import { firstNotDone, type CheckpointContext } from './resume.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
-import { alreadyDoneErrnos, sqlOf, step, type RunValues, type Step } from '../plan/ops.js';
+import { alreadyDoneErrnos, briefExclusiveLocks, sqlOf, step, type RunValues, type Step } from '../plan/ops.js';
+import { queryWhenUnlocked, type LockWaitOptions } from './lockWait.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 
@@ -11,12 +12,17 @@ import type { EventHub } from '../report/events.js';
  * (`rerun`), a once-only step that the interrupted run had already done —
  * DDL is atomic, but recording that it ran is a second statement — is
  * recognised by its own "already done" errors and passed over, saying so.
+ * A quick statement that locks a live table waits for its readers politely
+ * (`locks`: load/lockWait.ts).
  */
-export async function runSteps(control: Queryable, steps: readonly Step[], what: string, values: RunValues, rerun: boolean, events: EventHub): Promise<void> {
+export async function runSteps(control: Queryable, steps: readonly Step[], what: string, values: RunValues, rerun: boolean, events: EventHub, locks?: Omit<LockWaitOptions, 'note'>): Promise<void> {
+  const note = (message: string): void => events.emit({ type: 'note', message: `${what}: ${message}` });
   for (const s of steps) {
     const sql = sqlOf(s.op, values);
+    const tables = briefExclusiveLocks(s.op);
     try {
-      await control.query(sql);
+      if (locks && tables.length > 0) await queryWhenUnlocked(control, sql, tables, { ...locks, note });
+      else await control.query(sql);
     } catch (err) {
       const errno = (err as { errno?: number }).errno;
       if (rerun && errno !== undefined && alreadyDoneErrnos(s.op).includes(errno)) {

@@ -197,5 +197,29 @@ export function alreadyDoneErrnos(op: Op): readonly number[] {
   }
 }
 
+/**
+ * The tables a quick statement locks exclusively (a metadata lock), where
+ * other sessions may be reading: while it waits for them, every new reader
+ * of the table queues behind it. These ask for the lock a second at a time
+ * (db/lockWait.ts). Index builds and table rebuilds are left out: a short
+ * wait that gave up at their end would throw away the build.
+ */
+export function briefExclusiveLocks(op: Op): TableRef[] {
+  switch (op.kind) {
+    case 'truncate':
+    case 'drop-table':
+    case 'drop-indexes':
+    case 'disable-keys':
+    case 'auto-increment-after-input':
+      return [op.table];
+    case 'swap-tables':
+      return [op.target, op.shadow];
+    case 'swap-set':
+      return op.swaps.flatMap((w) => [w.target, w.shadow]);
+    default:
+      return [];
+  }
+}
+
 // Constructors: the planner's vocabulary.
 export const step = <O extends Op>(op: O, reason: string): Step<O> => ({ op, reason });

@@ -77,7 +77,7 @@ async function holdTableName(name: string, like: string): Promise<{ release: () 
 /** A DROP TABLE of this database waiting for a metadata lock (the first load is held before its shadow is made). */
 async function dropWaits(): Promise<boolean> {
   const [r] = await db.conn.query(
-    "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE 'Waiting for table metadata lock' AND INFO LIKE 'DROP TABLE%'",
+    "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND STATE LIKE 'Waiting for table metadata lock' AND INFO LIKE '%DROP TABLE%'",
     [db.name],
   );
   return Number((r as Array<{ n: unknown }>)[0]!.n) > 0;
