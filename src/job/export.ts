@@ -287,7 +287,7 @@ function verifyExport(x: ExportJob, mismatches: FlatloadError[]): FlatloadError 
 /** How the export's quick exclusive statements wait for the tables' readers (load/lockWait.ts); notes go out as they happen. */
 async function exportLockWaits(x: ExportJob): Promise<LockWaitOptions> {
   const version = await selectOne<{ v: string }>(x.control, 'SELECT VERSION() AS v');
-  return { maxPauseMs: x.base.throttle.maxPauseMs, mariadb: /mariadb/i.test(version?.v ?? ''), note: (m) => x.io.stderr.write(`note: ${m}\n`) };
+  return { maxPauseMs: x.base.throttle.maxPauseMs, mariadb: /mariadb/i.test(version?.v ?? ''), signal: x.io.signal, note: (m) => x.io.stderr.write(`note: ${m}\n`) };
 }
 
 /** Rung: publish a swap (one RENAME TABLE) and mark the export done. */

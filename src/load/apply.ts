@@ -179,8 +179,8 @@ async function tableChangedSince(r: LoadRun, now: string | null, target: string)
 }
 
 /** How the plan's quick exclusive statements wait for the table's readers (load/lockWait.ts). */
-function lockWaits(r: LoadRun): { maxPauseMs: number; mariadb: boolean } {
-  return { maxPauseMs: r.o.throttle.maxPauseMs, mariadb: r.prep.server.flavor === 'mariadb' };
+function lockWaits(r: LoadRun): { maxPauseMs: number; mariadb: boolean; signal: AbortSignal | undefined } {
+  return { maxPauseMs: r.o.throttle.maxPauseMs, mariadb: r.prep.server.flavor === 'mariadb', signal: r.signal };
 }
 
 /**

@@ -7,6 +7,7 @@
  * names the sessions it waits for, and gives up after --max-pause, resumable
  * (README.md#nightly-job).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Queryable } from '../db/control.js';
 import { ER } from '../db/errnos.js';
 import { quoteQualified } from '../db/quote.js';
@@ -23,6 +24,8 @@ export interface LockWaitOptions {
   /** SET STATEMENT is MariaDB's: elsewhere the statement waits as the server's lock_wait_timeout says. */
   mariadb: boolean;
   note: (message: string) => void;
+  /** Ctrl-C or SIGTERM: stop waiting between tries. */
+  signal?: AbortSignal | undefined;
   sleep?: (ms: number) => Promise<void>;
   now?: () => number;
 }
@@ -83,7 +86,7 @@ export async function queryWhenUnlocked(control: Queryable, sql: string, tables:
     await control.query(sql);
     return;
   }
-  const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const sleep = o.sleep ?? ((ms: number) => delay(ms, undefined, { signal: o.signal }).catch(() => undefined));
   const now = o.now ?? Date.now;
   const names = tables.map((t) => quoteQualified(t.db, t.table)).join(', ');
   const t0 = now();
@@ -109,5 +112,6 @@ export async function queryWhenUnlocked(control: Queryable, sql: string, tables:
       o.note(`${verb} waits for other sessions to let go of ${names} (${who}); it asks for the lock ${TRY_WAIT_SECONDS} s at a time so readers are not held up, for up to --max-pause ${seconds(o.maxPauseMs)}`);
     }
     await sleep(pauseAfterTry(n));
+    if (o.signal?.aborted) throw new FlatloadError('INTERRUPTED', `interrupted while waiting for other sessions to let go of ${names}: that statement did not run`, { table: names });
   }
 }

@@ -100,6 +100,18 @@ describe('queryWhenUnlocked', () => {
     );
   });
 
+  test('Ctrl-C between tries stops the wait: interrupted, resumable', async () => {
+    const c = fakeControl(1000);
+    const k = clock();
+    const stop = new AbortController();
+    const sleep = (ms: number): Promise<void> => (stop.abort(), k.sleep(ms));
+    await assert.rejects(
+      queryWhenUnlocked(c, 'RENAME TABLE a TO b', [t], { maxPauseMs: 60_000, mariadb: true, note: () => undefined, now: k.now, sleep, signal: stop.signal }),
+      (err: unknown) => isFlatloadError(err) && err.code === 'INTERRUPTED' && err.exitCode === 4 && /interrupted while waiting for other sessions to let go of `shop`.`orders`/.test(err.message),
+    );
+    assert.equal(c.queries.filter((q) => q.startsWith('SET STATEMENT')).length, 1);
+  });
+
   test('a statement failing otherwise fails at once', async () => {
     const c = { query: () => Promise.reject(Object.assign(new Error('no such table'), { errno: 1146 })) };
     await assert.rejects(queryWhenUnlocked(c, 'TRUNCATE TABLE x', [t], { maxPauseMs: 1000, mariadb: true, note: () => undefined, ...clock() }), /no such table/);
