@@ -212,3 +212,27 @@ describe('status while a table of an export sorts its input', () => {
     assert.ok(!existsSync(hold));
   });
 });
+
+describe('status -D', () => {
+  test('shows the loads of the database it names, not of every database', async () => {
+    const other = await createTestDatabase('stsort2');
+    try {
+      const small = join(dir, 'small.tsv');
+      writeFileSync(small, '1\ta\n2\tb\n');
+      for (const d of [db, other]) {
+        await d.conn.query('CREATE TABLE dtab (id INT PRIMARY KEY, s VARCHAR(5))');
+        const r = await runCli(['load', small, '--table', 'dtab', '--progress', 'none', '--skip-size-report'], { env: { DATABASE_URL: d.url } });
+        assert.equal(r.code, 0, r.stderr);
+      }
+      const shown = async (args: string[]): Promise<string[]> => {
+        const r = await runCli(['status', ...args, '--json'], { env: { DATABASE_URL: db.url } });
+        assert.equal(r.code, 0, r.stderr);
+        return (JSON.parse(r.stdout) as { jobs: Array<{ target: string }> }).jobs.map((j) => j.target).filter((t) => t.endsWith('dtab'));
+      };
+      assert.deepEqual(await shown(['-D', other.name]), [`${other.name}.dtab`]);
+      assert.deepEqual((await shown([])).sort(), [`${db.name}.dtab`, `${other.name}.dtab`].sort());
+    } finally {
+      await other.drop();
+    }
+  });
+});

@@ -46,14 +46,15 @@ function render(jobs: JobSummary[]): string {
   return out.join('\n');
 }
 
-/** Every export recorded (with a table `target`, if given), each with its tables' loads. */
-async function exportsOf(conn: Queryable, bookkeepingSchema: string | undefined, target: string | undefined): Promise<ExportStatus[]> {
+/** Every export recorded (with a table `target`, or a table in `database`, if given), each with its tables' loads. */
+async function exportsOf(conn: Queryable, bookkeepingSchema: string | undefined, target: string | undefined, database: string | undefined): Promise<ExportStatus[]> {
   const schemas = bookkeepingSchema ? [bookkeepingSchema] : await ExportStore.schemas(conn);
   const out: ExportStatus[] = [];
   for (const s of schemas) {
     if (!(await ExportStore.exists(conn, s))) continue;
     for (const e of await new ExportStore(conn, s).list()) {
       if (target !== undefined && !e.members.some((m) => m.target === target)) continue;
+      if (database !== undefined && !e.members.some((m) => m.loadTarget.startsWith(`${database}.`))) continue;
       const jobs: JobSummary[] = [];
       // The loads keep their jobs in their table's database, or with the export's (--bookkeeping-schema).
       for (const db of new Set([s, ...e.members.map((m) => m.loadTarget.slice(0, m.loadTarget.indexOf('.')))])) {
@@ -82,14 +83,15 @@ export async function statusCommand(a: StatusArgs, io: CliIo): Promise<ExitCode>
       target = targetName(db, name.table, fold ? 1 : 0);
       schemas = [a.bookkeepingSchema ?? db];
     } else {
-      schemas = a.bookkeepingSchema ? [a.bookkeepingSchema] : await CheckpointStore.schemas(conn);
+      // -D names the database whose loads to show; without it, every database that has bookkeeping.
+      schemas = a.bookkeepingSchema ? [a.bookkeepingSchema] : a.database ? [a.database] : await CheckpointStore.schemas(conn);
     }
     let jobs: JobSummary[] = [];
     for (const s of schemas) {
       if (!(await CheckpointStore.exists(conn, s))) continue;
       jobs.push(...(await new CheckpointStore(conn, s).list(target, fold)));
     }
-    const exports = await exportsOf(conn, a.bookkeepingSchema, target);
+    const exports = await exportsOf(conn, a.bookkeepingSchema, target, a.table ? undefined : a.database);
     // A load that is part of an export is shown with its export, not again on its own.
     const members = new Set(exports.flatMap((e) => e.jobIds));
     jobs = jobs.filter((j) => !members.has(j.jobId));
