@@ -24,7 +24,7 @@ import { EXPORTS_TABLE } from '../checkpoint/exports.js';
 import { acquireJobLease, type JobLease } from '../checkpoint/lease.js';
 import { acquireJobLock, acquireLock, JOB_LOCK_PREFIX, jobLockHolder, jobLockName, lockHolder, ownerText, tableLeaseKey, tableLockName } from '../checkpoint/lock.js';
 import type { Session } from '../db/connect.js';
-import type { CheckpointContext } from '../load/resume.js';
+import { restartHint, type CheckpointContext } from '../load/resume.js';
 import { bookkeepingChunkTables, CheckpointStore, JOBS_TABLE, type StoredJob } from '../checkpoint/store.js';
 
 export interface Job {
@@ -110,7 +110,7 @@ export async function refuseIfRunning(control: Queryable, stored: StoredJob, tab
   });
 }
 
-/** --restart: the unfinished run is discarded (its committed rows stay in the table). */
+/** --restart: the unfinished run is discarded (an append's committed rows stay in the table). */
 async function discardForRestart(stored: StoredJob, o: LoadOptions, store: CheckpointStore, notes: string[]): Promise<undefined> {
   const done = await store.doneChunks(stored.jobId);
   const rows = [...done.values()].reduce((a, d) => a + d.rowsLoaded, 0);
@@ -172,17 +172,14 @@ async function refuseOtherResume(stored: StoredJob, identity: JobIdentity, o: Lo
       {
         file: o.file,
         table: prep.display,
-        hint:
-          o.mode === 'append'
-            ? 'rerun the original command (same input, same options) to finish it; or add --restart to discard it — its committed rows stay in the table, so remove them first if this run loads the same rows'
-            : 'rerun the original command (same input, same options) to finish it, or add --restart to discard it',
+        hint: `rerun the original command (same input, same options) to finish it; or ${restartHint(o.mode)}`,
       },
     );
   }
   if (!RUNNABLE_PLAN_VERSIONS.includes((stored.plan as { version?: number }).version ?? 0)) {
     throw new FlatloadError('RESUME_MISMATCH', `the unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) was planned by another version of flatload, whose plan this one cannot run`, {
       table: prep.display,
-      hint: 'finish it with the flatload that started it, or add --restart to discard it (its committed rows stay in the table)',
+      hint: `finish it with the flatload that started it; or ${restartHint(o.mode)}`,
     });
   }
 }

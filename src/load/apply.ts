@@ -334,7 +334,7 @@ async function loadChunks(r: LoadRun, resumed: Applied['resumed'], rejects: Reje
   const execute = guardChunks({ plan, prep, input, cp, events, executor, notBulk, partial, resuming, beforeCommit, rejects });
   // Before chunks() cuts anything: a job an older flatload started stored SHA-1 per chunk, and is compared by it.
   input.digestChunksWith?.(chunkDigestKind(cp.done));
-  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, input.source.display);
+  const chunks = skippingDone(unchunkable ? wholeFile(input.source.sizeBytes) : input.chunks(), cp.done, input.source.display, r.o.mode);
   // A session that ends with statements (a bulk load finalised at its end) lasts the whole load: it keeps its own connections.
   const shared = r.shared && plan.sessionEnd.length === 0 ? r.shared : undefined;
   const pool = shared ? undefined : openPool(session, jobs, { localInfile: true });

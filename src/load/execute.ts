@@ -4,6 +4,7 @@
  * boundary is known (the input sorted), and describe what loaded. Nothing
  * here knows the target's kind.
  */
+import { restartHint } from './resume.js';
 import { availableParallelism, tmpdir } from 'node:os';
 import type { Expectation, LoadOptions } from '../config/loadOptions.js';
 import { contentDifference, jobIdentity, jobIdOf, spooledStdinIdentity, type JobIdentity } from '../checkpoint/identity.js';
@@ -308,10 +309,7 @@ function contentChanged(stored: StoredJob, diff: string, o: LoadOptions, table: 
   return new FlatloadError('RESUME_MISMATCH', `the input changed: an unfinished load of ${stored.inputPath} into ${stored.target} (job ${stored.jobId}) exists, and ${diff}`, {
     file: o.file,
     table,
-    hint:
-      o.mode === 'append'
-        ? `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it; or add --restart to discard it — its committed rows (of the old contents) stay in the table, so remove them first`
-        : `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it, or add --restart to discard it`,
+    hint: `${o.file === '-' ? 'pipe the same bytes again' : 'put the original file back'} and rerun to finish it; or ${restartHint(o.mode)}`,
   });
 }
 

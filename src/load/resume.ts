@@ -3,6 +3,7 @@
  * the chunks an earlier run committed, and (engines that cannot roll back)
  * the prefix of an interrupted chunk already in the table.
  */
+import type { LoadMode } from '../config/loadOptions.js';
 import { selectNumber } from '../db/rows.js';
 import type { CheckpointStore, DoneChunk, JobPhase } from '../checkpoint/store.js';
 import type { CutChunk } from '../chunking/types.js';
@@ -68,6 +69,11 @@ export function chunkDigestKind(done: ReadonlyMap<number, DoneChunk>): DigestKin
   return 'blake3';
 }
 
+/** How a refusal to resume offers --restart: only an append leaves the discarded run's rows in the table (replace empties it again, swap makes its shadow anew). */
+export function restartHint(mode: LoadMode): string {
+  return mode === 'append' ? 'add --restart to discard it (its committed rows stay in the table, so remove them first if this run loads the same rows)' : 'add --restart to discard it';
+}
+
 /**
  * Skips chunks an earlier run committed, after checking they are the same
  * chunks (same byte range and record count, and the same bytes where the
@@ -76,7 +82,7 @@ export function chunkDigestKind(done: ReadonlyMap<number, DoneChunk>): DigestKin
  * the last committed one is held back until every committed chunk has been
  * checked, so no new chunk loads from an input found different later on.
  */
-export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
+export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<number, DoneChunk>, file: string, mode: LoadMode): AsyncGenerator<CutChunk & { alreadyDone?: boolean }> {
   let last = -1;
   for (const i of done.keys()) last = Math.max(last, i);
   const held: CutChunk[] = [];
@@ -95,7 +101,7 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
         file,
         chunk: c.index,
         byteOffset: c.startByte,
-        hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it, or rerun with --restart to discard the earlier run (its committed rows stay in the table)`,
+        hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it; or ${restartHint(mode)}`,
       });
     }
     seen++;
@@ -105,7 +111,7 @@ export async function* skippingDone(chunks: AsyncIterable<CutChunk>, done: Map<n
   if (seen < done.size) {
     throw new FlatloadError('RESUME_MISMATCH', `the input ends before chunk ${last}, which the interrupted run committed: the input changed`, {
       file,
-      hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it, or rerun with --restart to discard the earlier run (its committed rows stay in the table)`,
+      hint: `${file === 'standard input' ? 'pipe the same bytes again' : 'put the original input back'} to finish it; or ${restartHint(mode)}`,
     });
   }
 }
