@@ -7,7 +7,8 @@ export function viewOf(b: Buffer): DataView {
 /**
  * Copies src[s, e) to dst at pos. A short record goes by 4-byte words in JS,
  * cheaper than a native call's overhead; a long one by Buffer.copy
- * (docs/ordering.md#7-speed).
+ * (docs/ordering.md#7-speed). The last 8 bytes go as two words that may
+ * overlap the ones before, rather than byte by byte.
  */
 export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number, dst: Buffer, dstView: DataView, pos: number): void {
   const len = e - s;
@@ -15,9 +16,17 @@ export function copyRecord(src: Buffer, srcView: DataView, s: number, e: number,
     src.copy(dst, pos, s, e);
     return;
   }
-  let k = 0;
-  for (; k + 4 <= len; k += 4) dstView.setUint32(pos + k, srcView.getUint32(s + k, true), true);
-  for (; k < len; k++) dst[pos + k] = src[s + k]!;
+  if (len < 8) {
+    for (let k = 0; k < len; k++) dst[pos + k] = src[s + k]!;
+    return;
+  }
+  for (let k = 0; k < len - 8; k += 8) {
+    dstView.setInt32(pos + k, srcView.getInt32(s + k, true), true);
+    dstView.setInt32(pos + k + 4, srcView.getInt32(s + k + 4, true), true);
+  }
+  const end = pos + len;
+  dstView.setInt32(end - 8, srcView.getInt32(e - 8, true), true);
+  dstView.setInt32(end - 4, srcView.getInt32(e - 4, true), true);
 }
 
 /** Records gathered at random go this many at a time: their bounds, then touchRecords, then the copies. */

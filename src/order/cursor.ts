@@ -48,6 +48,42 @@ function varintAt(buf: Buffer, p: number): number {
   return v >>> 0;
 }
 
+/**
+ * A fast-path record's key when it is the first field: the sort read it with
+ * plainInteger, so it is '-'? and 1-15 digits followed by a terminator, and
+ * this reads the same number (never -0) without checking that again. The
+ * terminators must have no digit (leadKeys), or the digits could run on.
+ */
+function leadInteger(b: Buffer, s: number): number {
+  const neg = b[s] === 0x2d;
+  let i = neg ? s + 1 : s;
+  let v = 0;
+  for (let c = b[i]!; c >= 0x30 && c <= 0x39; c = b[++i]!) v = v * 10 + (c - 0x30);
+  return neg ? 0 - v : v;
+}
+
+/** Whether leadInteger reads the keys: the first field, and no digit in a terminator to read on into. */
+function leadKeys(r: PlainIntegerReader): boolean {
+  const digit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+  return r.field === 0 && !r.ft.some(digit) && !r.lt.some(digit);
+}
+
+/** Records a fast-path cursor decodes ahead at a time: their bytes stay in cache until the merge copies them. */
+const INT_BATCH = 256;
+
+/** Decoded records: record j is at [ends[j], ends[j + 1]) of the records window, its meta entry at metas[j], its key keys[j]; the current one is at. */
+interface IntBatch {
+  ends: Uint32Array;
+  metas: Uint32Array;
+  keys: Float64Array;
+  at: number;
+  count: number;
+}
+
+function intBatch(n: number): IntBatch {
+  return { ends: new Uint32Array(n + 1), metas: new Uint32Array(n), keys: new Float64Array(n), at: 0, count: 0 };
+}
+
 /** The smallest window that always has room for a whole block beside the longest entry it keeps. */
 export function windowBytes(want: number, maxEntry: number, block: number): number {
   return Math.max(want, block + maxEntry);
@@ -176,9 +212,8 @@ export class RunCursor {
   keyView: DataView;
   keyStart = 0;
   keyEnd = 0;
-  /** Where the current record starts (valid after advance() returned READY). */
-  recFilePos = 0;
-  metaFilePos = 0;
+  /** Where the current record's meta entry starts in the meta window (position() adds the window's place). */
+  private metaStart = 0;
 
   private readonly rec: Window;
   private readonly meta: Window;
@@ -186,6 +221,10 @@ export class RunCursor {
   private readonly metaMax: number;
   /** Bytes the next record needs in the records window. */
   private wantRec = 0;
+  /** The integer key is the record's first field (read without plainInteger's checks). */
+  private readonly leadKey: boolean;
+  /** Fast-path runs in a merge of fast-path runs only: records decoded ahead (advanceInt). */
+  private readonly batch: IntBatch | undefined;
 
   constructor(
     private readonly fh: FileHandle,
@@ -215,10 +254,18 @@ export class RunCursor {
     this.keyView = this.meta.view;
     this.ownKey = run.intKeys && encodeInts ? new ByteSink(32) : undefined;
     if (run.intKeys && !intReader && !metaOnly) throw new FlatloadError('INTERNAL', 'a fast-path run needs the integer key reader');
+    this.leadKey = intReader !== undefined && leadKeys(intReader);
+    this.batch = run.intKeys && !encodeInts && !metaOnly ? intBatch(INT_BATCH) : undefined;
+  }
+
+  /** Where the current record starts in the run: valid after advance() returned READY, until the next refill(). */
+  position(): RunPosition {
+    return { ordinal: this.ordinal, recPos: this.rec.filePos + this.recStart, metaPos: this.meta.filePos + this.metaStart };
   }
 
   /** Moves to the next record. */
   advance(): number {
+    if (this.batch) return this.advanceInt();
     if (this.ordinal + 1 >= this.limit) return END;
     const m = this.meta;
     if (!m.has(this.metaMax)) return REFILL;
@@ -232,8 +279,7 @@ export class RunCursor {
     }
     const relLine = varintAt(mb, varintEnd);
     let p = varintEnd;
-    this.recFilePos = r.filePos + r.head;
-    this.metaFilePos = m.filePos + m.head;
+    this.metaStart = m.head;
     if (!this.run.intKeys) {
       const kLen = varintAt(mb, p);
       p = varintEnd;
@@ -264,6 +310,77 @@ export class RunCursor {
       }
     }
     return READY;
+  }
+
+  /**
+   * advance() for a merge of fast-path runs only (the cursor was made with
+   * encodeInts false): the record and its key (num), from a batch decoded
+   * ahead, not its input position. Returns READY, END or REFILL.
+   */
+  advanceInt(): number {
+    const b = this.batch!;
+    let j = b.at + 1;
+    if (j >= b.count) {
+      const s = this.decodeBatch(b);
+      if (s !== READY) return s;
+      j = 0;
+    }
+    b.at = j;
+    const start = b.ends[j]!;
+    this.recStart = start;
+    this.recLen = b.ends[j + 1]! - start;
+    this.metaStart = b.metas[j]!;
+    this.num = b.keys[j]!;
+    this.ordinal++;
+    return READY;
+  }
+
+  /**
+   * Decodes the meta entries and keys of the next records whose entry and
+   * bytes are both in the windows, up to a batch: one tight pass over
+   * sequential bytes, where a merge would take them one at a time from
+   * every run in turn. Called when the batch is used up (the windows' heads
+   * are past it, so a refill keeps nothing of it).
+   */
+  private decodeBatch(b: IntBatch): number {
+    const done = this.ordinal + 1;
+    const max = Math.min(b.keys.length, this.limit - done);
+    if (max <= 0) return END;
+    const m = this.meta;
+    const r = this.rec;
+    const mb = m.buf;
+    const rb = r.buf;
+    // An entry that starts at or below safe is whole in the window (all of them once the section's end is in).
+    const safe = m.filePos + m.fill >= m.sectionEnd ? m.fill : m.fill - this.metaMax;
+    const rFill = r.fill;
+    let p = m.head;
+    let q = r.head;
+    let n = 0;
+    b.ends[0] = q;
+    while (n < max && p <= safe) {
+      const entry = p;
+      while (mb[p++]! >= 0x80); // the input offset: only locate() needs it
+      let len = mb[p++]!;
+      if (len >= 0x80) {
+        len = varintAt(mb, p - 1);
+        p = varintEnd;
+      }
+      if (rFill - q < len) {
+        if (n === 0) this.wantRec = len;
+        p = entry;
+        break;
+      }
+      while (mb[p++]! >= 0x80); // the line: only locate() needs it
+      b.metas[n] = entry;
+      b.keys[n] = this.leadKey ? leadInteger(rb, q) : plainInteger(rb, q, q + len, this.intReader!);
+      q += len;
+      b.ends[++n] = q;
+    }
+    m.head = p;
+    r.head = q;
+    b.at = 0;
+    b.count = n;
+    return n > 0 ? READY : REFILL;
   }
 
   /** Reads what advance() found missing. */

@@ -121,19 +121,31 @@ export class LoserTree implements RunQueue {
     return this.live === 0;
   }
 
+  /** The top run's key (+Infinity when every run ended). */
+  get topKey(): number {
+    return this.keys[this.tree[0]!]!;
+  }
+
   advanced(ended: boolean): void {
-    let w = this.tree[0]!;
-    if (ended) {
-      this.keys[w] = Number.POSITIVE_INFINITY;
-      this.live--;
-    } else this.keys[w] = this.keyOf(w)!;
+    this.replace(ended ? Number.POSITIVE_INFINITY : this.keyOf(this.tree[0]!)!);
+  }
+
+  /** The top run moved to a record with this key (+Infinity: it ended); the merge's hot path, which knows the key. */
+  replace(key: number): void {
     const tree = this.tree;
+    const keys = this.keys;
+    let w = tree[0]!;
+    if (key === Number.POSITIVE_INFINITY) this.live--;
+    keys[w] = key;
     for (let n = (w + this.k) >> 1; n >= 1; n >>= 1) {
       const l = tree[n]!;
-      if (this.less(l, w)) {
-        tree[n] = w;
-        w = l;
-      }
+      const y = keys[l]!;
+      const x = keys[w]!;
+      // Without branches (which random keys mispredict half the time): m is all ones when l wins, and swaps l and w.
+      const m = -(+(y < x) | (+(y === x) & +(l < w)));
+      const d = (l ^ w) & m;
+      tree[n] = l ^ d;
+      w ^= d;
     }
     tree[0] = w;
   }

@@ -100,7 +100,7 @@ async function seekRun(set: RunSet, r: number, fh: FileHandle, key: SortKey): Pr
   const upto = lo < index.length ? index.position(lo) : endOf(run);
   const c = new RunCursor(fh, run, await set.blocks(r), from, upto.ordinal, 64 << 10, set.intReader, true);
   while (await c.next()) {
-    if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
+    if (compareKeys(c.keyBuf.subarray(c.keyStart, c.keyEnd), key) >= 0) return c.position();
   }
   return upto;
 }
@@ -144,13 +144,21 @@ class ChunkBuilder {
 
   add(c: RunCursor, run: number): void {
     const len = c.recLen;
+    const used = this.used;
+    const n = this.n;
+    if (used + len > this.bytes.length || n === this.cap || this.starts[run] === undefined) this.prepare(c, run, len);
+    copyRecord(c.recBuf, c.recView, c.recStart, c.recStart + len, this.bytes, this.view, used);
+    this.from[n] = run;
+    this.used = used + len;
+    this.n = n + 1;
+    this.pos[n + 1] = used + len;
+  }
+
+  /** What add() seldom needs first: more room, or where the chunk's first record of that run is. */
+  private prepare(c: RunCursor, run: number, len: number): void {
     if (this.used + len > this.bytes.length) this.growBytes(this.used + len);
     if (this.n === this.cap) this.growRecords();
-    copyRecord(c.recBuf, c.recView, c.recStart, c.recStart + len, this.bytes, this.view, this.used);
-    if (this.starts[run] === undefined) this.starts[run] = { ordinal: c.ordinal, recPos: c.recFilePos, metaPos: c.metaFilePos };
-    this.from[this.n] = run;
-    this.used += len;
-    this.pos[++this.n] = this.used;
+    this.starts[run] ??= c.position();
   }
 
   private growBytes(min: number): void {
@@ -205,6 +213,41 @@ class ChunkBuilder {
         return locateRecords(set, starts, from);
       },
     };
+  }
+}
+
+/** Where takeInts() stops: before a record whose key reaches `key`, or once the chunk has `bytes` bytes or `records` records. */
+interface IntStop {
+  key: number;
+  bytes: number;
+  records: number;
+  /** Set by takeInts(): the key of the last record it added. */
+  last: number;
+}
+
+/**
+ * The merge's hot loop for plain integer keys: adds the top run's record,
+ * then the next top's while none reaches a stop (the caller decides about
+ * that one, as about the first), or until a run must be refilled: then
+ * returns that run (its record added, the tree not yet told), else -1.
+ */
+function takeInts(b: ChunkBuilder, cursors: RunCursor[], tree: LoserTree, stop: IntStop): number {
+  const { key: stopKey, bytes: stopBytes, records: stopRecords } = stop;
+  for (;;) {
+    const r = tree.top;
+    const c = cursors[r]!;
+    b.add(c, r);
+    const num = c.num;
+    const s = c.advanceInt();
+    if (s === REFILL) {
+      stop.last = num;
+      return r;
+    }
+    tree.replace(s === END ? Number.POSITIVE_INFINITY : c.num);
+    if (tree.topKey >= stopKey || b.used >= stopBytes || b.n >= stopRecords) {
+      stop.last = num;
+      return -1;
+    }
   }
 }
 
@@ -298,6 +341,11 @@ class LastKey {
     this.view = viewOf(this.buf);
   }
 
+  /** An integer key (intMode). */
+  rememberInt(num: number): void {
+    this.num = num;
+  }
+
   remember(c: RunCursor): void {
     if (this.intMode) this.num = c.num;
     else {
@@ -316,9 +364,8 @@ class LastKey {
 }
 
 /** Whether c's key has reached cuts[i] (numbers compare with the cut's integer threshold). */
-function cutTest(cuts: SortKey[], intMode: boolean): (c: RunCursor, i: number) => boolean {
-  if (!intMode) return (c, i) => cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
-  const thresholds = cuts.map(integerThreshold);
+function cutTest(cuts: SortKey[], thresholds: number[] | undefined): (c: RunCursor, i: number) => boolean {
+  if (!thresholds) return (c, i) => cuts[i]!.compare(c.keyBuf, c.keyStart, c.keyEnd) <= 0;
   return (c, i) => c.num >= thresholds[i]!;
 }
 
@@ -359,7 +406,11 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
     const keyOf = (c: RunCursor): SortKey => (intMode ? integerKey(c.num) : c.keyCopy());
     const last = new LastKey(intMode, runs.reduce((m, r) => Math.max(m, r.maxKeyBytes), 32));
     const cuts = opts.cuts ?? [];
-    const reached = cutTest(cuts, intMode);
+    const thresholds = intMode ? cuts.map(integerThreshold) : undefined;
+    const reached = cutTest(cuts, thresholds);
+    // Integer keys go through takeInts() between the stops it cannot decide alone.
+    const tree = intMode ? (queue as LoserTree) : undefined;
+    const stop: IntStop = { key: Number.POSITIVE_INFINITY, bytes: opts.cuts ? Number.POSITIVE_INFINITY : target, records: opts.cuts ? Number.POSITIVE_INFINITY : maxRecords, last: 0 };
     let cutPos = 0;
     const maxRecord = runs.reduce((m, r) => Math.max(m, r.maxRecordBytes), 0);
     // Sized for the chunk (or what is left), with room for the records that end it past the target; a range
@@ -389,6 +440,21 @@ export async function* mergeRuns(set: RunSet, opts: MergeOptions): AsyncGenerato
         while (cutPos < cuts.length && reached(c, cutPos)) cutPos++;
         index = firstIndex + (opts.cuts ? cutPos : made);
         firstKey = keyOf(c);
+        if (thresholds) stop.key = cutPos < thresholds.length ? thresholds[cutPos]! : Number.POSITIVE_INFINITY;
+      }
+      if (tree) {
+        const refill = takeInts(builder, cursors, tree, stop);
+        last.rememberInt(stop.last);
+        if (refill >= 0) {
+          const d = cursors[refill]!;
+          let s = REFILL;
+          while (s === REFILL) {
+            await d.refill();
+            s = d.advanceInt();
+          }
+          tree.replace(s === END ? Number.POSITIVE_INFINITY : d.num);
+        }
+        continue;
       }
       builder.add(c, r);
       last.remember(c);

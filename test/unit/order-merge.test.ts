@@ -13,6 +13,7 @@ import { generateLines } from '../../fixtures/generate.js';
 import { cutChunks } from '../../src/chunking/cut.js';
 import type { CutChunk } from '../../src/chunking/types.js';
 import { isFlatloadError } from '../../src/errors/index.js';
+import { copyRecord, viewOf } from '../../src/order/copy.js';
 import { compareKeys, keyReader, recordKey, type KeyContext } from '../../src/order/key.js';
 import { mergeRuns, type OrderedChunk } from '../../src/order/merge.js';
 import { generateRuns, openRuns } from '../../src/order/runs.js';
@@ -67,6 +68,43 @@ for (const s of SCENARIOS) {
     }
   });
 }
+
+test('fast-path keys of every shape (signs, -0, leading zeros, 1 to 15 digits, ties across runs, long records): the reference order, chunk bounds where the key changes, in any window size', async () => {
+  let seed = 99;
+  const rand = (n: number): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const keys = ['0', '-0', '007', '-007', '999999999999999', '-999999999999999', '5', '5', '5'];
+  for (let i = 0; i < 6000; i++) {
+    const digits = String(rand(1e9) * 1e6 + rand(1e6)).slice(0, 1 + rand(15));
+    keys.push(rand(5) === 0 ? `-${digits}` : rand(7) === 0 ? String(rand(40)) : digits);
+  }
+  const input = Buffer.from(keys.map((k, i) => `${k}\t${'x'.repeat(rand(9) === 0 ? 100 + rand(200) : rand(12))}\t${i}\n`).join(''));
+  const ctx = keyContext(TSV, BY_ID, 3);
+  const { set } = await sortInput(input, ctx, dir(), { chunkBytes: 16 << 10 });
+  assert.ok(set.intKeys && set.runs.length > 4, `${set.runs.length} runs, fast path ${set.intKeys}`);
+  const want = reference(input, ctx);
+  for (const readBufferBytes of [undefined, 8, 3000]) {
+    for (const opts of [{ targetBytes: 4 << 10 }, { targetBytes: 1 << 30, maxRecords: 37 }]) {
+      const chunks = await merge(set, { ...opts, readBufferBytes });
+      const got = await flatten(chunks, ctx);
+      assert.deepEqual(got.map((r) => r.offset), want.map((r) => r.offset), `${JSON.stringify(opts)}, window ${readBufferBytes}`);
+      for (let k = 0; k + 1 < chunks.length; k++) assert.ok(compareKeys(chunks[k]!.lastKey, chunks[k + 1]!.firstKey) < 0, `chunks ${k} and ${k + 1} share a key`);
+      for (const c of chunks) assert.ok(compareKeys(c.firstKey, keyAt(c, 0, ctx)) === 0 && compareKeys(c.lastKey, keyAt(c, c.records - 1, ctx)) === 0);
+    }
+  }
+});
+
+test('copyRecord copies exactly src[s, e) to pos, whatever the length and alignment, and writes nothing around it', () => {
+  const src = Buffer.from(Array.from({ length: 400 }, (_, i) => (i * 37 + 11) & 0xff));
+  for (let len = 0; len <= 140; len++) {
+    for (const [s, pos] of [[0, 0], [3, 5], [7, 2]] as const) {
+      const dst = Buffer.alloc(len + 16, 0xee);
+      copyRecord(src, viewOf(src), s, s + len, dst, viewOf(dst), pos);
+      const want = Buffer.alloc(len + 16, 0xee);
+      src.copy(want, pos, s, s + len);
+      assert.ok(dst.equals(want), `length ${len} from ${s} to ${pos}`);
+    }
+  }
+});
 
 test('range-restricted merges partition the whole merge exactly', async () => {
   for (const s of SCENARIOS.slice(0, 3)) {

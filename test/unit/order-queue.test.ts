@@ -58,3 +58,23 @@ test('LoserTree and IndexHeap agree on random runs of 1 to 70 runs with many tie
     assert.deepEqual(heap(runs), expected(runs), `round ${round}, ${k} runs`);
   }
 });
+
+test('LoserTree.replace (the merge hot path, told the key) and topKey: by key, ties to the earlier run, +Infinity once all ended', () => {
+  let s = 777;
+  const rand = (n: number) => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) % n);
+  for (let round = 0; round < 200; round++) {
+    const k = 1 + rand(40);
+    const runs = Array.from({ length: k }, () => Array.from({ length: rand(20) }, () => rand(30) - 10).sort((a, b) => a - b));
+    const at = runs.map(() => 0);
+    const t = new LoserTree(k, (r) => runs[r]![0]);
+    const out: Array<[number, number]> = [];
+    while (!t.empty) {
+      const r = t.top;
+      assert.equal(t.topKey, runs[r]![at[r]!]);
+      out.push([t.topKey, r]);
+      t.replace(runs[r]![++at[r]!] ?? Number.POSITIVE_INFINITY);
+    }
+    assert.equal(t.topKey, Number.POSITIVE_INFINITY);
+    assert.deepEqual(out, expected(runs), `round ${round}, ${k} runs`);
+  }
+});
