@@ -44,6 +44,8 @@ export interface BlockCodec {
   library: string;
   /** The block, compressed, in a buffer of its own. */
   compress(block: Buffer): Buffer;
+  /** The block, compressed into dst (at least packedBound(block.length) long); returns its length. Codecs without it compress() and copy. */
+  compressInto?(block: Buffer, dst: Buffer): number;
   /** Decompresses packed into dst (its length is the room); returns the bytes written. Throws when it does not decompress or does not fit. */
   decompressInto(packed: Buffer, dst: Buffer): number;
 }
@@ -74,6 +76,7 @@ function zstdNapi(z: ZstdNapi): BlockCodec {
       if (out.length < bound) out = Buffer.allocUnsafe(bound);
       return Buffer.from(out.subarray(0, cctx.compress2(out, block)));
     },
+    compressInto: (block, dst) => cctx.compress2(dst, block),
     decompressInto: (packed, dst) => dctx.decompress(dst, packed),
   };
 }
@@ -141,6 +144,20 @@ function codec(): BlockCodec {
 
 export function compressBlock(block: Buffer): Buffer {
   return codec().compress(block);
+}
+
+/** Room a compressed block of n bytes may need at most, with every codec (zstd's bound is n + n / 256 + 64; deflate's stored blocks add 5 bytes in 64 KiB). */
+export function packedBound(n: number): number {
+  return n + (n >>> 7) + 1024;
+}
+
+/** Compresses a block into dst (at least packedBound(block.length) long), without a buffer of its own; returns the compressed length. */
+export function compressBlockInto(block: Buffer, dst: Buffer): number {
+  const c = codec();
+  if (c.compressInto) return c.compressInto(block, dst);
+  const packed = c.compress(block);
+  if (packed.length > dst.length) throw new FlatloadError('INTERNAL', `a block compressed to ${packed.length} bytes, over the ${dst.length} of room`);
+  return packed.copy(dst);
 }
 
 /** Decompresses a block of `expect` bytes into dst at `at`, checking its length. */

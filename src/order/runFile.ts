@@ -1,12 +1,12 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { contentDigest, type Digest } from '../input/digest.js';
-import { recordLength, recordStart } from '../chunking/records.js';
+import { recordStart } from '../chunking/records.js';
 import { keyOfRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
 import type { SortScratch } from './scratch.js';
-import { blockBytesOf, compressBlock, META_BLOCK_BYTES, RUN_BLOCK_BYTES } from './codec.js';
+import { blockBytesOf, compressBlock, compressBlockInto, META_BLOCK_BYTES, packedBound, RUN_BLOCK_BYTES } from './codec.js';
 
 /**
  * A run file holds one input chunk's records in key order, in four
@@ -72,6 +72,8 @@ const INDEX_ENTRY_FIXED = 4 + 8 + 8 + 4;
  * buffer (buf, pos), each full block is compressed and queued, and queued
  * blocks are written in batches (one batch written while the next fills),
  * hashed on the way. `offset` is the uncompressed position in the stream.
+ * Blocks are compressed straight into one of two batch buffers (the other
+ * is being written): no buffer per block, and one writev per batch.
  */
 class BlockWriter {
   buf: Buffer;
@@ -84,6 +86,11 @@ class BlockWriter {
   private sealed = 0;
   /** Compressed length of every block sealed, in order. */
   readonly blockSizes: number[] = [];
+  /** The batch buffer filling (packed[0, packedEnd)), its part not yet queued starting at packedFrom, and the one being written. */
+  private packed: Buffer;
+  private spare: Buffer;
+  private packedFrom = 0;
+  private packedEnd = 0;
   private queue: Buffer[] = [];
   private queued = 0;
   private written = 0;
@@ -97,6 +104,8 @@ class BlockWriter {
   ) {
     this.buf = scratch.buffer('block', RUN_BLOCK_BYTES);
     this.view = viewOf(this.buf);
+    this.packed = scratch.buffer('packed.a', WRITE_BYTES + packedBound(RUN_BLOCK_BYTES));
+    this.spare = scratch.buffer('packed.b', WRITE_BYTES + packedBound(RUN_BLOCK_BYTES));
   }
 
   /** Uncompressed bytes written so far. */
@@ -127,9 +136,19 @@ class BlockWriter {
   /** Compresses the block buffer (when it holds anything) and queues it: a section ends, or the buffer is full. */
   seal(): void {
     if (this.pos === 0) return;
-    const packed = compressBlock(this.buf.subarray(0, this.pos));
-    this.blockSizes.push(packed.length);
-    this.enqueue(packed);
+    const block = this.buf.subarray(0, this.pos);
+    let size: number;
+    if (this.packed.length - this.packedEnd >= packedBound(this.pos)) {
+      size = compressBlockInto(block, this.packed.subarray(this.packedEnd));
+      this.packedEnd += size;
+      this.queued += size;
+    } else {
+      // Many blocks sealed between two drains (records longer than a batch): this one in a buffer of its own.
+      const own = compressBlock(block);
+      size = own.length;
+      this.enqueue(own);
+    }
+    this.blockSizes.push(size);
     this.sealed += this.pos;
     this.pos = 0;
   }
@@ -147,6 +166,7 @@ class BlockWriter {
 
   /** Starts writing what is queued (after the previous batch). */
   async drain(): Promise<void> {
+    this.queuePacked();
     if (this.queued === 0) return;
     const batch = this.queue;
     const at = this.written;
@@ -154,6 +174,9 @@ class BlockWriter {
     this.queue = [];
     this.queued = 0;
     await this.pending;
+    // The previous batch is written: its buffer takes the next blocks, this one's is written.
+    [this.packed, this.spare] = [this.spare, this.packed];
+    this.packedFrom = this.packedEnd = 0;
     this.pending = this.writeAt(batch, at);
   }
 
@@ -170,7 +193,17 @@ class BlockWriter {
     return this.hash.digest();
   }
 
+  /** Queues the blocks compressed into the batch buffer since the last call (they come before what is queued next). */
+  private queuePacked(): void {
+    if (this.packedEnd === this.packedFrom) return;
+    const bytes = this.packed.subarray(this.packedFrom, this.packedEnd);
+    this.hash.update(bytes);
+    this.queue.push(bytes);
+    this.packedFrom = this.packedEnd;
+  }
+
   private enqueue(bytes: Buffer): void {
+    this.queuePacked();
     this.hash.update(bytes);
     this.queue.push(bytes);
     this.queued += bytes.length;
@@ -178,10 +211,14 @@ class BlockWriter {
 
   private async writeAt(batch: Buffer[], position: number): Promise<void> {
     try {
+      let { bytesWritten: done } = await this.fh.writev(batch, position);
+      // A short write (rare for a file): the rest piece by piece.
       for (const bytes of batch) {
-        for (let done = 0; done < bytes.length; ) {
-          const { bytesWritten } = await this.fh.write(bytes, done, bytes.length - done, position + done);
-          done += bytesWritten;
+        const skip = Math.min(done, bytes.length);
+        done -= skip;
+        for (let p = skip; p < bytes.length; ) {
+          const { bytesWritten } = await this.fh.write(bytes, p, bytes.length - p, position + p);
+          p += bytesWritten;
         }
         position += bytes.length;
       }
@@ -222,114 +259,167 @@ function sparseFor(n: number, every: number): Sparse {
   return { every, ordinals: new Uint32Array(entries), rec: new Float64Array(entries), meta: new Float64Array(entries) };
 }
 
-/** Each record's bounds and line in key order (j-th in key order at [j]), kept by writeRecords for writeMeta. */
-interface Gathered {
-  starts: Uint32Array;
-  stops: Uint32Array;
-  lines: Uint32Array;
-}
-
-function gatheredFor(scratch: SortScratch, n: number): Gathered {
-  return { starts: scratch.uint32('gather.starts', n), stops: scratch.uint32('gather.stops', n), lines: scratch.uint32('gather.lines', n) };
+/** Bytes putVarint takes for v (< 2^32). */
+function varintBytes(v: number): number {
+  let n = 1;
+  for (; v >= 0x80; v >>>= 7) n++;
+  return n;
 }
 
 /**
- * The records section, in key order; returns the longest record. Input already in key order is written as it is.
- * Fills `g`, so the meta section is written from sequential reads.
+ * Room for the whole meta section, which the records pass writes as it goes (each record's bounds and line are at
+ * hand there; a second pass would read them again): every varint at its widest for this chunk, and the keys.
  */
-async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, g: Gathered): Promise<number> {
+function metaBound(sorted: SortedChunk, terminator: Buffer): number {
+  const { ends, lineOffsets } = sorted.table;
+  const n = ends.length;
+  if (n === 0) return 0;
+  const chunk = sorted.bytes.length + terminator.length;
+  const keys = sorted.keyEnds ? sorted.keyEnds[n - 1]! : 0;
+  const perRecord = 2 * varintBytes(chunk) + varintBytes(lineOffsets[n - 1] ?? 0) + (sorted.keyEnds ? varintBytes(keys) : 0);
+  return n * perRecord + keys;
+}
+
+/** Record i's meta entry (offset in the chunk, length, line, and the stored key off the fast path) at meta[p]; returns the next position. */
+function putMeta(meta: Buffer, p: number, start: number, len: number, line: number, sorted: SortedChunk, i: number): number {
+  p = putVarint(meta, p, start);
+  p = putVarint(meta, p, len);
+  p = putVarint(meta, p, line);
+  const keyEnds = sorted.keyEnds;
+  if (keyEnds) {
+    const kStart = recordStart(keyEnds, i);
+    p = putVarint(meta, p, keyEnds[i]! - kStart);
+    p += sorted.keyBytes!.copy(meta, p, kStart, keyEnds[i]);
+  }
+  return p;
+}
+
+/** The longest stored key (none on the fast path). */
+function maxKeyLength(keyEnds: Uint32Array | undefined): number {
+  let max = 0;
+  if (keyEnds) for (let i = 0; i < keyEnds.length; i++) max = Math.max(max, keyEnds[i]! - recordStart(keyEnds, i));
+  return max;
+}
+
+/** What writeRecords leaves for the rest of the run: the meta section (meta[0, metaBytes)) and the longest record. */
+interface Gathered {
+  metaBytes: number;
+  maxRecordBytes: number;
+}
+
+/** A batch's record bounds and lines (a module's worth: one batch is gathered at a time in a thread). */
+const batchStarts = new Uint32Array(GATHER_BATCH);
+const batchStops = new Uint32Array(GATHER_BATCH);
+const batchLines = new Uint32Array(GATHER_BATCH);
+
+/** Every record is one line (record i's line is i): the gather need not read the lines at random. */
+function linesAreRecords(sorted: SortedChunk): boolean {
+  const { lineOffsets } = sorted.table;
+  const n = sorted.table.ends.length;
+  if (sorted.oneLineEach) return true; // the lines were let go
+  if (lineOffsets.length < n) return false;
+  for (let i = 0; i < n; i++) if (lineOffsets[i] !== i) return false;
+  return true;
+}
+
+/** The records section of a chunk already in key order, terminated: the chunk as it is; its meta entries in `meta`. */
+async function writeInOrder(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, meta: Buffer): Promise<Gathered> {
+  const { ends, lineOffsets } = sorted.table;
+  const lineIsRecord = linesAreRecords(sorted);
+  const n = ends.length;
+  const every = sparse.every;
+  let maxRecordBytes = 0;
+  let mp = 0;
+  for (let i = 0; i < n; i++) {
+    const start = recordStart(ends, i);
+    const len = ends[i]! - start;
+    if (len > maxRecordBytes) maxRecordBytes = len;
+    if (i % every === 0) {
+      sparse.ordinals[i / every] = i;
+      sparse.rec[i / every] = start;
+      sparse.meta[i / every] = mp;
+    }
+    mp = putMeta(meta, mp, start, len, lineIsRecord ? i : lineOffsets[i]!, sorted, i);
+  }
+  for (let p = 0; p < bytes.length; p += WRITE_BYTES) {
+    w.put(bytes, p, Math.min(bytes.length, p + WRITE_BYTES));
+    await w.drain();
+  }
+  return { metaBytes: mp, maxRecordBytes };
+}
+
+/**
+ * The records section, in key order, with each record's meta entry written to `meta` as its bounds are read.
+ * Records are gathered in batches: every bound of the batch, then touchRecords (the cache misses overlap), then the
+ * copies; a batch that fits in the block's room (the usual case) is copied without a check per record.
+ */
+async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, meta: Buffer): Promise<Gathered> {
+  if (sorted.ordered && sorted.table.terminated) return writeInOrder(w, bytes, sorted, sparse, meta);
   const { ends, lineOffsets } = sorted.table;
   const { perm } = sorted;
   const n = ends.length;
   const every = sparse.every;
   const lastRecord = sorted.table.terminated ? -1 : n - 1;
-  let maxRecordBytes = 0;
-  if (sorted.ordered && lastRecord === -1) {
-    for (let e = 0; e < sparse.ordinals.length; e++) {
-      const i = e * every;
-      sparse.ordinals[e] = i;
-      sparse.rec[e] = recordStart(ends, i);
-    }
-    for (let i = 0; i < n; i++) maxRecordBytes = Math.max(maxRecordBytes, recordLength(ends, i));
-    g.starts[0] = 0;
-    g.starts.set(ends.subarray(0, n - 1), 1);
-    g.stops.set(ends);
-    g.lines.set(lineOffsets);
-    for (let p = 0; p < bytes.length; p += WRITE_BYTES) {
-      w.put(bytes, p, Math.min(bytes.length, p + WRITE_BYTES));
-      await w.drain();
-    }
-    return maxRecordBytes;
-  }
+  // Where the record that gains a terminator comes in key order (-1: none does).
+  const lastAt = lastRecord === -1 ? -1 : perm.indexOf(lastRecord);
+  const lineIsRecord = linesAreRecords(sorted);
   const bytesView = viewOf(bytes);
-  // Records are gathered in batches: every bound of the batch, then touchRecords (the cache misses overlap), then the copies.
-  const { starts, stops, lines } = g;
+  const starts = batchStarts;
+  const stops = batchStops;
+  const lines = batchLines;
+  let maxRecordBytes = 0;
+  let mp = 0;
+  let nextSparse = 0;
   for (let j0 = 0; j0 < n; j0 += GATHER_BATCH) {
     const m = Math.min(GATHER_BATCH, n - j0);
-    for (let j = j0; j < j0 + m; j++) {
-      const i = perm[j]!;
-      starts[j] = i === 0 ? 0 : ends[i - 1]!;
-      stops[j] = ends[i]!;
-      lines[j] = lineOffsets[i]!;
+    // Only loads here, none depending on another record's: their cache misses overlap.
+    let batchBytes = 0;
+    for (let k = 0; k < m; k++) {
+      const i = perm[j0 + k]!;
+      const start = i === 0 ? 0 : ends[i - 1]!;
+      const end = ends[i]!;
+      starts[k] = start;
+      stops[k] = end;
+      lines[k] = lineIsRecord ? i : lineOffsets[i]!;
+      batchBytes += end - start;
     }
-    touchRecords(bytes, starts, stops, j0, m);
+    touchRecords(bytes, starts, stops, 0, m);
+    // Usually the whole batch fits with room to spare: the block does not fill, nothing is sealed, no record is cut.
+    const fits = (lastAt < j0 || lastAt >= j0 + m) && batchBytes < w.room;
     for (let k = 0; k < m; k++) {
       const j = j0 + k;
-      const start = starts[j]!;
-      const end = stops[j]!;
-      const last = lastRecord !== -1 && perm[j] === lastRecord;
+      const start = starts[k]!;
+      const end = stops[k]!;
+      const last = j === lastAt;
       const len = end - start + (last ? terminator.length : 0);
       if (len > maxRecordBytes) maxRecordBytes = len;
-      if (j % every === 0) {
-        sparse.ordinals[j / every] = j;
-        sparse.rec[j / every] = w.offset;
+      if (j === nextSparse) {
+        const e = j / every;
+        sparse.ordinals[e] = j;
+        sparse.rec[e] = w.offset;
+        sparse.meta[e] = mp;
+        nextSparse += every;
       }
-      if (end - start < w.room) {
+      if (fits) {
         copyRecord(bytes, bytesView, start, end, w.buf, w.view, w.pos);
-        w.pos += end - start;
-      } else w.put(bytes, start, end);
-      if (last) w.put(terminator, 0, terminator.length);
-      if (w.full) await w.drain();
+        w.pos += len;
+      } else {
+        w.put(bytes, start, end);
+        if (last) w.put(terminator, 0, terminator.length);
+      }
+      mp = putMeta(meta, mp, start, len, lines[k]!, sorted, perm[j]!);
     }
-  }
-  return maxRecordBytes;
-}
-
-/** The meta section (offsets, lengths, lines and stored keys in key order, read from `g`); returns the longest stored key. */
-async function writeMeta(w: BlockWriter, sorted: SortedChunk, sparse: Sparse, terminator: Buffer, base: number, g: Gathered): Promise<number> {
-  const { perm, keyBytes, keyEnds } = sorted;
-  const { starts, stops, lines } = g;
-  const n = sorted.table.ends.length;
-  const every = sparse.every;
-  const lastRecord = sorted.table.terminated ? -1 : n - 1;
-  let maxKeyBytes = 0;
-  let tmp = Buffer.allocUnsafe(64);
-  for (let j = 0; j < n; j++) {
-    const start = starts[j]!;
-    const len = stops[j]! - start + (lastRecord !== -1 && perm[j] === lastRecord ? terminator.length : 0);
-    const i = keyEnds ? perm[j]! : 0;
-    const kStart = keyEnds ? recordStart(keyEnds, i) : 0;
-    const kLen = keyEnds ? keyEnds[i]! - kStart : 0;
-    if (kLen > maxKeyBytes) maxKeyBytes = kLen;
-    if (j % every === 0) sparse.meta[j / every] = w.offset - base;
-    // Straight into the block when the entry fits, else through tmp and across the block's end.
-    const direct = w.room >= 20 + kLen;
-    if (!direct && tmp.length < 20 + kLen) tmp = Buffer.allocUnsafe(20 + kLen);
-    const out = direct ? w.buf : tmp;
-    let p = putVarint(out, direct ? w.pos : 0, start);
-    p = putVarint(out, p, len);
-    p = putVarint(out, p, lines[j]!);
-    if (keyEnds) {
-      p = putVarint(out, p, kLen);
-      p += keyBytes!.copy(out, p, kStart, kStart + kLen);
-    }
-    if (direct) {
-      w.pos = p;
-      if (w.pos === w.blockBytes) w.seal();
-    } else w.put(tmp, 0, p);
     if (w.full) await w.drain();
   }
-  return maxKeyBytes;
+  return { metaBytes: mp, maxRecordBytes };
+}
+
+/** The meta section, written by writeRecords into meta[0, metaBytes): cut into its blocks. */
+async function writeMeta(w: BlockWriter, meta: Buffer, metaBytes: number): Promise<void> {
+  for (let p = 0; p < metaBytes; p += WRITE_BYTES) {
+    w.put(meta, p, Math.min(metaBytes, p + WRITE_BYTES));
+    await w.drain();
+  }
 }
 
 /** The sparse index section, as one buffer. */
@@ -364,13 +454,13 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
   }
   try {
     const w = new BlockWriter(fh, path, scratch);
-    const gathered = gatheredFor(scratch, n);
-    const maxRecordBytes = await writeRecords(w, bytes, sorted, sparse, terminator, gathered);
+    const meta = scratch.buffer('run.meta', metaBound(sorted, terminator));
+    const { metaBytes: metaLength, maxRecordBytes } = await writeRecords(w, bytes, sorted, sparse, terminator, meta);
     w.section('meta');
     const recordBytes = w.offset;
     const recordBlocks = w.blockSizes.length;
     const recordFileBytes = w.fileOffset;
-    const maxKeyBytes = await writeMeta(w, sorted, sparse, terminator, recordBytes, gathered);
+    await writeMeta(w, meta, metaLength);
     w.seal();
     const metaBytes = w.offset - recordBytes;
     const metaFileBytes = w.fileOffset - recordFileBytes;
@@ -392,7 +482,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
       fileBytes,
       indexEntries: sparse.ordinals.length,
       maxRecordBytes,
-      maxKeyBytes,
+      maxKeyBytes: maxKeyLength(sorted.keyEnds),
       intKeys: sorted.intReader !== undefined,
       firstKey: keyOfRecord(sorted, sorted.perm[0]!),
       lastKey: keyOfRecord(sorted, sorted.perm[n - 1]!),

@@ -1,9 +1,13 @@
 /**
  * Sorting one chunk: the chunking scanner's record table (ends, lines) on
  * every scanner case; the radix sort against a reference; sortChunk's
- * order, on both key paths, equals a stable sort by the one comparator.
+ * order, on both key paths, equals a stable sort by the one comparator;
+ * writeRun's sections decode to the sorted records, their meta and index.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { charsetInfo } from '../../src/chunking/charsets.js';
 import { recordTable } from '../../src/chunking/records.js';
@@ -11,7 +15,9 @@ import type { ScanFormat } from '../../src/chunking/scanner.js';
 import { compareKeys, keyReader, recordKey, type KeyContext, type KeySpec } from '../../src/order/key.js';
 import { radixSort64 } from '../../src/order/radix.js';
 import { SortScratch } from '../../src/order/scratch.js';
-import { inKeyOrder, sortChunk } from '../../src/order/sortChunk.js';
+import { decompressBlockInto, META_BLOCK_BYTES, RUN_BLOCK_BYTES } from '../../src/order/codec.js';
+import { parseBlocks, parseIndex, writeRun } from '../../src/order/runFile.js';
+import { inKeyOrder, keyOfRecord, recordTerminator, sortChunk, type SortedChunk } from '../../src/order/sortChunk.js';
 import { charsetOf, countLf, formatOf, readCases, rng, scanWhole, targetsOf } from './chunking-support.js';
 
 test('recordTable: the scanner\'s record ends and each record\'s line, on every scanner case', () => {
@@ -171,5 +177,94 @@ test('inKeyOrder: the same keys and comparator as the sort, on both paths', () =
     const bytes = b(text);
     assert.equal(inKeyOrder(bytes, ctx), want, name);
     if (bytes.length > 0) assert.equal(sortChunk(bytes, ctx).ordered, want, `${name}: sortChunk agrees`);
+  }
+});
+
+/** A section of a run file, its blocks decompressed one after the other. */
+function section(file: Buffer, at: Float64Array, bytes: number, blockBytes: number): Buffer {
+  const out = Buffer.alloc(bytes);
+  for (let b = 0; b + 1 < at.length; b++) {
+    const expect = Math.min(blockBytes, bytes - b * blockBytes);
+    decompressBlockInto(file.subarray(at[b], at[b + 1]), out, b * blockBytes, expect, 'run');
+  }
+  return out;
+}
+
+/** Reads varints from a buffer (putVarint's format). */
+function varints(buf: Buffer): { next: () => number; bytes: (n: number) => Buffer; pos: () => number } {
+  let p = 0;
+  return {
+    next() {
+      let v = 0;
+      for (let shift = 1; ; shift *= 128) {
+        const byte = buf[p++]!;
+        v += (byte & 0x7f) * shift;
+        if (byte < 0x80) return v;
+      }
+    },
+    bytes: (n) => buf.subarray(p, (p += n)),
+    pos: () => p,
+  };
+}
+
+/** Writes the run of `bytes` and checks every section against the records taken one by one in sort order. */
+async function checkRun(name: string, bytes: Buffer, ctx: KeyContext, every: number): Promise<void> {
+  const s: SortedChunk = sortChunk(bytes, ctx, new SortScratch());
+  const dir = mkdtempSync(join(tmpdir(), 'flatload-run-test-'));
+  try {
+    const term = recordTerminator(ctx.fmt);
+    const layout = await writeRun(join(dir, 'run.bin'), bytes, s, every, term, new SortScratch());
+    const file = readFileSync(join(dir, 'run.bin'));
+    assert.equal(file.length, layout.fileBytes, name);
+    const blocks = parseBlocks(file.subarray(layout.recordFileBytes + layout.metaFileBytes + layout.indexBytes), Math.ceil(layout.recordBytes / RUN_BLOCK_BYTES), layout.recordFileBytes);
+    const records = section(file, blocks.records, layout.recordBytes, RUN_BLOCK_BYTES);
+    const meta = varints(section(file, blocks.meta, layout.metaBytes, META_BLOCK_BYTES));
+    const index = parseIndex(file.subarray(layout.recordFileBytes + layout.metaFileBytes, layout.recordFileBytes + layout.metaFileBytes + layout.indexBytes));
+    const { ends, lineOffsets } = s.table;
+    const n = ends.length;
+    assert.equal(index.length, Math.ceil(n / every), `${name}: index entries`);
+    let recPos = 0;
+    let maxRecord = 0;
+    for (let j = 0; j < n; j++) {
+      const i = s.perm[j]!;
+      const start = i === 0 ? 0 : ends[i - 1]!;
+      const record = Buffer.concat([bytes.subarray(start, ends[i]), i === n - 1 && !s.table.terminated ? term : Buffer.alloc(0)]);
+      const key = keyOfRecord(s, i);
+      if (j % every === 0) {
+        assert.deepEqual(index.position(j / every), { ordinal: j, recPos, metaPos: meta.pos() }, `${name}: index entry of record ${j}`);
+        assert.deepEqual(index.key(j / every), key, `${name}: index key of record ${j}`);
+      }
+      assert.deepEqual(records.subarray(recPos, recPos + record.length), record, `${name}: record ${j}`);
+      assert.deepEqual([meta.next(), meta.next(), meta.next()], [start, record.length, lineOffsets[i]], `${name}: meta of record ${j}`);
+      if (!s.intReader) assert.deepEqual(meta.bytes(meta.next()), key, `${name}: stored key of record ${j}`);
+      recPos += record.length;
+      maxRecord = Math.max(maxRecord, record.length);
+    }
+    assert.equal(recPos, layout.recordBytes, `${name}: records section`);
+    assert.equal(meta.pos(), layout.metaBytes, `${name}: meta section`);
+    assert.equal(layout.maxRecordBytes, maxRecord, `${name}: longest record`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('writeRun: records, meta and index decode to the chunk in key order, across block ends, with long records and an unterminated last record', async () => {
+  const rand = rng(11);
+  const byInt = context(TSV, { fields: [0], numeric: [true] }, 2);
+  const byText = context(TSV, { fields: [1], numeric: [false] }, 2);
+  // 64-byte records in reverse key order: whole batches fill each 64 KiB block exactly.
+  const exact = b(Array.from({ length: 3000 }, (_, i) => `${String(100_000 - i).padStart(6, '0')}\t${'x'.repeat(56)}\n`).join(''));
+  const shuffled = (n: number, long: number[]): string[] =>
+    Array.from({ length: n }, (_, i) => `${Math.floor(rand() * 1e9)}\t${long.includes(i) ? 'L'.repeat(70_000 + i) : 'v'.repeat(1 + Math.floor(rand() * 90))}\n`);
+  const withLong = b(shuffled(5000, [7, 2500, 2501]).join(''));
+  const open = b(shuffled(4000, [100]).join('').slice(0, -1));
+  const lines = b(Array.from({ length: 2000 }, (_, i) => `${Math.floor(rand() * 1e6)}\t${i % 3 === 0 ? 'two\\\nlines' : 'one'}\n`).join(''));
+  for (const every of [1024, 7, 1]) {
+    await checkRun(`exact blocks, every ${every}`, exact, byInt, every);
+    await checkRun(`records over a block, every ${every}`, withLong, byInt, every);
+    await checkRun(`unterminated last record, every ${every}`, open, byInt, every);
+    await checkRun(`text keys, unterminated, every ${every}`, open, byText, every);
+    await checkRun(`escaped newlines in records, every ${every}`, lines, byInt, every);
+    await checkRun(`already in order, every ${every}`, b(Array.from({ length: 3000 }, (_, i) => `${i}\tv${i % 7}\n`).join('')), byInt, every);
   }
 });
