@@ -100,9 +100,14 @@ export function sortInMemory(
   targetBytes: number,
   maxRecords: number | undefined,
   scatter = true,
+  spare?: SlabPool,
 ): MemorySortParts {
-  const s = sortChunk(bytes.subarray(0, length), ctx, new SortScratch(), records, true);
+  const scratch = new SortScratch(spare);
+  const s = sortChunk(bytes.subarray(0, length), ctx, scratch, records, true);
   const { perm, table } = s;
+  // The working arrays the result does not keep, those a chunk's bytes fit (SlabPool.take): the gathered chunks'
+  // buffers, or the scatter's destinations. New ones, beside these waiting for the collector, made the load's peak.
+  scratch.release([perm.buffer, table.ends.buffer, table.lineOffsets.buffer], (size) => size >= targetBytes && size <= 2 * targetBytes);
   const ends = table.ends;
   const n = ends.length;
   if (n !== records) {
@@ -128,7 +133,7 @@ export function sortInMemory(
   if (!scatter) return { ...parts, bytes, scattered: false };
   // Each record's place in the sorted copy, then one pass over the input in its order.
   // Offsets below 4 GiB: --sort-memory is at most 2 GiB.
-  const dest = new Uint32Array(n);
+  const dest = new Uint32Array(scratch.pool.take(4 * n), 0, n);
   for (let j = 0, acc = 0; j < n; j++) {
     const r = perm[j]!;
     dest[r] = acc;
@@ -172,6 +177,9 @@ function gatherSpan(bytes: Buffer, ends: Uint32Array, perm: Uint32Array, span: S
   return out;
 }
 
+/** Gathered chunks' buffers kept for the next chunks. */
+const SLABS_KEPT = 4;
+
 /** All records of an input sorted by key (sortInMemory); `chunk(i)` is span i. */
 export class MemorySort {
   /**
@@ -179,13 +187,15 @@ export class MemorySort {
    * waited for the collector, and a load's RSS grew by most of the input while
    * it sent the chunks.
    */
-  private readonly slabs = new SlabPool(4);
+  constructor(
+    private readonly p: MemorySortParts,
+    private readonly slabs = new SlabPool(SLABS_KEPT),
+  ) {}
 
-  constructor(private readonly p: MemorySortParts) {}
-
-  /** sortInMemory, in this thread: no scatter, each chunk gathered when asked for. */
+  /** sortInMemory, in this thread: no scatter, each chunk gathered when asked for, into the sort's spare arrays. */
   static sort(bytes: Buffer, length: number, ctx: KeyContext, records: number, origin: MemoryOrigin, targetBytes: number, maxRecords: number | undefined): MemorySort {
-    return new MemorySort(sortInMemory(bytes, length, ctx, records, origin, targetBytes, maxRecords, false));
+    const slabs = new SlabPool(SLABS_KEPT);
+    return new MemorySort(sortInMemory(bytes, length, ctx, records, origin, targetBytes, maxRecords, false, slabs), slabs);
   }
 
   get spans(): SortedSpan[] {
@@ -202,7 +212,13 @@ export class MemorySort {
     if (!span) throw new FlatloadError('INTERNAL', `sorted chunk ${i} does not exist`);
     const { perm, ends, bytes, scattered } = this.p;
     const n = span.to - span.from;
-    const pos = new Uint32Array(n + 1);
+    // Scattered, the records are one buffer, let go with this object; gathered, each chunk's goes back to the pool,
+    // its record offsets after its bytes (each chunk's own array, left to the collector, grew the load's memory).
+    // 5% to spare: the next span, a few records longer, fits this one's slab.
+    const posAt = (span.bytes + 3) & ~3;
+    const slab = scattered ? undefined : this.slabs.take(posAt + 4 * (n + 1), 1.05);
+    const pos = slab ? new Uint32Array(slab, posAt, n + 1) : new Uint32Array(n + 1);
+    pos[0] = 0;
     if (scattered) {
       for (let j = 0, used = 0; j < n; j++) {
         const r = perm[span.from + j]!;
@@ -210,9 +226,6 @@ export class MemorySort {
         pos[j + 1] = used;
       }
     }
-    // Scattered, the records are one buffer, let go with this object; gathered, each chunk's goes back to the pool.
-    // 5% to spare: the next span, a few records longer, fits this one's slab.
-    const slab = scattered ? undefined : this.slabs.take(span.bytes, 1.05);
     let released = false;
     return {
       index: i,

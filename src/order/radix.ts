@@ -5,7 +5,8 @@
  * key is skipped (integer keys of a narrow range need two or three). The
  * low halves travel with their indexes, so a pass over them reads
  * sequentially; a high half is read where it is, through the permutation.
- * `hi` undefined: every key's high half is the same; `hi` is only read.
+ * `hi` undefined: every key's high half is the same; `hi` is only read, and
+ * may hold them in bytes (an in-memory sort's, offset to fit).
  * `lo` is used as working space (its contents are lost; the permutation may
  * be returned in it), and so are the scratch arrays.
  */
@@ -15,7 +16,7 @@ const DIGIT_BITS = 16;
 const BUCKETS = 1 << DIGIT_BITS;
 const MASK = BUCKETS - 1;
 
-export function radixSort64(hiIn: Uint32Array | undefined, loIn: Uint32Array, scratch: SortScratch): Uint32Array {
+export function radixSort64(hiIn: Uint8Array | Uint32Array | undefined, loIn: Uint32Array, scratch: SortScratch): Uint32Array {
   const n = loIn.length;
   if (n < 2) return identityPermutation(scratch, n);
   const counts = histograms(hiIn, loIn);
@@ -73,7 +74,7 @@ function prefixSums(counts: Uint32Array, d: number): number {
 }
 
 /** The four 16-bit digits' histograms in one pass: lo low, lo high, hi low, hi high. */
-function histograms(hi: Uint32Array | undefined, lo: Uint32Array): Uint32Array {
+function histograms(hi: Uint8Array | Uint32Array | undefined, lo: Uint32Array): Uint32Array {
   const n = lo.length;
   const counts = new Uint32Array(4 * BUCKETS);
   for (let i = 0; i < n; i++) {

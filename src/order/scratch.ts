@@ -62,6 +62,10 @@ export class SortScratch {
     return new Uint32Array(this.slab(name, 4 * n), 0, n);
   }
 
+  uint8(name: string, n: number): Uint8Array {
+    return new Uint8Array(this.slab(name, n), 0, n);
+  }
+
   buffer(name: string, n: number): Buffer {
     return Buffer.from(this.slab(name, n), 0, n);
   }
@@ -74,9 +78,12 @@ export class SortScratch {
     this.pool.give(s);
   }
 
-  /** Gives every array back to the pool. */
-  release(): void {
-    for (const s of this.slabs.values()) this.pool.give(s);
+  /**
+   * Gives every array back to the pool, but those on `kept` memory (a result that outlives the sort) and those of
+   * a size `wanted` refuses (left to the collector).
+   */
+  release(kept: ArrayBufferLike[] = [], wanted = (_bytes: number): boolean => true): void {
+    for (const s of this.slabs.values()) if (!kept.includes(s) && wanted(s.byteLength)) this.pool.give(s);
     this.slabs.clear();
   }
 }

@@ -24,7 +24,8 @@ export interface SortedChunk {
 /**
  * What sortChunk holds per record besides the records, at its peak (the planner's in-memory budget): for one
  * integer key, the record table's ends and lines and the keys' halves with the radix sort's two arrays, 24 bytes
- * at most; for other keys the encoded keys and their offsets on top, about 40.
+ * at most (21 when the keys' high halves span at most 256 values); for other keys the encoded keys and their
+ * offsets on top, about 40.
  */
 export function sortBytesPerRecord(spec: KeySpec): number {
   return isIntegerKey(spec) ? 24 : 40;
@@ -119,16 +120,18 @@ function integerReader(bytes: Buffer, ctx: KeyContext): PlainIntegerReader | und
 
 /**
  * Every record's key as a plain integer, split into halves (splitKey), and
- * whether they were in order already; hi undefined while every key has the
- * same high half (keys within one 2^32 stretch: 4 bytes a record less held
- * while an in-memory input sorts). Undefined as soon as one key is not a
- * plain integer.
+ * whether they were in order already. The high halves: undefined while every
+ * key has the same one (keys within one 2^32 stretch), one byte each while
+ * they are within 128 of the first key's (user_summary's span three), four
+ * otherwise: an in-memory input sorts beside them (4 or 3 bytes a record
+ * less). Undefined as soon as one key is not a plain integer.
  */
-function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReader, scratch: SortScratch): { hi: Uint32Array | undefined; lo: Uint32Array; ordered: boolean } | undefined {
+function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReader, scratch: SortScratch): { hi: HighHalves | undefined; lo: Uint32Array; ordered: boolean } | undefined {
   const n = ends.length;
   const lo = scratch.uint32('lo', n);
-  let hi: Uint32Array | undefined;
-  let hi0 = 0;
+  let hi: HighHalves | undefined;
+  let base = 0;
+  let narrow = true;
   let ordered = true;
   let prev = Number.NEGATIVE_INFINITY;
   let start = 0;
@@ -138,13 +141,32 @@ function integerKeys(bytes: Buffer, ends: Uint32Array, reader: PlainIntegerReade
     if (Number.isNaN(v)) return undefined;
     if (v < prev) ordered = false;
     const h = splitKey(v, i, lo);
-    if (i === 0) hi0 = h;
-    else if (!hi && h !== hi0) hi = scratch.uint32('hi', n).fill(hi0, 0, i);
-    if (hi) hi[i] = h;
+    // A byte holds h - base, in the keys' order: the first key's high half sits mid-byte.
+    if (i === 0) base = h - 128;
+    else if (!hi && h !== base + 128) hi = scratch.uint8('hi8', n).fill(128, 0, i);
+    if (hi) {
+      if (narrow && (h < base || h > base + 255)) {
+        hi = widened(hi, base, i, scratch);
+        base = 0;
+        narrow = false;
+      }
+      hi[i] = h - base;
+    }
     prev = v;
     start = end;
   }
   return { hi, lo, ordered };
+}
+
+/** The keys' high halves, in one byte each (less an offset) while they allow. */
+export type HighHalves = Uint8Array | Uint32Array;
+
+/** The first i high halves, stored less `base` in bytes, in four bytes each as they are. */
+function widened(narrow: HighHalves, base: number, i: number, scratch: SortScratch): Uint32Array {
+  const wide = scratch.uint32('hi', narrow.length);
+  for (let k = 0; k < i; k++) wide[k] = narrow[k]! + base;
+  scratch.drop('hi8');
+  return wide;
 }
 
 const TWO_32 = 0x1_0000_0000;

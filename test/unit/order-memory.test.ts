@@ -66,6 +66,29 @@ test('in memory: a record count other than the boundary scan\'s is an input erro
   );
 });
 
+test('in memory: chunks are gathered into the sort\'s spare arrays, their record offsets after their bytes', () => {
+  const s = SCENARIOS[0]!;
+  const n = reference(s.input, s.ctx).length;
+  // A target that the sort's arrays (4 bytes a record, 3% to spare) fit, as a load's chunks of a few MiB do.
+  const target = Math.ceil(2.5 * n);
+  const spare = Buffer.concat([s.input, Buffer.alloc(1)]);
+  const mem = MemorySort.sort(spare, s.input.length, s.ctx, n, { startByte: 0, firstLine: 1 }, target, undefined);
+  assert.ok(mem.spans.length >= 3, `${mem.spans.length} chunks`);
+  const seen = new Set<ArrayBufferLike>();
+  let before: { release: () => void } | undefined;
+  // The last chunk, maybe much smaller than the target, may get a slab of its own.
+  for (let i = 0; i < mem.spans.length - 1; i++) {
+    // Two chunks held at once, as a load with --jobs 2 does.
+    const c = mem.chunk(i);
+    before?.release();
+    before = c;
+    assert.equal(c.pos.buffer, c.bytes.buffer, `chunk ${i}: one slab`);
+    assert.equal(c.bytes.buffer.byteLength, Math.ceil(4 * n * 1.03), `chunk ${i}: a sort array's slab`);
+    seen.add(c.bytes.buffer);
+  }
+  assert.equal(seen.size, 2, 'slabs');
+});
+
 test('in memory: an empty input has no chunks', () => {
   const s = SCENARIOS[0]!;
   const mem = MemorySort.sort(Buffer.alloc(1), 0, s.ctx, 0, { startByte: 0, firstLine: 1 }, s.targetBytes, undefined);

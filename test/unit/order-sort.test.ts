@@ -100,6 +100,7 @@ const KEYS: Array<[string, Gen, boolean]> = [
   ['small ints with ties', (rand) => String(Math.floor(rand() * 20)), true],
   ['11-digit ids', (rand) => String(13_000_000_000 + Math.floor(rand() * 6_000_000_000)), true],
   ['negatives', (rand) => String(Math.floor(rand() * 2000) - 1000), true],
+  ['ids over a few 2^32 stretches, then far apart (high halves in bytes, then widened)', (rand, i) => String((i < 30 ? 13_000_000_000 : 1e14) + Math.floor(rand() * 6_000_000_000)), true],
   ['15 digits, both signs (radix path)', (rand) => String(Math.floor(rand() * 1e15) * (rand() < 0.5 ? -1 : 1)), true],
   ['beyond 2^53', (rand) => `9007199254740${String(Math.floor(rand() * 1e6)).padStart(6, '0')}`, false],
   ['decimals and exponents', (rand) => pick(rand, ['1.5', '-0.25', '1e3', '999.999', '1000', '-1e-2', '0', '7']), false],
@@ -123,6 +124,17 @@ test('sortChunk: both key paths give the stable comparator order', () => {
       assert.deepEqual([...s.perm], referenceOrder(bytes, ctx), `${name}, n=${n}`);
     }
   }
+});
+
+test('sortChunk: keys over a few 2^32 stretches hold their high halves in a byte each (21 bytes a record at most)', () => {
+  const n = 12_000;
+  const bytes = tsvChunk(rng(9), n, (rand) => String(13_000_000_000 + Math.floor(rand() * 6_000_000_000)));
+  const scratch = new SortScratch();
+  const s = sortChunk(bytes, context(TSV, { fields: [0], numeric: [true] }, 3), scratch, n);
+  assert.deepEqual([...s.perm], referenceOrder(bytes, context(TSV, { fields: [0], numeric: [true] }, 3)));
+  // Record ends and lines, the keys' low halves, the radix sort's two arrays: 4 bytes each; the high halves: 1.
+  scratch.release();
+  assert.ok(scratch.pool.freeBytes <= 21 * n * 1.03 + 64, `${scratch.pool.freeBytes / n} bytes a record`);
 });
 
 test('sortChunk: text, composite and csv keys (quotes, embedded newlines)', () => {
