@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import './heap.js';
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { errorReport, EXIT, FlatloadError, formatError, isFlatloadError, type ExitCode } from '../errors/index.js';
@@ -49,7 +50,7 @@ function withLoadOptions<T>(y: Argv<T>) {
     .option('s3-endpoint', { type: 'string', describe: 's3:// inputs: the endpoint of an S3-compatible server, e.g. http://127.0.0.1:9000 (path-style addressing; default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS)', group: 'Load:' })
     .option('s3-region', { type: 'string', describe: 's3:// inputs: the bucket\'s region (default: AWS_REGION, the profile\'s, or us-east-1 with an endpoint)', group: 'Load:' })
     .option('spool', { type: 'boolean', describe: 'copy standard input or a .gz/.zst file whole (decompressed) into --tmpdir first and scan it to its end before anything loads, instead of reading it once as it loads', group: 'Load:' })
-    .option('sort-memory', { type: 'string', describe: 'an input sorted by key whose sort fits this much (the input and about 24 bytes per record) is sorted in memory instead of in runs in --tmpdir; 0: always in runs (default 128MiB)', group: 'Load:' })
+    .option('sort-memory', { type: 'string', describe: 'an input sorted by key whose sort fits this much (the input and about 24 bytes per record) is sorted in memory instead of in runs in --tmpdir; 0: always in runs (default 176MiB; 128MiB for each table of an export)', group: 'Load:' })
     .option('progress', { type: 'string', describe: 'auto | bar | lines | none (auto: a bar on a terminal, lines otherwise)', group: 'Output:' })
     .option('json', { type: 'boolean', describe: 'print one JSON report on stdout', group: 'Output:' })
     .option('chart', { type: 'string', describe: 'write the rows/s timeline as an SVG chart', group: 'Output:' })

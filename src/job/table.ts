@@ -10,7 +10,7 @@
 import { jobIdOf } from '../checkpoint/identity.js';
 import type { JobLease } from '../checkpoint/lease.js';
 import { CheckpointStore } from '../checkpoint/store.js';
-import type { LoadOptions } from '../config/loadOptions.js';
+import { EXPORT_SORT_MEMORY, type LoadOptions } from '../config/loadOptions.js';
 import { throttles } from '../config/throttle.js';
 import type { Session } from '../db/connect.js';
 import type { ControlConnection } from '../db/control.js';
@@ -95,7 +95,9 @@ async function claim(req: JobRequest, f: Facts, opened: Opened, store: Checkpoin
   const { o, prep } = f;
   const { control } = opened;
   const schema = store.schema;
-  const planOptions = req.inExport ? { ...f.planOptions, connectionsBudgeted: true, sortsAside: true } : f.planOptions;
+  const planOptions = req.inExport
+    ? { ...f.planOptions, connectionsBudgeted: true, sortsAside: true, sortMemoryBytes: o.sortMemoryGiven ? o.sortMemoryBytes : EXPORT_SORT_MEMORY }
+    : f.planOptions;
   let job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);
   if (job.finished && !o.dryRun && (await spoolFinishedStdin(f, job.finished.inputHash, req.events, (l) => (r.local = l)))) {
     job = await findOrPlanJob(o, prep, f.facts, planOptions, f.identity, store, control);

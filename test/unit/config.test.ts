@@ -227,7 +227,7 @@ test('load options: defaults, aliases and validation', () => {
   assert.equal(toLoadOptions({ file: 'x', table: 't', ignore: true }).onDuplicate, 'ignore');
   assert.equal(toLoadOptions({ file: 'x', table: 't', replace: true }).onDuplicate, 'replace');
   assert.equal(toLoadOptions({ file: 'x', table: 't', chunkSize: '1G' }).chunkSizeBytes, 1024 ** 3);
-  assert.equal(o.sortMemoryBytes, 128 * 1024 ** 2, 'an in-memory sort holds at most 128 MiB by default');
+  assert.equal(o.sortMemoryBytes, 176 * 1024 ** 2, 'an in-memory sort holds at most 176 MiB by default');
   assert.equal(toLoadOptions({ file: 'x', table: 't', sortMemory: '0' }).sortMemoryBytes, 0, '--sort-memory 0: always in runs');
   assert.equal(toLoadOptions({ file: 'x', table: 't', sortMemory: '2GiB' }).sortMemoryBytes, 2 * 1024 ** 3);
   throwsCode(() => toLoadOptions({ file: 'x', table: 't', sortMemory: '3GiB' }), 'USAGE', /at most 2GiB/);
