@@ -43,7 +43,7 @@ export const STAGES: Array<[string, RegExp]> = [
   ['idle (waiting for the server or the disk)', /^\(idle\) /],
   ['garbage collection', /^\(garbage collector\) /],
   ['start-up (module loading and compiling)', /node:internal\/(modules|bootstrap)|^(compileSourceTextModule|wrapSafe|compileFunction|compileForInternalLoader) /],
-  ['run compression (zstd)', /^(compressBlock|encodeSync|compress2|compress) /],
+  ['run compression (zstd)', /^(compressBlock|compressBlockInto|compressInto|encodeSync|compress2|compress) /],
   ['run decompression (zstd)', /^(decompressBlockInto|decompressInto|decodeSync|decompress) /],
   ['gathering records into key order (run writing)', /\/order\/runFile\.js/],
   ['key parsing', /\/order\/key\.js|^(integerKeys|plainInteger) /],
