@@ -14,8 +14,8 @@ import { selectNumber, selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
 import { parseVersion } from '../introspect/server.js';
 import type { ExecuteResult } from '../load/execute.js';
-import { briefExclusiveLocks, sqlOf, type Op, type TableRef } from '../plan/ops.js';
-import { queryWhenUnlocked, type LockWaitOptions } from '../load/lockWait.js';
+import { sqlOf, type Op, type TableRef } from '../plan/ops.js';
+import { queryOp, type LockWaitOptions } from '../load/lockWait.js';
 import type { RoutePlan } from '../plan/route.js';
 import { defaultRejectPath } from '../report/rejectFile.js';
 import { derivedName, OLD_SUFFIX, planMode, SHADOW_SUFFIX, type ModePlan } from '../plan/rules/modes.js';
@@ -169,10 +169,8 @@ export function schemaError(err: unknown, where: string, table: string): Flatloa
 }
 
 async function run(control: ControlConnection, op: Op, table: string, locks?: LockWaitOptions): Promise<void> {
-  const tables = briefExclusiveLocks(op);
   try {
-    if (locks && tables.length > 0) await queryWhenUnlocked(control, sqlOf(op), tables, locks);
-    else await control.query(sqlOf(op));
+    await queryOp(control, op, sqlOf(op), locks);
   } catch (err) {
     throw schemaError(err, sqlOf(op), table);
   }

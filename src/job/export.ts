@@ -49,7 +49,7 @@ import {
   type Sidecar,
   type Target,
 } from '../export/stages.js';
-import { readAccountConnections } from '../introspect/server.js';
+import { parseVersion, readAccountConnections } from '../introspect/server.js';
 import { maskInputUrl } from '../input/remote.js';
 import { checkExpectation } from '../load/expect.js';
 import type { StreamGate } from '../load/runner.js';
@@ -286,8 +286,9 @@ function verifyExport(x: ExportJob, mismatches: FlatloadError[]): FlatloadError 
 
 /** How the export's quick exclusive statements wait for the tables' readers (load/lockWait.ts); notes go out as they happen. */
 async function exportLockWaits(x: ExportJob): Promise<LockWaitOptions> {
-  const version = await selectOne<{ v: string }>(x.control, 'SELECT VERSION() AS v');
-  return { maxPauseMs: x.base.throttle.maxPauseMs, mariadb: /mariadb/i.test(version?.v ?? ''), signal: x.io.signal, note: (m) => x.io.stderr.write(`note: ${m}\n`) };
+  const server = await selectOne<{ v: string; c: string }>(x.control, 'SELECT VERSION() AS v, @@version_comment AS c');
+  const mariadb = parseVersion(server?.v ?? '', server?.c ?? '').flavor === 'mariadb';
+  return { maxPauseMs: x.base.throttle.maxPauseMs, mariadb, signal: x.io.signal, note: (m) => x.io.stderr.write(`note: ${m}\n`) };
 }
 
 /** Rung: publish a swap (one RENAME TABLE) and mark the export done. */

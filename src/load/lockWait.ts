@@ -13,7 +13,7 @@ import { ER } from '../db/errnos.js';
 import { quoteQualified } from '../db/quote.js';
 import { selectRows } from '../db/rows.js';
 import { FlatloadError } from '../errors/index.js';
-import type { TableRef } from '../plan/ops.js';
+import { briefExclusiveLocks, type Op, type TableRef } from '../plan/ops.js';
 
 /** Seconds each try may wait for the lock: how long a reader of the table may be held up by one try. */
 export const TRY_WAIT_SECONDS = 1;
@@ -114,4 +114,11 @@ export async function queryWhenUnlocked(control: Queryable, sql: string, tables:
     await sleep(pauseAfterTry(n));
     if (o.signal?.aborted) throw new FlatloadError('INTERRUPTED', `interrupted while waiting for other sessions to let go of ${names}: that statement did not run`, { table: names });
   }
+}
+
+/** An operation's statement: a quick exclusive one waits for readers politely when `locks` is given, any other runs as it is. */
+export async function queryOp(control: Queryable, op: Op, sql: string, locks: LockWaitOptions | undefined): Promise<void> {
+  const tables = briefExclusiveLocks(op);
+  if (locks && tables.length > 0) await queryWhenUnlocked(control, sql, tables, locks);
+  else await control.query(sql);
 }

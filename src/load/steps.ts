@@ -2,8 +2,8 @@ import { firstNotDone, type CheckpointContext } from './resume.js';
 import type { CutChunk } from '../chunking/types.js';
 import type { Queryable } from '../db/control.js';
 import { toFlatloadError } from '../db/errors.js';
-import { alreadyDoneErrnos, briefExclusiveLocks, sqlOf, step, type RunValues, type Step } from '../plan/ops.js';
-import { queryWhenUnlocked, type LockWaitOptions } from './lockWait.js';
+import { alreadyDoneErrnos, sqlOf, step, type RunValues, type Step } from '../plan/ops.js';
+import { queryOp, type LockWaitOptions } from './lockWait.js';
 import type { LoadPlan } from '../plan/types.js';
 import type { EventHub } from '../report/events.js';
 
@@ -19,10 +19,8 @@ export async function runSteps(control: Queryable, steps: readonly Step[], what:
   const note = (message: string): void => events.emit({ type: 'note', message: `${what}: ${message}` });
   for (const s of steps) {
     const sql = sqlOf(s.op, values);
-    const tables = briefExclusiveLocks(s.op);
     try {
-      if (locks && tables.length > 0) await queryWhenUnlocked(control, sql, tables, { ...locks, note });
-      else await control.query(sql);
+      await queryOp(control, s.op, sql, locks && { ...locks, note });
     } catch (err) {
       const errno = (err as { errno?: number }).errno;
       if (rerun && errno !== undefined && alreadyDoneErrnos(s.op).includes(errno)) {

@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { FlatloadError } from '../errors/index.js';
 import { contentDigest, type Digest } from '../input/digest.js';
 import { recordStart } from '../chunking/records.js';
-import { keyOfRecord, type SortedChunk } from './sortChunk.js';
+import { keyOfRecord, oneLinePerRecord, type SortedChunk } from './sortChunk.js';
 import { copyRecord, GATHER_BATCH, touchRecords, viewOf } from './copy.js';
 import type { SortKey } from './key.js';
 import type { SortScratch } from './scratch.js';
@@ -154,6 +154,14 @@ class BlockWriter {
   }
 
   /** Copies src[start, end) into the blocks, sealing each that fills. */
+  /** src[0, end) in pieces of WRITE_BYTES, each handed to the disk before the next is put. */
+  async putAll(src: Buffer, end = src.length): Promise<void> {
+    for (let p = 0; p < end; p += WRITE_BYTES) {
+      this.put(src, p, Math.min(end, p + WRITE_BYTES));
+      await this.drain();
+    }
+  }
+
   put(src: Buffer, start: number, end: number): void {
     while (start < end) {
       const n = Math.min(end - start, this.room);
@@ -314,12 +322,7 @@ const batchLines = new Uint32Array(GATHER_BATCH);
 
 /** Every record is one line (record i's line is i): the gather need not read the lines at random. */
 function linesAreRecords(sorted: SortedChunk): boolean {
-  const { lineOffsets } = sorted.table;
-  const n = sorted.table.ends.length;
-  if (sorted.oneLineEach) return true; // the lines were let go
-  if (lineOffsets.length < n) return false;
-  for (let i = 0; i < n; i++) if (lineOffsets[i] !== i) return false;
-  return true;
+  return sorted.oneLineEach || oneLinePerRecord(sorted.table.lineOffsets, sorted.table.ends.length);
 }
 
 /** The records section of a chunk already in key order, terminated: the chunk as it is; its meta entries in `meta`. */
@@ -341,10 +344,7 @@ async function writeInOrder(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
     }
     mp = putMeta(meta, mp, start, len, lineIsRecord ? i : lineOffsets[i]!, sorted, i);
   }
-  for (let p = 0; p < bytes.length; p += WRITE_BYTES) {
-    w.put(bytes, p, Math.min(bytes.length, p + WRITE_BYTES));
-    await w.drain();
-  }
+  await w.putAll(bytes);
   return { metaBytes: mp, maxRecordBytes };
 }
 
@@ -414,13 +414,6 @@ async function writeRecords(w: BlockWriter, bytes: Buffer, sorted: SortedChunk, 
   return { metaBytes: mp, maxRecordBytes };
 }
 
-/** The meta section, written by writeRecords into meta[0, metaBytes): cut into its blocks. */
-async function writeMeta(w: BlockWriter, meta: Buffer, metaBytes: number): Promise<void> {
-  for (let p = 0; p < metaBytes; p += WRITE_BYTES) {
-    w.put(meta, p, Math.min(metaBytes, p + WRITE_BYTES));
-    await w.drain();
-  }
-}
 
 /** The sparse index section, as one buffer. */
 function indexSection(sorted: SortedChunk, sparse: Sparse): Buffer {
@@ -460,7 +453,7 @@ export async function writeRun(path: string, bytes: Buffer, sorted: SortedChunk,
     const recordBytes = w.offset;
     const recordBlocks = w.blockSizes.length;
     const recordFileBytes = w.fileOffset;
-    await writeMeta(w, meta, metaLength);
+    await w.putAll(meta, metaLength); // the meta section, written by writeRecords: cut into its blocks
     w.seal();
     const metaBytes = w.offset - recordBytes;
     const metaFileBytes = w.fileOffset - recordFileBytes;

@@ -44,7 +44,7 @@ export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScra
   let table = recordTable(bytes, ctx.fmt, ctx.cs, ctx.targets, { ends: scratch.uint32('ends', cap), lineOffsets: scratch.uint32('lines', cap) });
   const n = table.ends.length;
   // An in-memory sort keeps the line table as long as the load: when it says nothing, its memory goes to the sort.
-  const oneLineEach = dropLines && table.lineOffsets.every((l, i) => l === i);
+  const oneLineEach = dropLines && oneLinePerRecord(table.lineOffsets, n);
   if (oneLineEach) {
     scratch.drop('lines');
     table = { ...table, lineOffsets: new Uint32Array(0) };
@@ -61,6 +61,13 @@ export function sortChunk(bytes: Buffer, ctx: KeyContext, scratch = new SortScra
   const { keyBytes, keyEnds } = encodedKeys(bytes, table.ends, ctx);
   const perm = sortEncoded(keyBytes, keyEnds, scratch);
   return { bytes, table, perm: perm ?? identityPermutation(scratch, n), ordered: perm === undefined, oneLineEach, intReader: undefined, keyBytes, keyEnds };
+}
+
+/** Whether record i is line i for every record of a table's n (its lines then say nothing more). */
+export function oneLinePerRecord(lineOffsets: Uint32Array, n: number): boolean {
+  if (lineOffsets.length < n) return false;
+  for (let i = 0; i < n; i++) if (lineOffsets[i] !== i) return false;
+  return true;
 }
 
 /**
