@@ -275,6 +275,16 @@ export class RecordScanner {
     return this.mode === Mode.Quoted ? this.quoteAbs : undefined;
   }
 
+  /**
+   * Whether a record with no enclosure byte up to its end ends at the first
+   * line terminator that is not escaped, the terminator ending in its only
+   * newline, for well-formed UTF-8 (scanFast's rule): recordTable then finds
+   * a chunk's records by its newlines, without a call per record.
+   */
+  get endsAtNewline(): boolean {
+    return this.fast && this.lfMode;
+  }
+
   /** Whether the record-jumping fast path is in use (not suspended by a quoted record or malformed UTF-8). */
   get usingFastPath(): boolean {
     return this.fast && this.recordStartAbs >= this.fastResumeAbs;
