@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { ZstdNapi } from '../../src/order/codec.js';
+import { ZSTD_RUN_PARAMS, type ZstdNapi } from '../../src/order/codec.js';
 import { median } from '../rounds.js';
 
 interface Codec {
@@ -47,14 +47,15 @@ function codecs(modules: string | undefined): Codec[] {
   }
   try {
     const z = req('zstd-napi/binding') as ZstdNapi;
-    for (const level of [-1, 1]) {
-      // As src/order/codec.ts uses it: one context each way, reused; decompressed straight into the reader's buffer.
+    for (const [level, tuned] of [[-1, false], [1, false], [1, true]] as const) {
+      // As src/order/codec.ts uses it (tuned: with its parameters): one context each way, reused; decompressed straight into the reader's buffer.
       const dst = Buffer.allocUnsafe(z.compressBound(1 << 22));
       const cctx = new z.CCtx();
       cctx.setParameter(z.CParameter.compressionLevel, level);
+      if (tuned) for (const [k, v] of Object.entries(ZSTD_RUN_PARAMS)) cctx.setParameter(z.CParameter[k as keyof typeof ZSTD_RUN_PARAMS], v);
       const dctx = new z.DCtx();
       out.push({
-        name: `zstd-napi level ${level} (contexts reused)`,
+        name: `zstd-napi level ${level}${tuned ? ` ${Object.entries(ZSTD_RUN_PARAMS).map(([k, v]) => `${k} ${v}`).join(' ')}` : ''} (contexts reused)`,
         compress: (b) => Buffer.from(dst.subarray(0, cctx.compress2(dst, b))),
         decompress: (p, into) => dctx.decompress(into, p),
       });

@@ -50,11 +50,19 @@ export interface BlockCodec {
   decompressInto(packed: Buffer, dst: Buffer): number;
 }
 
+/**
+ * zstd-napi's parameters over level 1 (the fallback binding takes a level
+ * only; its frames read the same). Level 1 on a 64 KiB block seeks matches
+ * of 6 bytes in a table of 2^13: matches of 7 in a table of 2^11 (8 KiB)
+ * pack key-ordered records a little smaller for less CPU each way (the codec section of docs/ordering.md).
+ */
+export const ZSTD_RUN_PARAMS = { minMatch: 7, hashLog: 11 } as const;
+
 /** The part of zstd-napi's binding flatload uses (bench/research/runCodecs.ts measures it too). */
 export interface ZstdNapi {
   CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number };
   DCtx: new () => { decompress(dst: Uint8Array, src: Uint8Array): number };
-  CParameter: { compressionLevel: number };
+  CParameter: { compressionLevel: number; minMatch: number; hashLog: number };
   compressBound(n: number): number;
 }
 
@@ -66,6 +74,8 @@ interface Coder {
 function zstdNapi(z: ZstdNapi): BlockCodec {
   const cctx = new z.CCtx();
   cctx.setParameter(z.CParameter.compressionLevel, 1);
+  cctx.setParameter(z.CParameter.minMatch, ZSTD_RUN_PARAMS.minMatch);
+  cctx.setParameter(z.CParameter.hashLog, ZSTD_RUN_PARAMS.hashLog);
   const dctx = new z.DCtx();
   let out = Buffer.allocUnsafe(z.compressBound(RUN_BLOCK_BYTES));
   return {
