@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { median } from '../bench/rounds.js';
 import { charsetInfo } from '../src/chunking/charsets.js';
 import { recordTable } from '../src/chunking/records.js';
 
@@ -52,9 +53,6 @@ for (let r = 0; r < Number(values.rounds); r++) {
   rounds.push({ old, cur });
   console.log(`round ${r}: baseline ${old.toFixed(3)} s, this checkout ${cur.toFixed(3)} s`);
 }
-const stat = (xs: number[]): string => {
-  const s = [...xs].sort((p, q) => p - q);
-  return `${s[s.length >> 1]!.toFixed(3)} s [${s[0]!.toFixed(3)}–${s[s.length - 1]!.toFixed(3)}]`;
-};
+const stat = (xs: number[]): string => `${median(xs).toFixed(3)} s [${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)}]`;
 const kept = rounds.slice(1);
 console.log(`${chunks.length} chunks, ${(data.length / 1e9).toFixed(3)} GB: baseline ${stat(kept.map((r) => r.old))}, this checkout ${stat(kept.map((r) => r.cur))}`);

@@ -18,7 +18,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { constants, deflateRawSync, inflateRawSync } from 'node:zlib';
-import { ZSTD_RUN_PARAMS, type ZstdNapi } from '../../src/order/codec.js';
+import { tuneRunContext, ZSTD_RUN_PARAMS, type ZstdNapi } from '../../src/order/codec.js';
 import { median } from '../rounds.js';
 
 interface Codec {
@@ -52,7 +52,7 @@ function codecs(modules: string | undefined): Codec[] {
       const dst = Buffer.allocUnsafe(z.compressBound(1 << 22));
       const cctx = new z.CCtx();
       cctx.setParameter(z.CParameter.compressionLevel, level);
-      if (tuned) for (const [k, v] of Object.entries(ZSTD_RUN_PARAMS)) cctx.setParameter(z.CParameter[k as keyof typeof ZSTD_RUN_PARAMS], v);
+      if (tuned) tuneRunContext(z, cctx);
       const dctx = new z.DCtx();
       out.push({
         name: `zstd-napi level ${level}${tuned ? ` ${Object.entries(ZSTD_RUN_PARAMS).map(([k, v]) => `${k} ${v}`).join(' ')}` : ''} (contexts reused)`,

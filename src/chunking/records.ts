@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { CharsetInfo } from './charsets.js';
 import { countNewlines } from './newlines.js';
-import { RecordScanner, type ScanFormat, type ScanTargets } from './scanner.js';
+import { escapedAt, RecordScanner, type ScanFormat, type ScanTargets } from './scanner.js';
 import { FlatloadError } from '../errors/index.js';
 
 export interface RecordLocation {
@@ -132,13 +132,9 @@ function newlineRecords(bytes: Buffer, fmt: ScanFormat, scanner: RecordScanner, 
       push(t, end, lines);
       lines += countNewlines(bytes, rec, end);
     } else {
-      if (esc !== -1 && at > rec && bytes[at - 1] === esc) {
-        let k = at - 1;
-        while (k > rec && bytes[k - 1] === esc) k--;
-        if (((at - k) & 1) === 1) {
-          inRec++; // the escape takes the terminator's first byte
-          continue;
-        }
+      if (escapedAt(bytes, at, rec, esc)) {
+        inRec++; // the escape takes the terminator's first byte
+        continue;
       }
       push(t, end, lines);
       lines += inRec + 1;

@@ -100,6 +100,14 @@ const isAscii = (b: Buffer): boolean => b.every((x) => x < 0x80);
 /** Where the last lfRun stopped. */
 let runEnd = 0;
 
+/** Whether the byte at t is escaped: an odd run of escape bytes, within the record (from recStart), precedes it. */
+export function escapedAt(buf: Buffer, t: number, recStart: number, esc: number): boolean {
+  if (esc === -1 || t <= recStart || buf[t - 1] !== esc) return false;
+  let k = t - 1;
+  while (k > recStart && buf[k - 1] === esc) k--;
+  return ((t - k) & 1) === 1;
+}
+
 /**
  * Records ending at '\n' from `i` (a record start): each ends at the next
  * newline, while that newline is before `limit`, not preceded by the escape
@@ -473,14 +481,10 @@ export class RecordScanner {
           s = e;
         }
       } else {
-        if (t > recStart && buf[t - 1] === esc) {
-          let k = t - 1;
-          while (k > recStart && buf[k - 1] === esc) k--;
-          if (((t - k) & 1) === 1) {
-            i = t + 1; // the escape takes the terminator's first byte
-            if (lfMode) lfPending++;
-            continue;
-          }
+        if (escapedAt(buf, t, recStart, esc)) {
+          i = t + 1; // the escape takes the terminator's first byte
+          if (lfMode) lfPending++;
+          continue;
         }
         e = t + L;
         if (lfMode) lfPending++;

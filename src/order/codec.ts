@@ -58,6 +58,11 @@ export interface BlockCodec {
  */
 export const ZSTD_RUN_PARAMS = { minMatch: 7, hashLog: 11 } as const;
 
+/** Sets ZSTD_RUN_PARAMS on a zstd-napi compression context (bench/research/runCodecs.ts measures the same). */
+export function tuneRunContext(z: ZstdNapi, cctx: InstanceType<ZstdNapi['CCtx']>): void {
+  for (const [k, v] of Object.entries(ZSTD_RUN_PARAMS)) cctx.setParameter(z.CParameter[k as keyof typeof ZSTD_RUN_PARAMS], v);
+}
+
 /** The part of zstd-napi's binding flatload uses (bench/research/runCodecs.ts measures it too). */
 export interface ZstdNapi {
   CCtx: new () => { setParameter(param: number, value: number): void; compress2(dst: Uint8Array, src: Uint8Array): number };
@@ -74,8 +79,7 @@ interface Coder {
 function zstdNapi(z: ZstdNapi): BlockCodec {
   const cctx = new z.CCtx();
   cctx.setParameter(z.CParameter.compressionLevel, 1);
-  cctx.setParameter(z.CParameter.minMatch, ZSTD_RUN_PARAMS.minMatch);
-  cctx.setParameter(z.CParameter.hashLog, ZSTD_RUN_PARAMS.hashLog);
+  tuneRunContext(z, cctx);
   const dctx = new z.DCtx();
   let out = Buffer.allocUnsafe(z.compressBound(RUN_BLOCK_BYTES));
   return {
